@@ -1,0 +1,264 @@
+//! The controller contract: one object-safe, sans-IO trait.
+//!
+//! Every call carries `now`; nothing reads a clock, spawns or allocates per ACK.
+//! Windows and sizes are in bytes, times are [`Instant`]/[`Duration`] (the
+//! simulator maps virtual time onto `Instant`, exactly as quinn-proto expects).
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// RTT statistics as seen when an acknowledgement is processed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RttSample {
+    /// The RTT of the packet just acknowledged (`now - sent`), RFC 9002 §5.1 `latest_rtt`.
+    pub latest: Duration,
+    /// Smoothed RTT, RFC 9002 §5.3 `smoothed_rtt`.
+    pub smoothed: Duration,
+    /// Minimum RTT seen on the path, RFC 9002 §5.2 `min_rtt`.
+    pub min: Duration,
+}
+
+impl RttSample {
+    /// A sample where latest, smoothed and minimum RTT are all `rtt`.
+    pub fn uniform(rtt: Duration) -> Self {
+        Self {
+            latest: rtt,
+            smoothed: rtt,
+            min: rtt,
+        }
+    }
+}
+
+/// One newly acknowledged, ack-eliciting packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    /// When the packet was sent.
+    pub sent: Instant,
+    /// Its size in bytes (as counted in bytes in flight).
+    pub bytes: u64,
+    /// RTT statistics, including this packet's own sample in `latest`.
+    pub rtt: RttSample,
+    /// Whether the sender was application-limited before this acknowledgement.
+    pub app_limited: bool,
+}
+
+/// What kind of congestion signal a [`Congestion`] event carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionKind {
+    /// Ordinary packet loss: the fast-retransmit analogue. Controllers reduce
+    /// the window at most once per round trip (RFC 9002 §7.3.2).
+    Loss,
+    /// Persistent congestion (RFC 9002 §7.6): the analogue of a TCP
+    /// retransmission timeout; the window collapses to the minimum.
+    PersistentCongestion,
+    /// An ECN congestion-experienced mark (RFC 9002 §7.1); nothing was lost.
+    Ecn,
+}
+
+/// A congestion signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Congestion {
+    /// The kind of signal.
+    pub kind: CongestionKind,
+    /// Send time of the most recent packet the signal refers to; a reduction
+    /// is skipped when this packet was sent before the current recovery
+    /// period began (RFC 9002 §7.3.2).
+    pub sent: Instant,
+    /// Bytes declared lost (0 for ECN).
+    pub lost_bytes: u64,
+}
+
+/// Which phase of its state machine a controller is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Exponential growth (RFC 9002 §7.3.1).
+    SlowStart,
+    /// Additive or algorithm-specific growth (RFC 9002 §7.3.3).
+    CongestionAvoidance,
+    /// After a reduction, until a packet sent after it is acknowledged (RFC 9002 §7.3.2).
+    Recovery,
+    /// The window does not react to the network (the fixed-window baseline).
+    Fixed,
+}
+
+/// Algorithm-specific internal state, for traces and plots.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "algorithm", rename_all = "snake_case")]
+pub enum AlgorithmState {
+    /// NewReno has nothing beyond cwnd and ssthresh.
+    NewReno,
+    /// CUBIC (RFC 9438 §4).
+    Cubic {
+        /// `W_max` in bytes: the window before the last reduction.
+        w_max_bytes: f64,
+        /// `K` in seconds: time to climb back to `W_max`.
+        k_secs: f64,
+        /// `W_est` in bytes: the Reno-friendly estimate (§4.3).
+        w_est_bytes: f64,
+    },
+    /// Vegas (Brakmo & Peterson 1994).
+    Vegas {
+        /// `BaseRTT` in seconds.
+        base_rtt_secs: f64,
+        /// `diff = (expected - actual) * BaseRTT`, in packets, from the last round.
+        diff_packets: f64,
+    },
+    /// Compound TCP (Tan et al. 2006).
+    Compound {
+        /// The loss-based component `cwnd`, bytes.
+        cwnd_bytes: u64,
+        /// The delay-based component `dwnd`, bytes.
+        dwnd_bytes: u64,
+        /// Vegas-style `diff` from the last round, packets.
+        diff_packets: f64,
+    },
+    /// The fixed window `rate * min_rtt`.
+    Fixed {
+        /// The configured rate, bytes per second.
+        rate_bytes_per_sec: f64,
+    },
+    /// The throughput-guarantee controller (seed 000).
+    Guarantee {
+        /// Current slope `k` (packets per RTT added in congestion avoidance).
+        k: f64,
+        /// Control slot length `s`, in RTTs.
+        slot_rtts: u32,
+        /// Evaluation slot length `d`, in RTTs.
+        eval_rtts: u32,
+        /// Goal of the current control slot `g_i`, bytes per second.
+        goal_bytes_per_sec: f64,
+        /// Index of the current control slot within its evaluation slot (from 1).
+        control_slot: u32,
+        /// Whether an earlier control slot of this evaluation slot missed its goal.
+        congested: bool,
+        /// Last available bandwidth `A` read, bytes per second (0 if unknown).
+        available_bytes_per_sec: f64,
+    },
+}
+
+/// A snapshot of a controller's internal state.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Snapshot {
+    /// The congestion window in bytes; always equal to [`CongestionController::window`].
+    pub cwnd_bytes: u64,
+    /// Slow-start threshold in bytes, `None` while infinite.
+    pub ssthresh_bytes: Option<u64>,
+    /// The phase of the state machine.
+    pub phase: Phase,
+    /// Algorithm-specific fields.
+    pub state: AlgorithmState,
+}
+
+/// A congestion controller: sans-IO, units of bytes and [`Instant`].
+///
+/// The call order mirrors quinn-proto's hook: [`on_sent`](Self::on_sent) per
+/// transmission, [`on_ack`](Self::on_ack) per newly acknowledged packet, then
+/// [`on_end_acks`](Self::on_end_acks) once per ACK frame, and
+/// [`on_congestion`](Self::on_congestion) when loss detection declares loss.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use tput_cc::{Ack, CongestionController, ControllerSpec, RttSample};
+///
+/// let spec: ControllerSpec = "newreno".parse().unwrap();
+/// let mut cc = spec.build(1200);
+/// let t0 = Instant::now();
+/// let before = cc.window();
+/// let rtt = RttSample::uniform(Duration::from_millis(20));
+/// cc.on_ack(t0 + rtt.latest, &Ack { sent: t0, bytes: 1200, rtt, app_limited: false });
+/// assert_eq!(cc.window(), before + 1200); // slow start: +1 packet per acked packet
+/// ```
+pub trait CongestionController: Send + Sync + fmt::Debug {
+    /// `bytes` were sent at `now`.
+    fn on_sent(&mut self, now: Instant, bytes: u64) {
+        let _ = (now, bytes);
+    }
+    /// A packet was newly acknowledged.
+    fn on_ack(&mut self, now: Instant, ack: &Ack);
+    /// An ACK batch ended; `bytes_in_flight` is what remains unacknowledged.
+    fn on_end_acks(&mut self, now: Instant, bytes_in_flight: u64, app_limited: bool) {
+        let _ = (now, bytes_in_flight, app_limited);
+    }
+    /// A congestion signal arrived.
+    fn on_congestion(&mut self, now: Instant, event: &Congestion);
+    /// The path's maximum datagram size changed.
+    fn on_mtu_update(&mut self, max_datagram_size: u16);
+    /// Bytes that may be in flight.
+    fn window(&self) -> u64;
+    /// The window the controller started with.
+    fn initial_window(&self) -> u64;
+    /// The rate at which the controller wants to pace, bytes per second, if it has one.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Internal state for traces; `snapshot().cwnd_bytes == window()`.
+    fn snapshot(&self) -> Snapshot;
+    /// A boxed copy of the controller's state.
+    fn clone_box(&self) -> Box<dyn CongestionController>;
+}
+
+impl Clone for Box<dyn CongestionController> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// The minimum window after persistent congestion, RFC 9002 §7.2:
+/// `kMinimumWindow = 2 * max_datagram_size`.
+pub fn minimum_window(mss: u64) -> u64 {
+    2 * mss
+}
+
+/// The initial window, RFC 9002 §7.2: `min(10 * max_datagram_size, max(14720, 2 * max_datagram_size))`.
+pub fn initial_window(mss: u64) -> u64 {
+    (10 * mss).min(14_720.max(2 * mss))
+}
+
+/// RFC 9002 §7.3.2 recovery bookkeeping shared by the loss-based controllers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Recovery {
+    /// `congestion_recovery_start_time` of RFC 9002 Appendix B.2.
+    start: Option<Instant>,
+    /// No packet sent after `start` has been acknowledged yet.
+    open: bool,
+}
+
+impl Recovery {
+    /// Whether a packet sent at `sent` belongs to the current recovery period
+    /// (RFC 9002 Appendix B.5 `InCongestionRecovery`).
+    pub(crate) fn in_recovery(&self, sent: Instant) -> bool {
+        self.start.is_some_and(|start| sent <= start)
+    }
+    /// Decide whether a congestion signal about a packet sent at `sent` starts a
+    /// new recovery period. Returns `true` (and records `now`) if the window
+    /// should be reduced: at most once per round trip (RFC 9002 §7.3.2, Appendix B.6).
+    pub(crate) fn enter(&mut self, now: Instant, sent: Instant) -> bool {
+        if self.in_recovery(sent) {
+            return false;
+        }
+        self.start = Some(now);
+        self.open = true;
+        true
+    }
+    /// Note an acknowledgement; recovery ends when a packet sent after it began is acked.
+    /// Returns whether the packet was sent inside the recovery period (no growth then).
+    pub(crate) fn on_ack(&mut self, sent: Instant) -> bool {
+        let inside = self.in_recovery(sent);
+        if !inside {
+            self.open = false;
+        }
+        inside
+    }
+    /// Whether the controller is still in its recovery period.
+    pub(crate) fn is_open(&self) -> bool {
+        self.open
+    }
+    /// Persistent congestion resets the recovery start (RFC 9002 Appendix B.8).
+    pub(crate) fn reset(&mut self) {
+        *self = Self::default();
+    }
+}

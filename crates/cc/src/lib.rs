@@ -1,0 +1,53 @@
+//! Pluggable congestion control for QUIC research: one sans-IO trait,
+//! the controllers studied in the source papers, and a quinn-proto adapter.
+//!
+//! | spec | controller | follows |
+//! |---|---|---|
+//! | `newreno` | [`NewReno`] | RFC 9002 §7 |
+//! | `cubic` | [`Cubic`] | RFC 9438 |
+//! | `vegas` | [`Vegas`] | Brakmo & Peterson 1994 |
+//! | `ctcp` | [`Compound`] | Tan et al. 2006 |
+//! | `fixed:rate=R` | [`FixedWindow`] | seed 000's baseline |
+//! | `guarantee:target=R` | [`Guarantee`] | seed 000 (Yamanegi et al.) |
+//!
+//! Controllers are named by [`ControllerSpec`] strings and listed by
+//! [`registry`]. [`QuinnFactory`] installs any of them into quinn-proto:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tput_cc::{ControllerSpec, QuinnFactory};
+//!
+//! let spec: ControllerSpec = "cubic".parse()?;
+//! let mut transport = quinn_proto::TransportConfig::default();
+//! transport.congestion_controller_factory(Arc::new(QuinnFactory::new(spec)));
+//! # Ok::<(), tput_cc::SpecError>(())
+//! ```
+
+mod adapter;
+mod bandwidth;
+mod compound;
+mod controller;
+mod cubic;
+mod fixed;
+mod guarantee;
+mod newreno;
+mod spec;
+pub mod units;
+mod vegas;
+
+#[cfg(test)]
+mod testutil;
+
+pub use adapter::{ControllerProbe, QuinnController, QuinnFactory};
+pub use bandwidth::{BandwidthSource, SharedBandwidth};
+pub use compound::{Compound, CompoundConfig};
+pub use controller::{
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample,
+    Snapshot, initial_window, minimum_window,
+};
+pub use cubic::{Cubic, CubicConfig};
+pub use fixed::{FixedConfig, FixedWindow};
+pub use guarantee::{EvalLength, Guarantee, GuaranteeConfig};
+pub use newreno::{NewReno, NewRenoConfig};
+pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
+pub use vegas::{Vegas, VegasConfig};

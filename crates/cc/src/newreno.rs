@@ -1,0 +1,200 @@
+//! NewReno as specified for QUIC by RFC 9002 §7 and Appendix B (the RFC 6582
+//! semantics of one window reduction per round trip).
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::controller::{
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery,
+    Snapshot, initial_window, minimum_window,
+};
+
+/// NewReno has no parameters; the struct exists so every spec has a config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewRenoConfig {}
+
+/// NewReno (RFC 9002 §7).
+///
+/// - Slow start: `cwnd += acked bytes` while `cwnd < ssthresh` (§7.3.1).
+/// - Congestion avoidance: one `max_datagram_size` per window of acked bytes (§7.3.3).
+/// - Loss or ECN: `ssthresh = cwnd / 2`, `cwnd = max(ssthresh, kMinimumWindow)`,
+///   at most once per round trip: signals about packets sent before the current
+///   recovery period began are ignored (§7.3.2, Appendix B.6).
+/// - Persistent congestion: `cwnd = kMinimumWindow` (§7.6.2).
+/// - No growth while application-limited (§7.8) or in recovery.
+#[derive(Debug, Clone)]
+pub struct NewReno {
+    mss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// Bytes acked in congestion avoidance since the window last grew.
+    acked_in_ca: u64,
+    recovery: Recovery,
+}
+
+impl NewReno {
+    /// A NewReno controller for a path with maximum datagram size `mss` bytes.
+    pub fn new(_config: NewRenoConfig, mss: u64) -> Self {
+        Self {
+            mss,
+            cwnd: initial_window(mss),
+            ssthresh: u64::MAX,
+            acked_in_ca: 0,
+            recovery: Recovery::default(),
+        }
+    }
+}
+
+impl CongestionController for NewReno {
+    fn on_ack(&mut self, _now: Instant, ack: &Ack) {
+        if self.recovery.on_ack(ack.sent) || ack.app_limited {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            // §7.3.1: slow start.
+            self.cwnd += ack.bytes;
+            if self.cwnd >= self.ssthresh {
+                self.acked_in_ca = self.cwnd - self.ssthresh;
+            }
+        } else {
+            // §7.3.3: `cwnd += max_datagram_size * acked / cwnd`, accumulated so
+            // that integer division loses nothing: one MSS per cwnd bytes acked.
+            self.acked_in_ca += ack.bytes;
+            if self.acked_in_ca >= self.cwnd {
+                self.acked_in_ca -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+    }
+
+    fn on_congestion(&mut self, now: Instant, event: &Congestion) {
+        if self.recovery.enter(now, event.sent) {
+            // Appendix B.6 OnCongestionEvent, kLossReductionFactor = 0.5.
+            self.ssthresh = (self.cwnd / 2).max(minimum_window(self.mss));
+            self.cwnd = self.ssthresh;
+            self.acked_in_ca = 0;
+        }
+        if event.kind == CongestionKind::PersistentCongestion {
+            // Appendix B.8: collapse to the minimum window, restart slow start.
+            self.cwnd = minimum_window(self.mss);
+            self.recovery.reset();
+        }
+    }
+
+    fn on_mtu_update(&mut self, max_datagram_size: u16) {
+        self.mss = u64::from(max_datagram_size);
+        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+    }
+
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn initial_window(&self) -> u64 {
+        initial_window(self.mss)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            cwnd_bytes: self.cwnd,
+            ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
+            phase: if self.recovery.is_open() {
+                Phase::Recovery
+            } else if self.cwnd < self.ssthresh {
+                Phase::SlowStart
+            } else {
+                Phase::CongestionAvoidance
+            },
+            state: AlgorithmState::NewReno,
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn CongestionController> {
+        Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use std::time::Duration;
+
+    #[test]
+    fn slow_start_doubles_per_round_trip() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let w0 = h.cc.window();
+        assert_eq!(w0, 12_000);
+        h.round(); // a full window acked
+        assert_eq!(h.cc.window(), 2 * w0);
+        h.round();
+        assert_eq!(h.cc.window(), 4 * w0);
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+    }
+
+    #[test]
+    fn halves_once_per_round_trip_not_per_lost_packet() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        h.round();
+        h.round();
+        let before = h.cc.window(); // 48_000
+        let sent = h.now - RTT / 2; // three packets of the same flight are lost
+        for _ in 0..3 {
+            h.lose(sent, CongestionKind::Loss);
+        }
+        assert_eq!(h.cc.window(), before / 2);
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(before / 2));
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
+        // Acks for packets sent before the reduction do not grow the window.
+        h.ack_sent_at(sent, MSS);
+        assert_eq!(h.cc.window(), before / 2);
+        // Recovery ends with the ACK of a packet sent after it began;
+        // a loss from that later flight halves again.
+        h.advance(RTT + Duration::from_millis(1));
+        h.ack(MSS);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        h.lose(h.now - RTT / 4, CongestionKind::Loss);
+        assert_eq!(h.cc.window(), before / 4);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_packet_per_window() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        h.round();
+        h.lose(h.now - RTT / 2, CongestionKind::Loss); // cwnd = ssthresh = 12_000
+        let w = h.cc.window();
+        assert_eq!(w, 12_000);
+        h.round(); // ACKs of the flight sent before the reduction: no growth
+        assert_eq!(h.cc.window(), w);
+        h.round();
+        assert_eq!(h.cc.window(), w + MSS);
+        h.round();
+        assert_eq!(h.cc.window(), w + 2 * MSS);
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_to_minimum_and_restarts_slow_start() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        h.round();
+        h.round();
+        h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
+        assert_eq!(h.cc.window(), 2 * MSS);
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(24_000));
+        h.flight.clear(); // persistent congestion declared the whole flight lost
+        h.advance(RTT);
+        h.round();
+        assert_eq!(h.cc.window(), 4 * MSS);
+    }
+
+    #[test]
+    fn ecn_reduces_like_loss_and_app_limited_acks_do_not_grow() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        h.lose(h.now, CongestionKind::Ecn);
+        assert_eq!(h.cc.window(), 6_000);
+        h.advance(RTT);
+        h.app_limited = true;
+        h.round();
+        assert_eq!(h.cc.window(), 6_000);
+    }
+}

@@ -1,0 +1,643 @@
+//! Controller spec strings: `name[:key=value,...]`.
+//!
+//! Every controller parses from and prints back to a spec string;
+//! `spec.to_string().parse() == Ok(spec)`. Display prints the parameters that
+//! differ from their defaults (and the required ones), in registry order.
+//!
+//! ```
+//! use tput_cc::ControllerSpec;
+//! let spec: ControllerSpec = "guarantee:target=20Mbit/s,eval=32rtt,slot=8rtt".parse().unwrap();
+//! assert_eq!(spec.to_string(), "guarantee:target=20Mbit/s,slot=8rtt");
+//! assert_eq!(spec.to_string().parse::<ControllerSpec>().unwrap(), spec);
+//! let err = "vegas:alpha=two".parse::<ControllerSpec>().unwrap_err();
+//! assert_eq!(err.to_string(), "bad controller spec `vegas:alpha=two`: alpha: `two` is not a number");
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use crate::bandwidth::BandwidthSource;
+use crate::compound::{Compound, CompoundConfig};
+use crate::controller::CongestionController;
+use crate::cubic::{Cubic, CubicConfig};
+use crate::fixed::{FixedConfig, FixedWindow};
+use crate::guarantee::{EvalLength, Guarantee, GuaranteeConfig};
+use crate::newreno::{NewReno, NewRenoConfig};
+use crate::units::{Rate, format_duration, parse_duration};
+use crate::vegas::{Vegas, VegasConfig};
+
+/// A controller and its parameters, as named by a spec string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControllerSpec {
+    /// `newreno`
+    NewReno(NewRenoConfig),
+    /// `cubic[:beta=..,c=..,fast_convergence=..,reno_friendly=..]`
+    Cubic(CubicConfig),
+    /// `vegas[:alpha=..,beta=..,gamma=..]`
+    Vegas(VegasConfig),
+    /// `ctcp[:alpha=..,beta=..,k=..,gamma=..,zeta=..]`
+    Compound(CompoundConfig),
+    /// `fixed:rate=RATE`
+    Fixed(FixedConfig),
+    /// `guarantee:target=RATE[,eval=..,slot=..,k_min=..,kmax_cwnd=..,physical=..]`
+    Guarantee(GuaranteeConfig),
+}
+
+/// A malformed spec string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad controller spec `{spec}`: {why}")]
+pub struct SpecError {
+    spec: String,
+    why: String,
+}
+
+/// One parameter of a controller, for listings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// The key in the spec string.
+    pub name: &'static str,
+    /// Unit or type of the value.
+    pub unit: &'static str,
+    /// The default, as it would be written in a spec; `None` if required.
+    pub default: Option<&'static str>,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// One controller in the [`registry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ControllerInfo {
+    /// The name in spec strings.
+    pub name: &'static str,
+    /// Other accepted names.
+    pub aliases: &'static [&'static str],
+    /// One line on what it is and which document it follows.
+    pub summary: &'static str,
+    /// Its parameters.
+    pub params: &'static [ParamInfo],
+}
+
+const fn p(
+    name: &'static str,
+    unit: &'static str,
+    default: Option<&'static str>,
+    doc: &'static str,
+) -> ParamInfo {
+    ParamInfo {
+        name,
+        unit,
+        default,
+        doc,
+    }
+}
+
+static REGISTRY: [ControllerInfo; 6] = [
+    ControllerInfo {
+        name: "newreno",
+        aliases: &["reno"],
+        summary: "NewReno: slow start, AIMD, one halving per round trip (RFC 9002 §7)",
+        params: &[],
+    },
+    ControllerInfo {
+        name: "cubic",
+        aliases: &[],
+        summary: "CUBIC: cubic window growth around W_max with a Reno-friendly region (RFC 9438)",
+        params: &[
+            p(
+                "beta",
+                "factor",
+                Some("0.7"),
+                "multiplicative decrease factor beta_cubic (§4.6)",
+            ),
+            p(
+                "c",
+                "packets/s^3",
+                Some("0.4"),
+                "cubic scaling constant C (§4.2)",
+            ),
+            p(
+                "fast_convergence",
+                "bool",
+                Some("true"),
+                "release bandwidth faster when W_max shrinks (§4.7)",
+            ),
+            p(
+                "reno_friendly",
+                "bool",
+                Some("true"),
+                "never grow slower than the Reno estimate W_est (§4.3)",
+            ),
+        ],
+    },
+    ControllerInfo {
+        name: "vegas",
+        aliases: &[],
+        summary: "Vegas: keep alpha..beta packets queued, from expected vs actual rate (Brakmo & Peterson 1994)",
+        params: &[
+            p(
+                "alpha",
+                "packets",
+                Some("2"),
+                "grow by one packet per RTT while diff < alpha",
+            ),
+            p(
+                "beta",
+                "packets",
+                Some("4"),
+                "shrink by one packet per RTT while diff > beta",
+            ),
+            p(
+                "gamma",
+                "packets",
+                Some("1"),
+                "leave slow start once diff > gamma",
+            ),
+        ],
+    },
+    ControllerInfo {
+        name: "ctcp",
+        aliases: &["compound"],
+        summary: "Compound TCP: loss window cwnd plus delay window dwnd (Tan et al. 2006)",
+        params: &[
+            p(
+                "alpha",
+                "factor",
+                Some("0.125"),
+                "dwnd growth: win += alpha * win^k per RTT",
+            ),
+            p(
+                "beta",
+                "factor",
+                Some("0.5"),
+                "multiplicative decrease of the total window on loss",
+            ),
+            p(
+                "k",
+                "exponent",
+                Some("0.75"),
+                "exponent of the binomial increase",
+            ),
+            p(
+                "gamma",
+                "packets",
+                Some("30"),
+                "queued-packet threshold above which dwnd shrinks",
+            ),
+            p(
+                "zeta",
+                "factor",
+                Some("1"),
+                "dwnd decrease per packet of diff above gamma",
+            ),
+        ],
+    },
+    ControllerInfo {
+        name: "fixed",
+        aliases: &[],
+        summary: "fixed window rate * min_rtt, never reduced on loss (seed 000's baseline)",
+        params: &[p(
+            "rate",
+            "rate",
+            None,
+            "the rate the window is sized for, e.g. 20Mbit/s",
+        )],
+    },
+    ControllerInfo {
+        name: "guarantee",
+        aliases: &["tput"],
+        summary: "throughput guarantee: Reno whose slope k chases a per-slot goal (Yamanegi et al., seed 000)",
+        params: &[
+            p(
+                "target",
+                "rate",
+                None,
+                "throughput bw to reach in every evaluation slot",
+            ),
+            p(
+                "eval",
+                "Nrtt or duration",
+                Some("32rtt"),
+                "evaluation slot length t (d = t / min_rtt if a duration)",
+            ),
+            p(
+                "slot",
+                "Nrtt",
+                Some("eval/2"),
+                "initial control slot length s, a power of two, 2 <= s <= d",
+            ),
+            p(
+                "k_min",
+                "packets/RTT",
+                Some("1"),
+                "lower clamp of the slope k (1 = never slower than Reno)",
+            ),
+            p(
+                "kmax_cwnd",
+                "factor",
+                Some("2"),
+                "k_max = A*srtt - kmax_cwnd*cwnd (the digest's 2*cwnd)",
+            ),
+            p(
+                "physical",
+                "rate",
+                Some("from source"),
+                "physical bottleneck bandwidth P, if the bandwidth source has none",
+            ),
+        ],
+    },
+];
+
+/// Every controller with its parameters, units and defaults.
+pub fn registry() -> &'static [ControllerInfo] {
+    &REGISTRY
+}
+
+fn parse_f64(key: &str, v: &str) -> Result<f64, String> {
+    let x: f64 = v
+        .parse()
+        .map_err(|_| format!("{key}: `{v}` is not a number"))?;
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(format!("{key}: `{v}` is not finite"))
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+    match v {
+        "true" | "on" | "yes" | "1" => Ok(true),
+        "false" | "off" | "no" | "0" => Ok(false),
+        _ => Err(format!("{key}: `{v}` is not a boolean (true/false)")),
+    }
+}
+
+fn parse_rate(key: &str, v: &str) -> Result<Rate, String> {
+    v.parse::<Rate>().map_err(|e| format!("{key}: {e}"))
+}
+
+fn parse_rtts(key: &str, v: &str) -> Result<u32, String> {
+    let n = v
+        .strip_suffix("rtt")
+        .ok_or_else(|| format!("{key}: `{v}` must be a number of RTTs such as 16rtt"))?;
+    n.parse::<u32>()
+        .map_err(|_| format!("{key}: `{v}` must be a whole number of RTTs such as 16rtt"))
+}
+
+fn parse_eval(key: &str, v: &str) -> Result<EvalLength, String> {
+    if v.ends_with("rtt") {
+        parse_rtts(key, v).map(EvalLength::Rtts)
+    } else {
+        parse_duration(v)
+            .map(EvalLength::Time)
+            .map_err(|e| format!("{key}: {e} (or a number of RTTs such as 32rtt)"))
+    }
+}
+
+impl fmt::Display for EvalLength {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EvalLength::Rtts(n) => write!(f, "{n}rtt"),
+            EvalLength::Time(d) => f.write_str(&format_duration(*d)),
+        }
+    }
+}
+
+fn info(name: &str) -> Option<&'static ControllerInfo> {
+    REGISTRY
+        .iter()
+        .find(|c| c.name == name || c.aliases.contains(&name))
+}
+
+impl FromStr for ControllerSpec {
+    type Err = SpecError;
+    fn from_str(spec: &str) -> Result<Self, SpecError> {
+        parse(spec.trim()).map_err(|why| SpecError {
+            spec: spec.to_owned(),
+            why,
+        })
+    }
+}
+
+fn parse(spec: &str) -> Result<ControllerSpec, String> {
+    let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
+    let info = info(name).ok_or_else(|| {
+        let names: Vec<_> = REGISTRY.iter().map(|c| c.name).collect();
+        format!("unknown controller `{name}` (known: {})", names.join(", "))
+    })?;
+    let mut pairs = Vec::new();
+    for item in body.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or_else(|| format!("`{item}` is not key=value"))?;
+        let (k, v) = (k.trim(), v.trim());
+        if !info.params.iter().any(|p| p.name == k) {
+            let keys: Vec<_> = info.params.iter().map(|p| p.name).collect();
+            return Err(if keys.is_empty() {
+                format!("{} takes no parameters, got `{k}`", info.name)
+            } else {
+                format!(
+                    "unknown parameter `{k}` for {} (known: {})",
+                    info.name,
+                    keys.join(", ")
+                )
+            });
+        }
+        if pairs.iter().any(|&(seen, _)| seen == k) {
+            return Err(format!("parameter `{k}` given twice"));
+        }
+        pairs.push((k, v));
+    }
+    let get = |k: &str| pairs.iter().find(|&&(key, _)| key == k).map(|&(_, v)| v);
+    let required = |k: &'static str| get(k).ok_or_else(|| format!("{} needs {k}=", info.name));
+    let spec = match info.name {
+        "newreno" => ControllerSpec::NewReno(NewRenoConfig::default()),
+        "cubic" => {
+            let mut c = CubicConfig::default();
+            if let Some(v) = get("beta") {
+                c.beta = parse_f64("beta", v)?;
+            }
+            if let Some(v) = get("c") {
+                c.c = parse_f64("c", v)?;
+            }
+            if let Some(v) = get("fast_convergence") {
+                c.fast_convergence = parse_bool("fast_convergence", v)?;
+            }
+            if let Some(v) = get("reno_friendly") {
+                c.reno_friendly = parse_bool("reno_friendly", v)?;
+            }
+            ControllerSpec::Cubic(c)
+        }
+        "vegas" => {
+            let mut c = VegasConfig::default();
+            if let Some(v) = get("alpha") {
+                c.alpha = parse_f64("alpha", v)?;
+            }
+            if let Some(v) = get("beta") {
+                c.beta = parse_f64("beta", v)?;
+            }
+            if let Some(v) = get("gamma") {
+                c.gamma = parse_f64("gamma", v)?;
+            }
+            ControllerSpec::Vegas(c)
+        }
+        "ctcp" => {
+            let mut c = CompoundConfig::default();
+            if let Some(v) = get("alpha") {
+                c.alpha = parse_f64("alpha", v)?;
+            }
+            if let Some(v) = get("beta") {
+                c.beta = parse_f64("beta", v)?;
+            }
+            if let Some(v) = get("k") {
+                c.k = parse_f64("k", v)?;
+            }
+            if let Some(v) = get("gamma") {
+                c.gamma = parse_f64("gamma", v)?;
+            }
+            if let Some(v) = get("zeta") {
+                c.zeta = parse_f64("zeta", v)?;
+            }
+            ControllerSpec::Compound(c)
+        }
+        "fixed" => ControllerSpec::Fixed(FixedConfig {
+            rate: parse_rate("rate", required("rate")?)?,
+        }),
+        "guarantee" => {
+            let mut c = GuaranteeConfig::new(parse_rate("target", required("target")?)?);
+            if let Some(v) = get("eval") {
+                c.eval = parse_eval("eval", v)?;
+            }
+            if let Some(v) = get("slot") {
+                c.slot_rtts = Some(parse_rtts("slot", v)?);
+            }
+            if let Some(v) = get("k_min") {
+                c.k_min = parse_f64("k_min", v)?;
+            }
+            if let Some(v) = get("kmax_cwnd") {
+                c.kmax_cwnd = parse_f64("kmax_cwnd", v)?;
+            }
+            if let Some(v) = get("physical") {
+                c.physical = Some(parse_rate("physical", v)?);
+            }
+            ControllerSpec::Guarantee(c)
+        }
+        other => unreachable!("registry entry {other} has no parser"),
+    };
+    spec.validate()?;
+    Ok(spec)
+}
+
+impl ControllerSpec {
+    /// The canonical name of the controller.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::NewReno(_) => "newreno",
+            Self::Cubic(_) => "cubic",
+            Self::Vegas(_) => "vegas",
+            Self::Compound(_) => "ctcp",
+            Self::Fixed(_) => "fixed",
+            Self::Guarantee(_) => "guarantee",
+        }
+    }
+
+    /// Check parameter ranges; the message names the bad parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Self::NewReno(_) => Ok(()),
+            Self::Cubic(c) => c.validate(),
+            Self::Vegas(c) => c.validate(),
+            Self::Compound(c) => c.validate(),
+            Self::Fixed(c) => c.validate(),
+            Self::Guarantee(c) => c.validate(),
+        }
+    }
+
+    /// Build the controller for a path whose maximum datagram size is `mss` bytes.
+    ///
+    /// The guarantee controller built this way has no bandwidth source; see
+    /// [`build_with`](Self::build_with).
+    pub fn build(&self, mss: u16) -> Box<dyn CongestionController> {
+        self.build_with(mss, None)
+    }
+
+    /// Build the controller; the guarantee controller reads `A` and `P` from `bandwidth`.
+    /// Other controllers ignore it.
+    pub fn build_with(
+        &self,
+        mss: u16,
+        bandwidth: Option<Arc<dyn BandwidthSource>>,
+    ) -> Box<dyn CongestionController> {
+        let mss = u64::from(mss);
+        match self {
+            Self::NewReno(c) => Box::new(NewReno::new(c.clone(), mss)),
+            Self::Cubic(c) => Box::new(Cubic::new(c.clone(), mss)),
+            Self::Vegas(c) => Box::new(Vegas::new(c.clone(), mss)),
+            Self::Compound(c) => Box::new(Compound::new(c.clone(), mss)),
+            Self::Fixed(c) => Box::new(FixedWindow::new(c.clone(), mss)),
+            Self::Guarantee(c) => Box::new(Guarantee::new(c.clone(), mss, bandwidth)),
+        }
+    }
+}
+
+impl fmt::Display for ControllerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
+        let mut put = |cond: bool, k: &str, v: String| {
+            if cond {
+                parts.push(format!("{k}={v}"));
+            }
+        };
+        match self {
+            Self::NewReno(_) => {}
+            Self::Cubic(c) => {
+                let d = CubicConfig::default();
+                put(c.beta != d.beta, "beta", c.beta.to_string());
+                put(c.c != d.c, "c", c.c.to_string());
+                put(
+                    c.fast_convergence != d.fast_convergence,
+                    "fast_convergence",
+                    c.fast_convergence.to_string(),
+                );
+                put(
+                    c.reno_friendly != d.reno_friendly,
+                    "reno_friendly",
+                    c.reno_friendly.to_string(),
+                );
+            }
+            Self::Vegas(c) => {
+                let d = VegasConfig::default();
+                put(c.alpha != d.alpha, "alpha", c.alpha.to_string());
+                put(c.beta != d.beta, "beta", c.beta.to_string());
+                put(c.gamma != d.gamma, "gamma", c.gamma.to_string());
+            }
+            Self::Compound(c) => {
+                let d = CompoundConfig::default();
+                put(c.alpha != d.alpha, "alpha", c.alpha.to_string());
+                put(c.beta != d.beta, "beta", c.beta.to_string());
+                put(c.k != d.k, "k", c.k.to_string());
+                put(c.gamma != d.gamma, "gamma", c.gamma.to_string());
+                put(c.zeta != d.zeta, "zeta", c.zeta.to_string());
+            }
+            Self::Fixed(c) => put(true, "rate", c.rate.to_string()),
+            Self::Guarantee(c) => {
+                let d = GuaranteeConfig::new(c.target);
+                put(true, "target", c.target.to_string());
+                put(c.eval != d.eval, "eval", c.eval.to_string());
+                if let Some(s) = c.slot_rtts {
+                    put(true, "slot", format!("{s}rtt"));
+                }
+                put(c.k_min != d.k_min, "k_min", c.k_min.to_string());
+                put(
+                    c.kmax_cwnd != d.kmax_cwnd,
+                    "kmax_cwnd",
+                    c.kmax_cwnd.to_string(),
+                );
+                if let Some(r) = c.physical {
+                    put(true, "physical", r.to_string());
+                }
+            }
+        }
+        f.write_str(self.name())?;
+        if !parts.is_empty() {
+            write!(f, ":{}", parts.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples_parse_and_round_trip() {
+        for s in [
+            "newreno",
+            "reno",
+            "cubic",
+            "cubic:beta=0.7",
+            "cubic:beta=0.8,c=0.3,fast_convergence=false,reno_friendly=off",
+            "vegas:alpha=2,beta=4",
+            "vegas:alpha=1.5,beta=3,gamma=2",
+            "ctcp",
+            "compound:gamma=10,k=0.8",
+            "fixed:rate=20Mbit/s",
+            "guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt",
+            "guarantee:target=2.5MB/s,eval=1s",
+            "tput:target=10Mbit/s,eval=64rtt,k_min=1,kmax_cwnd=1,physical=100Mbit/s",
+        ] {
+            let spec: ControllerSpec = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
+            let printed = spec.to_string();
+            assert_eq!(
+                printed.parse::<ControllerSpec>().unwrap(),
+                spec,
+                "{s} -> {printed}"
+            );
+        }
+        assert_eq!(
+            "cubic:beta=0.7"
+                .parse::<ControllerSpec>()
+                .unwrap()
+                .to_string(),
+            "cubic"
+        );
+        assert_eq!(
+            "vegas:alpha=1"
+                .parse::<ControllerSpec>()
+                .unwrap()
+                .to_string(),
+            "vegas:alpha=1"
+        );
+    }
+
+    #[test]
+    fn errors_name_the_bad_part() {
+        let cases = [
+            ("bbr", "unknown controller `bbr`"),
+            ("newreno:x=1", "newreno takes no parameters"),
+            ("cubic:gamma=1", "unknown parameter `gamma` for cubic"),
+            ("cubic:beta", "`beta` is not key=value"),
+            ("cubic:beta=1.5", "beta"),
+            ("cubic:beta=0.5,beta=0.6", "given twice"),
+            ("fixed", "fixed needs rate="),
+            ("fixed:rate=20", "rate: invalid rate `20`"),
+            ("guarantee:eval=32rtt", "guarantee needs target="),
+            ("guarantee:target=1Mbit/s,slot=3rtt", "slot"),
+            ("guarantee:target=1Mbit/s,eval=32rtt,slot=64rtt", "slot"),
+            ("guarantee:target=1Mbit/s,eval=soon", "eval"),
+            ("vegas:alpha=5,beta=4", "alpha"),
+            ("ctcp:k=nan", "k:"),
+        ];
+        for (s, want) in cases {
+            let e = s.parse::<ControllerSpec>().unwrap_err().to_string();
+            assert!(e.contains(want), "{s}: got `{e}`, want `{want}`");
+            assert!(e.contains(&format!("`{s}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn registry_names_every_spec() {
+        for info in registry() {
+            let needs: Vec<String> = info
+                .params
+                .iter()
+                .filter(|p| p.default.is_none())
+                .map(|p| {
+                    format!(
+                        "{}={}",
+                        p.name,
+                        if p.unit == "rate" { "1Mbit/s" } else { "1" }
+                    )
+                })
+                .collect();
+            let s = if needs.is_empty() {
+                info.name.to_owned()
+            } else {
+                format!("{}:{}", info.name, needs.join(","))
+            };
+            let spec: ControllerSpec = s.parse().unwrap();
+            assert_eq!(spec.name(), info.name);
+        }
+    }
+}
