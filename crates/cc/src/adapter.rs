@@ -17,9 +17,7 @@ use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{
-    Ack, Congestion, CongestionController, CongestionKind, RttSample, Snapshot,
-};
+use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, Snapshot};
 use crate::spec::ControllerSpec;
 
 /// A shared handle to the latest [`Snapshot`] of the controllers a
@@ -121,14 +119,7 @@ impl Controller for QuinnController {
         self.inner.on_sent(now, bytes);
     }
 
-    fn on_ack(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        bytes: u64,
-        app_limited: bool,
-        rtt: &RttEstimator,
-    ) {
+    fn on_ack(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool, rtt: &RttEstimator) {
         // The estimator has not yet taken this ACK's sample (QUINN_NOTES): the
         // packet's own RTT is `now - sent`, RFC 9002 §5.1 `latest_rtt`.
         let latest = now.saturating_duration_since(sent);
@@ -148,24 +139,12 @@ impl Controller for QuinnController {
         );
     }
 
-    fn on_end_acks(
-        &mut self,
-        now: Instant,
-        in_flight: u64,
-        app_limited: bool,
-        _largest_acked: Option<u64>,
-    ) {
+    fn on_end_acks(&mut self, now: Instant, in_flight: u64, app_limited: bool, _largest_acked: Option<u64>) {
         self.inner.on_end_acks(now, in_flight, app_limited);
         self.report();
     }
 
-    fn on_congestion_event(
-        &mut self,
-        now: Instant,
-        sent: Instant,
-        is_persistent_congestion: bool,
-        lost_bytes: u64,
-    ) {
+    fn on_congestion_event(&mut self, now: Instant, sent: Instant, is_persistent_congestion: bool, lost_bytes: u64) {
         let kind = if is_persistent_congestion {
             CongestionKind::PersistentCongestion
         } else if lost_bytes == 0 {
@@ -173,14 +152,7 @@ impl Controller for QuinnController {
         } else {
             CongestionKind::Loss
         };
-        self.inner.on_congestion(
-            now,
-            &Congestion {
-                kind,
-                sent,
-                lost_bytes,
-            },
-        );
+        self.inner.on_congestion(now, &Congestion { kind, sent, lost_bytes });
         self.report();
     }
 

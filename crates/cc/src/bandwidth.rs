@@ -93,14 +93,8 @@ impl BandwidthSource for SharedBandwidth {
 impl fmt::Debug for SharedBandwidth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedBandwidth")
-            .field(
-                "available_bytes_per_sec",
-                &Self::read(&self.inner.available_bps),
-            )
-            .field(
-                "physical_bytes_per_sec",
-                &Self::read(&self.inner.physical_bps),
-            )
+            .field("available_bytes_per_sec", &Self::read(&self.inner.available_bps))
+            .field("physical_bytes_per_sec", &Self::read(&self.inner.physical_bps))
             .finish()
     }
 }

@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, initial_window, minimum_window,
 };
 use crate::units::Rate;
 
@@ -57,9 +56,7 @@ impl FixedWindow {
     fn resize(&mut self) {
         if let Some(rtt) = self.min_rtt {
             let bytes = self.rate.bits_per_sec() as u128 * rtt.as_nanos() / 8_000_000_000;
-            self.cwnd = u64::try_from(bytes)
-                .unwrap_or(u64::MAX)
-                .max(minimum_window(self.mss));
+            self.cwnd = u64::try_from(bytes).unwrap_or(u64::MAX).max(minimum_window(self.mss));
         }
     }
 }

@@ -94,16 +94,8 @@ pub struct Guarantee {
 
 impl Guarantee {
     /// A guarantee controller reading `A` and `P` from `bandwidth`.
-    pub fn new(
-        config: GuaranteeConfig,
-        mss: u64,
-        bandwidth: Option<Arc<dyn BandwidthSource>>,
-    ) -> Self {
-        Self {
-            config,
-            mss,
-            bandwidth,
-        }
+    pub fn new(config: GuaranteeConfig, mss: u64, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
+        Self { config, mss, bandwidth }
     }
 }
 

@@ -42,8 +42,8 @@ pub use adapter::{ControllerProbe, QuinnController, QuinnFactory};
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use compound::{Compound, CompoundConfig};
 pub use controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample,
-    Snapshot, initial_window, minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, initial_window,
+    minimum_window,
 };
 pub use cubic::{Cubic, CubicConfig};
 pub use fixed::{FixedConfig, FixedWindow};

@@ -6,8 +6,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery,
-    Snapshot, initial_window, minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    minimum_window,
 };
 
 /// NewReno has no parameters; the struct exists so every spec has a config.

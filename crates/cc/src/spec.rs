@@ -78,12 +78,7 @@ pub struct ControllerInfo {
     pub params: &'static [ParamInfo],
 }
 
-const fn p(
-    name: &'static str,
-    unit: &'static str,
-    default: Option<&'static str>,
-    doc: &'static str,
-) -> ParamInfo {
+const fn p(name: &'static str, unit: &'static str, default: Option<&'static str>, doc: &'static str) -> ParamInfo {
     ParamInfo {
         name,
         unit,
@@ -110,12 +105,7 @@ static REGISTRY: [ControllerInfo; 6] = [
                 Some("0.7"),
                 "multiplicative decrease factor beta_cubic (§4.6)",
             ),
-            p(
-                "c",
-                "packets/s^3",
-                Some("0.4"),
-                "cubic scaling constant C (§4.2)",
-            ),
+            p("c", "packets/s^3", Some("0.4"), "cubic scaling constant C (§4.2)"),
             p(
                 "fast_convergence",
                 "bool",
@@ -147,12 +137,7 @@ static REGISTRY: [ControllerInfo; 6] = [
                 Some("4"),
                 "shrink by one packet per RTT while diff > beta",
             ),
-            p(
-                "gamma",
-                "packets",
-                Some("1"),
-                "leave slow start once diff > gamma",
-            ),
+            p("gamma", "packets", Some("1"), "leave slow start once diff > gamma"),
         ],
     },
     ControllerInfo {
@@ -172,12 +157,7 @@ static REGISTRY: [ControllerInfo; 6] = [
                 Some("0.5"),
                 "multiplicative decrease of the total window on loss",
             ),
-            p(
-                "k",
-                "exponent",
-                Some("0.75"),
-                "exponent of the binomial increase",
-            ),
+            p("k", "exponent", Some("0.75"), "exponent of the binomial increase"),
             p(
                 "gamma",
                 "packets",
@@ -254,9 +234,7 @@ pub fn registry() -> &'static [ControllerInfo] {
 }
 
 fn parse_f64(key: &str, v: &str) -> Result<f64, String> {
-    let x: f64 = v
-        .parse()
-        .map_err(|_| format!("{key}: `{v}` is not a number"))?;
+    let x: f64 = v.parse().map_err(|_| format!("{key}: `{v}` is not a number"))?;
     if x.is_finite() {
         Ok(x)
     } else {
@@ -304,9 +282,7 @@ impl fmt::Display for EvalLength {
 }
 
 fn info(name: &str) -> Option<&'static ControllerInfo> {
-    REGISTRY
-        .iter()
-        .find(|c| c.name == name || c.aliases.contains(&name))
+    REGISTRY.iter().find(|c| c.name == name || c.aliases.contains(&name))
 }
 
 impl FromStr for ControllerSpec {
@@ -336,11 +312,7 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             return Err(if keys.is_empty() {
                 format!("{} takes no parameters, got `{k}`", info.name)
             } else {
-                format!(
-                    "unknown parameter `{k}` for {} (known: {})",
-                    info.name,
-                    keys.join(", ")
-                )
+                format!("unknown parameter `{k}` for {} (known: {})", info.name, keys.join(", "))
             });
         }
         if pairs.iter().any(|&(seen, _)| seen == k) {
@@ -463,11 +435,7 @@ impl ControllerSpec {
 
     /// Build the controller; the guarantee controller reads `A` and `P` from `bandwidth`.
     /// Other controllers ignore it.
-    pub fn build_with(
-        &self,
-        mss: u16,
-        bandwidth: Option<Arc<dyn BandwidthSource>>,
-    ) -> Box<dyn CongestionController> {
+    pub fn build_with(&self, mss: u16, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Box<dyn CongestionController> {
         let mss = u64::from(mss);
         match self {
             Self::NewReno(c) => Box::new(NewReno::new(c.clone(), mss)),
@@ -528,11 +496,7 @@ impl fmt::Display for ControllerSpec {
                     put(true, "slot", format!("{s}rtt"));
                 }
                 put(c.k_min != d.k_min, "k_min", c.k_min.to_string());
-                put(
-                    c.kmax_cwnd != d.kmax_cwnd,
-                    "kmax_cwnd",
-                    c.kmax_cwnd.to_string(),
-                );
+                put(c.kmax_cwnd != d.kmax_cwnd, "kmax_cwnd", c.kmax_cwnd.to_string());
                 if let Some(r) = c.physical {
                     put(true, "physical", r.to_string());
                 }
@@ -569,24 +533,11 @@ mod tests {
         ] {
             let spec: ControllerSpec = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             let printed = spec.to_string();
-            assert_eq!(
-                printed.parse::<ControllerSpec>().unwrap(),
-                spec,
-                "{s} -> {printed}"
-            );
+            assert_eq!(printed.parse::<ControllerSpec>().unwrap(), spec, "{s} -> {printed}");
         }
+        assert_eq!("cubic:beta=0.7".parse::<ControllerSpec>().unwrap().to_string(), "cubic");
         assert_eq!(
-            "cubic:beta=0.7"
-                .parse::<ControllerSpec>()
-                .unwrap()
-                .to_string(),
-            "cubic"
-        );
-        assert_eq!(
-            "vegas:alpha=1"
-                .parse::<ControllerSpec>()
-                .unwrap()
-                .to_string(),
+            "vegas:alpha=1".parse::<ControllerSpec>().unwrap().to_string(),
             "vegas:alpha=1"
         );
     }
@@ -623,13 +574,7 @@ mod tests {
                 .params
                 .iter()
                 .filter(|p| p.default.is_none())
-                .map(|p| {
-                    format!(
-                        "{}={}",
-                        p.name,
-                        if p.unit == "rate" { "1Mbit/s" } else { "1" }
-                    )
-                })
+                .map(|p| format!("{}={}", p.name, if p.unit == "rate" { "1Mbit/s" } else { "1" }))
                 .collect();
             let s = if needs.is_empty() {
                 info.name.to_owned()

@@ -106,14 +106,7 @@ impl<C: CongestionController> Harness<C> {
     /// Signal congestion about a packet sent at `sent`, at `now`.
     pub fn lose(&mut self, sent: Instant, kind: CongestionKind) {
         let lost_bytes = if kind == CongestionKind::Ecn { 0 } else { MSS };
-        self.cc.on_congestion(
-            self.now,
-            &Congestion {
-                kind,
-                sent,
-                lost_bytes,
-            },
-        );
+        self.cc.on_congestion(self.now, &Congestion { kind, sent, lost_bytes });
     }
 
     /// Signal a loss of the oldest packet in flight and drop it from the flight.

@@ -47,11 +47,7 @@ fn parse_number(what: &'static str, text: &str, num: &str) -> Result<f64, UnitEr
         .parse()
         .map_err(|_| UnitError::new(what, text, "not a number"))?;
     if !v.is_finite() || v < 0.0 {
-        return Err(UnitError::new(
-            what,
-            text,
-            "must be a finite, non-negative number",
-        ));
+        return Err(UnitError::new(what, text, "must be a finite, non-negative number"));
     }
     Ok(v)
 }
@@ -91,9 +87,7 @@ impl Rate {
     }
     /// A rate of `bps` bytes per second.
     pub const fn from_bytes_per_sec(bps: u64) -> Self {
-        Self {
-            bits_per_sec: bps * 8,
-        }
+        Self { bits_per_sec: bps * 8 }
     }
     /// Megabits per second (10^6 bit/s).
     pub const fn from_mbit_per_sec(mbps: u64) -> Self {
@@ -131,8 +125,7 @@ impl FromStr for Rate {
                 "expected a unit such as bit/s, kbit/s, Mbit/s, Gbit/s, B/s or MB/s",
             ));
         };
-        let mult = si_prefix(prefix)
-            .ok_or_else(|| UnitError::new(WHAT, text, "unknown prefix (use k, M, G or T)"))?;
+        let mult = si_prefix(prefix).ok_or_else(|| UnitError::new(WHAT, text, "unknown prefix (use k, M, G or T)"))?;
         let bps = (v * mult * per_bit).round();
         if bps > u64::MAX as f64 {
             return Err(UnitError::new(WHAT, text, "too large"));
@@ -194,18 +187,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
         "min" => 60e9,
         "h" => 3600e9,
         "" => {
-            return Err(UnitError::new(
-                WHAT,
-                text,
-                "missing unit (ns, us, ms, s, min, h)",
-            ));
+            return Err(UnitError::new(WHAT, text, "missing unit (ns, us, ms, s, min, h)"));
         }
         _ => {
-            return Err(UnitError::new(
-                WHAT,
-                text,
-                "unknown unit (use ns, us, ms, s, min or h)",
-            ));
+            return Err(UnitError::new(WHAT, text, "unknown unit (use ns, us, ms, s, min or h)"));
         }
     };
     let nanos = (v * nanos_per).round();
@@ -263,35 +248,15 @@ mod tests {
 
     #[test]
     fn rates_parse_and_print() {
-        assert_eq!(
-            "20Mbit/s".parse::<Rate>().unwrap().bits_per_sec(),
-            20_000_000
-        );
-        assert_eq!(
-            "1.5Gbit/s".parse::<Rate>().unwrap().bits_per_sec(),
-            1_500_000_000
-        );
-        assert_eq!(
-            "12.5MB/s".parse::<Rate>().unwrap().bits_per_sec(),
-            100_000_000
-        );
+        assert_eq!("20Mbit/s".parse::<Rate>().unwrap().bits_per_sec(), 20_000_000);
+        assert_eq!("1.5Gbit/s".parse::<Rate>().unwrap().bits_per_sec(), 1_500_000_000);
+        assert_eq!("12.5MB/s".parse::<Rate>().unwrap().bits_per_sec(), 100_000_000);
         assert_eq!("100kbps".parse::<Rate>().unwrap().bits_per_sec(), 100_000);
-        assert_eq!(
-            Rate::from_bits_per_sec(1_500_000_000).to_string(),
-            "1.5Gbit/s"
-        );
+        assert_eq!(Rate::from_bits_per_sec(1_500_000_000).to_string(), "1.5Gbit/s");
         assert_eq!(Rate::from_bits_per_sec(20_000_000).to_string(), "20Mbit/s");
         assert_eq!(Rate::from_bits_per_sec(1234).to_string(), "1.234kbit/s");
         assert_eq!(Rate::from_bits_per_sec(1).to_string(), "1bit/s");
-        for r in [
-            1u64,
-            999,
-            1000,
-            1001,
-            123_456_789,
-            2_500_000,
-            10_000_000_000,
-        ] {
+        for r in [1u64, 999, 1000, 1001, 123_456_789, 2_500_000, 10_000_000_000] {
             let rate = Rate::from_bits_per_sec(r);
             assert_eq!(rate.to_string().parse::<Rate>().unwrap(), rate, "{r}");
         }
@@ -312,12 +277,7 @@ mod tests {
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert_eq!(parse_duration("5ms").unwrap(), Duration::from_millis(5));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert!(
-            parse_duration("5")
-                .unwrap_err()
-                .to_string()
-                .contains("missing unit")
-        );
+        assert!(parse_duration("5").unwrap_err().to_string().contains("missing unit"));
         assert!(parse_duration("5 parsecs").is_err());
         for d in [
             Duration::from_micros(250),

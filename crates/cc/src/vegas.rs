@@ -34,10 +34,7 @@ impl VegasConfig {
             return Err(format!("alpha: {} must be >= 0", self.alpha));
         }
         if !(self.alpha <= self.beta) {
-            return Err(format!(
-                "alpha: {} must not exceed beta {}",
-                self.alpha, self.beta
-            ));
+            return Err(format!("alpha: {} must not exceed beta {}", self.alpha, self.beta));
         }
         if !(self.gamma >= 0.0) {
             return Err(format!("gamma: {} must be >= 0", self.gamma));

@@ -1,0 +1,116 @@
+//! Property tests over random event sequences, for every controller: the
+//! window stays finite and at or above the minimum window, nothing panics,
+//! and the snapshot agrees with `window()`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use tput_cc::{
+    Ack, BandwidthSource, Congestion, CongestionKind, ControllerSpec, RttSample, SharedBandwidth, minimum_window,
+};
+
+#[derive(Debug, Clone)]
+enum Event {
+    /// Advance time by `gap_us`, then ack a packet of `bytes` with `rtt_us` of latency.
+    Ack {
+        gap_us: u32,
+        bytes: u16,
+        rtt_us: u32,
+        app_limited: bool,
+    },
+    /// End an ACK batch with this much in flight.
+    EndAcks { in_flight: u32 },
+    /// A congestion signal about a packet sent `age_us` ago.
+    Congestion { kind: u8, age_us: u32 },
+    /// Send `bytes`.
+    Sent { bytes: u16 },
+    /// The available bandwidth changes (guarantee controller only).
+    Available { mbps: u16 },
+    /// The path MTU changes.
+    Mtu { mtu: u16 },
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        6 => (0u32..50_000, 1u16..1500, 0u32..2_000_000, any::<bool>())
+            .prop_map(|(gap_us, bytes, rtt_us, app_limited)| Event::Ack { gap_us, bytes, rtt_us, app_limited }),
+        2 => (0u32..10_000_000).prop_map(|in_flight| Event::EndAcks { in_flight }),
+        2 => (0u8..3, 0u32..2_000_000).prop_map(|(kind, age_us)| Event::Congestion { kind, age_us }),
+        2 => (1u16..1500).prop_map(|bytes| Event::Sent { bytes }),
+        1 => (0u16..2000).prop_map(|mbps| Event::Available { mbps }),
+        1 => (1200u16..9000).prop_map(|mtu| Event::Mtu { mtu }),
+    ]
+}
+
+fn specs() -> Vec<ControllerSpec> {
+    [
+        "newreno",
+        "cubic",
+        "cubic:fast_convergence=false,reno_friendly=false",
+        "vegas",
+        "ctcp",
+        "fixed:rate=20Mbit/s",
+        "guarantee:target=20Mbit/s",
+        "guarantee:target=900Mbit/s,eval=4rtt,slot=2rtt",
+        "guarantee:target=10Mbit/s,eval=100ms,physical=100Mbit/s",
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn windows_stay_sane(events in prop::collection::vec(event(), 1..300)) {
+        for spec in specs() {
+            let bw = SharedBandwidth::new();
+            bw.set_physical(100_000_000);
+            let source: Arc<dyn BandwidthSource> = Arc::new(bw.clone());
+            let mut cc = spec.build_with(1200, Some(source));
+            let mut mss = 1200u64;
+            let mut now = Instant::now() + Duration::from_secs(10);
+            let mut min_rtt: Option<Duration> = None;
+            let mut srtt = Duration::from_millis(333);
+            for ev in &events {
+                match *ev {
+                    Event::Ack { gap_us, bytes, rtt_us, app_limited } => {
+                        now += Duration::from_micros(gap_us.into());
+                        let latest = Duration::from_micros(rtt_us.into());
+                        let min = min_rtt.map_or(latest, |m| m.min(latest));
+                        min_rtt = Some(min);
+                        srtt = (srtt * 7 + latest) / 8;
+                        let sent = now.checked_sub(latest).unwrap_or(now);
+                        let rtt = RttSample { latest, smoothed: srtt, min };
+                        cc.on_ack(now, &Ack { sent, bytes: bytes.into(), rtt, app_limited });
+                    }
+                    Event::EndAcks { in_flight } => cc.on_end_acks(now, in_flight.into(), false),
+                    Event::Congestion { kind, age_us } => {
+                        let kind = [CongestionKind::Loss, CongestionKind::PersistentCongestion, CongestionKind::Ecn][usize::from(kind)];
+                        let sent = now.checked_sub(Duration::from_micros(age_us.into())).unwrap_or(now);
+                        let lost_bytes = if kind == CongestionKind::Ecn { 0 } else { mss };
+                        cc.on_congestion(now, &Congestion { kind, sent, lost_bytes });
+                    }
+                    Event::Sent { bytes } => cc.on_sent(now, bytes.into()),
+                    Event::Available { mbps } => bw.set_available(u64::from(mbps) * 1_000_000),
+                    Event::Mtu { mtu } => {
+                        mss = mtu.into();
+                        cc.on_mtu_update(mtu);
+                    }
+                }
+                let w = cc.window();
+                prop_assert!(w >= minimum_window(mss), "{spec}: window {w} below minimum after {ev:?}");
+                prop_assert!(w < 1 << 50, "{spec}: window {w} absurd after {ev:?}");
+                let snap = cc.snapshot();
+                prop_assert_eq!(snap.cwnd_bytes, w, "{}: snapshot disagrees", spec);
+                if let Some(ss) = snap.ssthresh_bytes {
+                    prop_assert!(ss > 0, "{spec}: zero ssthresh");
+                }
+            }
+            // A clone carries the same state.
+            prop_assert_eq!(cc.clone().window(), cc.window());
+        }
+    }
+}
