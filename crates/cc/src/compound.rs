@@ -1,10 +1,18 @@
-//! Compound TCP (Tan, Song, Zhang, Sridharan 2006).
+//! Compound TCP: K. Tan, J. Song, Q. Zhang, M. Sridharan, "A Compound TCP
+//! Approach for High-speed and Long Distance Networks", IEEE INFOCOM 2006
+//! (also draft-sridharan-tcpm-ctcp), on top of RFC 9002's QUIC loss recovery.
+//!
+//! Windows are in bytes; the paper's packets are `max_datagram_size` bytes,
+//! so `win^k`, `gamma` and `diff` are evaluated in packets and converted back.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::controller::{Ack, Congestion, CongestionController, Snapshot};
+use crate::controller::{
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    minimum_window,
+};
 
 /// Parameters of [`Compound`] (Tan et al. 2006 §3; defaults from the paper).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +41,8 @@ impl Default for CompoundConfig {
     }
 }
 
+// The negated comparisons in `validate` are deliberate: they also reject NaN.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 impl CompoundConfig {
     /// Check the parameters.
     pub fn validate(&self) -> Result<(), String> {
@@ -55,41 +65,421 @@ impl CompoundConfig {
     }
 }
 
-/// Compound TCP.
+/// Windows are capped here (2^53 bytes) so that they stay finite whatever the inputs.
+const MAX_WINDOW: f64 = 9_007_199_254_740_992.0;
+
+/// Compound TCP: a loss-based window `cwnd` plus a delay-based window `dwnd`;
+/// the sender may have `win = cwnd + dwnd` bytes in flight (§3 of the paper;
+/// the receiver window `awnd` of `min(cwnd + dwnd, awnd)` is QUIC flow
+/// control's business, not ours).
+///
+/// - `cwnd` is Reno's (§3.1): slow start `cwnd += acked` below `ssthresh`
+///   (RFC 9002 §7.3.1); in congestion avoidance `cwnd += 1 / win` packets per
+///   acked packet, i.e. `mss * acked / win` bytes, so that `win` as a whole
+///   grows by one packet per RTT from `cwnd` alone.
+/// - `dwnd` (§3.2) changes once per round (a round ends with the first ACK of
+///   a packet sent after the previous round ended, as in Vegas), from
+///   `diff = (win / BaseRTT - win / RTT) * BaseRTT` packets, where `BaseRTT`
+///   is the smallest RTT seen, `RTT` the smallest sample of the round and
+///   `win` the window at the round's end:
+///   - `diff < gamma`: `dwnd += max(alpha * win^k - 1, 0)` (packets), so that
+///     with `cwnd`'s packet `win` grows by `alpha * win^k` per RTT;
+///   - `diff >= gamma`: `dwnd = max(dwnd - zeta * diff, 0)`.
+/// - Loss or ECN, at most once per round trip (RFC 9002 §7.3.2):
+///   `dwnd = max(win * (1 - beta) - cwnd / 2, 0)`, `cwnd = cwnd / 2`, so that
+///   `win` becomes `max(win * (1 - beta), cwnd / 2)`. The paper does not set
+///   `ssthresh`; we use Reno's, the halved `cwnd`, so congestion avoidance
+///   resumes at once. `cwnd` never drops below RFC 9002's minimum window.
+/// - Persistent congestion (the retransmission-timeout analogue, RFC 9002
+///   §7.6.2): `cwnd = kMinimumWindow`, `dwnd = 0`, slow start.
+/// - `dwnd` stays 0 in slow start (the paper: the delay-based component
+///   only acts in congestion avoidance) and does not change during recovery.
+///   While application-limited (RFC 9002 §7.8) neither window grows; `dwnd`
+///   may still shrink on a queue.
 #[derive(Debug, Clone)]
 pub struct Compound {
     config: CompoundConfig,
     mss: u64,
+    /// The loss-based window `cwnd`, bytes.
+    cwnd: f64,
+    /// The delay-based window `dwnd`, bytes.
+    dwnd: f64,
+    /// Slow-start threshold for `cwnd`, bytes; infinite until the first reduction.
+    ssthresh: f64,
+    /// `BaseRTT`: the smallest non-zero RTT seen.
+    base_rtt: Option<Duration>,
+    /// When the current round began; it ends with the ACK of a packet sent at
+    /// or after this instant. `None` before the first ACK.
+    round_start: Option<Instant>,
+    /// Smallest non-zero RTT sample of the current round.
+    round_min_rtt: Option<Duration>,
+    /// Whether any ACK of the current round was application-limited.
+    round_app_limited: bool,
+    /// `diff` of the last round, packets.
+    diff: f64,
+    recovery: Recovery,
 }
 
 impl Compound {
-    /// A CUBIC controller for a path with maximum datagram size `mss` bytes.
+    /// A Compound TCP controller for a path with maximum datagram size `mss` bytes.
     pub fn new(config: CompoundConfig, mss: u64) -> Self {
-        Self { config, mss }
+        Self {
+            config,
+            mss,
+            cwnd: initial_window(mss) as f64,
+            dwnd: 0.0,
+            ssthresh: f64::INFINITY,
+            base_rtt: None,
+            round_start: None,
+            round_min_rtt: None,
+            round_app_limited: false,
+            diff: 0.0,
+            recovery: Recovery::default(),
+        }
+    }
+
+    fn mss_f64(&self) -> f64 {
+        self.mss.max(1) as f64
+    }
+
+    fn min_window(&self) -> f64 {
+        minimum_window(self.mss) as f64
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// The end of a round: `diff` and the `dwnd` control law (§3.2).
+    fn end_round(&mut self, app_limited: bool) {
+        let rtt = self.round_min_rtt.take();
+        let (Some(base), Some(rtt)) = (self.base_rtt, rtt) else {
+            return;
+        };
+        let (base, rtt) = (base.as_secs_f64(), rtt.as_secs_f64());
+        let mss = self.mss_f64();
+        let win = (self.cwnd + self.dwnd) / mss;
+        // (win / BaseRTT - win / RTT) * BaseRTT = win * (RTT - BaseRTT) / RTT.
+        let diff = (win * (rtt - base) / rtt).max(0.0);
+        self.diff = if diff.is_finite() { diff } else { 0.0 };
+        if self.recovery.is_open() || self.in_slow_start() {
+            return;
+        }
+        let c = &self.config;
+        if self.diff < c.gamma {
+            if !app_limited {
+                let step = (c.alpha * win.powf(c.k) - 1.0).max(0.0) * mss;
+                self.dwnd = (self.dwnd + step).min(MAX_WINDOW - self.cwnd).max(0.0);
+            }
+        } else {
+            self.dwnd = (self.dwnd - c.zeta * self.diff * mss).max(0.0);
+        }
     }
 }
 
 impl CongestionController for Compound {
-    fn on_ack(&mut self, _now: Instant, _ack: &Ack) {
-        todo!("helper")
+    fn on_ack(&mut self, now: Instant, ack: &Ack) {
+        let inside_recovery = self.recovery.on_ack(ack.sent);
+        for sample in [ack.rtt.min, ack.rtt.latest] {
+            if sample > Duration::ZERO && self.base_rtt.is_none_or(|b| sample < b) {
+                self.base_rtt = Some(sample);
+            }
+        }
+        match self.round_start {
+            None => self.round_start = Some(now),
+            Some(start) if ack.sent >= start => {
+                let app_limited = self.round_app_limited || ack.app_limited;
+                self.end_round(app_limited);
+                self.round_start = Some(now);
+                self.round_app_limited = false;
+            }
+            Some(_) => {}
+        }
+        let latest = ack.rtt.latest;
+        if latest > Duration::ZERO && self.round_min_rtt.is_none_or(|r| latest < r) {
+            self.round_min_rtt = Some(latest);
+        }
+        self.round_app_limited |= ack.app_limited;
+        if inside_recovery || ack.app_limited {
+            return;
+        }
+        let acked = ack.bytes as f64;
+        if self.in_slow_start() {
+            self.cwnd += acked;
+        } else {
+            // §3.1: cwnd += 1 / (cwnd + dwnd) packets per acked packet.
+            self.cwnd += self.mss_f64() * acked / (self.cwnd + self.dwnd).max(1.0);
+        }
+        self.cwnd = self.cwnd.min(MAX_WINDOW);
+        self.dwnd = self.dwnd.min(MAX_WINDOW - self.cwnd);
     }
-    fn on_congestion(&mut self, _now: Instant, _event: &Congestion) {
-        todo!("helper")
+
+    fn on_congestion(&mut self, now: Instant, event: &Congestion) {
+        if self.recovery.enter(now, event.sent) {
+            // §3.2: dwnd = (win (1 - beta) - cwnd / 2)^+, and Reno's cwnd / 2.
+            let win = self.cwnd + self.dwnd;
+            let cwnd = (self.cwnd / 2.0).max(self.min_window());
+            self.dwnd = (win * (1.0 - self.config.beta) - cwnd).max(0.0);
+            self.cwnd = cwnd;
+            self.ssthresh = cwnd;
+        }
+        if event.kind == CongestionKind::PersistentCongestion {
+            // RFC 9002 §7.6.2 / Appendix B.8: minimum window, slow start.
+            self.cwnd = self.min_window();
+            self.dwnd = 0.0;
+            self.recovery.reset();
+        }
     }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
+        self.cwnd = self.cwnd.max(self.min_window());
     }
+
     fn window(&self) -> u64 {
-        todo!("helper")
+        // `as` saturates; both parts are finite and their sum is capped.
+        ((self.cwnd + self.dwnd) as u64).max(minimum_window(self.mss))
     }
+
     fn initial_window(&self) -> u64 {
-        crate::controller::initial_window(self.mss)
+        initial_window(self.mss)
     }
+
     fn snapshot(&self) -> Snapshot {
-        let _ = &self.config;
-        todo!("helper")
+        Snapshot {
+            cwnd_bytes: self.window(),
+            ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
+            phase: if self.recovery.is_open() {
+                Phase::Recovery
+            } else if self.in_slow_start() {
+                Phase::SlowStart
+            } else {
+                Phase::CongestionAvoidance
+            },
+            state: AlgorithmState::Compound {
+                cwnd_bytes: self.cwnd as u64,
+                dwnd_bytes: self.dwnd as u64,
+                diff_packets: self.diff,
+            },
+        }
     }
+
     fn clone_box(&self) -> Box<dyn CongestionController> {
         Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::RttSample;
+    use crate::testutil::*;
+
+    const BASE: Duration = Duration::from_millis(20);
+    const PKT: f64 = MSS as f64;
+
+    /// Compound in congestion avoidance at `cwnd` packets; the path's minimum
+    /// RTT is `BASE`, ACKs arrive after `rtt`; one round has been measured.
+    fn in_ca(cfg: CompoundConfig, cwnd: u64, rtt: Duration) -> Harness<Compound> {
+        let mut h = Harness::new(Compound::new(cfg, MSS), rtt);
+        h.min_rtt = Some(BASE);
+        h.cc.cwnd = (cwnd * MSS) as f64;
+        h.cc.ssthresh = h.cc.cwnd;
+        h.round(); // starts the first round and collects its RTT samples
+        h
+    }
+
+    #[test]
+    fn dwnd_grows_by_the_binomial_law_without_queueing() {
+        let mut h = in_ca(CompoundConfig::default(), 20, BASE);
+        // Make the window at the round's end a round 100 packets.
+        h.cc.cwnd = 60.0 * PKT;
+        h.cc.dwnd = 40.0 * PKT;
+        let acked_before = h.acked_total;
+        h.round();
+        // By hand: win = 100, alpha * win^k - 1 = 0.125 * 100^0.75 - 1
+        // = 0.125 * 31.6228 - 1 = 2.9528 packets.
+        let step = 0.125 * 100f64.powf(0.75) - 1.0;
+        assert!((step - 2.952_847_075).abs() < 1e-6);
+        assert!((h.cc.dwnd - (40.0 + step) * PKT).abs() < 1e-6, "{}", h.cc.dwnd);
+        // Over the same round cwnd gained 1/win packets per acked packet (win
+        // is 102.95 packets once the round's first ACK has grown dwnd), so a
+        // full window of ACKs adds one packet and win grows by alpha * win^k.
+        let acked = (h.acked_total - acked_before) as f64 / PKT;
+        let gained = h.cc.cwnd / PKT - 60.0;
+        let win = 100.0 + step;
+        assert!(gained > acked / (win + 1.0) && gained <= acked / win, "{gained}");
+        match h.cc.snapshot().state {
+            AlgorithmState::Compound {
+                cwnd_bytes,
+                dwnd_bytes,
+                diff_packets,
+            } => {
+                assert_eq!(diff_packets, 0.0);
+                assert_eq!(cwnd_bytes, h.cc.cwnd as u64);
+                assert_eq!(dwnd_bytes, h.cc.dwnd as u64);
+            }
+            s => panic!("{s:?}"),
+        }
+        assert_eq!(h.cc.snapshot().cwnd_bytes, h.cc.window());
+        // Small windows: alpha * win^k < 1 leaves dwnd alone (the ^+ of §3.2).
+        let mut h = in_ca(CompoundConfig::default(), 10, BASE);
+        h.round();
+        assert_eq!(h.cc.dwnd, 0.0);
+    }
+
+    #[test]
+    fn dwnd_shrinks_by_zeta_diff_once_delay_builds() {
+        // RTT = 32 ms over BaseRTT = 20 ms, win = 100 packets:
+        // diff = 100 * 12 / 32 = 37.5 >= gamma = 30.
+        let mut h = in_ca(CompoundConfig::default(), 20, Duration::from_millis(32));
+        h.cc.cwnd = 50.0 * PKT;
+        h.cc.dwnd = 50.0 * PKT;
+        h.round();
+        let diff = match h.cc.snapshot().state {
+            AlgorithmState::Compound { diff_packets, .. } => diff_packets,
+            s => panic!("{s:?}"),
+        };
+        assert!((diff - 37.5).abs() < 1e-9);
+        assert!((h.cc.dwnd - 12.5 * PKT).abs() < 1e-6, "{}", h.cc.dwnd);
+        // zeta scales the decrease.
+        let cfg = CompoundConfig {
+            zeta: 0.5,
+            ..CompoundConfig::default()
+        };
+        let mut h = in_ca(cfg, 20, Duration::from_millis(32));
+        h.cc.cwnd = 50.0 * PKT;
+        h.cc.dwnd = 50.0 * PKT;
+        h.round();
+        assert!((h.cc.dwnd - (50.0 - 0.5 * 37.5) * PKT).abs() < 1e-6);
+        // Below gamma dwnd still grows although packets are queued.
+        let mut h = in_ca(CompoundConfig::default(), 20, Duration::from_millis(25));
+        h.cc.cwnd = 50.0 * PKT;
+        h.cc.dwnd = 50.0 * PKT;
+        h.round(); // diff = 100 * 5 / 25 = 20 < 30
+        assert!(h.cc.dwnd > 52.0 * PKT);
+    }
+
+    #[test]
+    fn loss_cuts_total_window_by_beta_and_sets_dwnd_per_formula() {
+        for (beta, cwnd, dwnd, want_cwnd, want_dwnd) in [
+            // win = 100: dwnd = 100 * 0.5 - 30 = 20, win -> 50 = win * (1 - beta).
+            (0.5, 60.0, 40.0, 30.0, 20.0),
+            // beta = 0.3: dwnd = 100 * 0.7 - 30 = 40, win -> 70.
+            (0.3, 60.0, 40.0, 30.0, 40.0),
+            // dwnd would be negative: win -> cwnd / 2 alone.
+            (0.8, 100.0, 0.0, 50.0, 0.0),
+        ] {
+            let cfg = CompoundConfig {
+                beta,
+                ..CompoundConfig::default()
+            };
+            let mut h = in_ca(cfg, 20, BASE);
+            h.cc.cwnd = cwnd * PKT;
+            h.cc.dwnd = dwnd * PKT;
+            let sent = h.now - BASE / 2;
+            h.lose(sent, CongestionKind::Loss);
+            h.lose(sent, CongestionKind::Loss); // same flight: once per RTT
+            h.lose(h.now, CongestionKind::Ecn);
+            assert!((h.cc.cwnd - want_cwnd * PKT).abs() < 1e-6, "{beta}");
+            assert!((h.cc.dwnd - want_dwnd * PKT).abs() < 1e-6, "{beta}");
+            assert_eq!(h.cc.window(), ((want_cwnd + want_dwnd) * PKT) as u64);
+            assert_eq!(h.cc.snapshot().cwnd_bytes, h.cc.window());
+            assert_eq!(h.cc.snapshot().ssthresh_bytes, Some((want_cwnd * PKT) as u64));
+            assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
+        }
+    }
+
+    #[test]
+    fn slow_start_is_renos_and_keeps_dwnd_zero() {
+        let mut h = Harness::new(Compound::new(CompoundConfig::default(), MSS), BASE);
+        for w in [24_000, 48_000, 96_000, 192_000] {
+            h.round();
+            assert_eq!(h.cc.window(), w);
+            assert_eq!(h.cc.dwnd, 0.0);
+        }
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_both_windows() {
+        let mut h = in_ca(CompoundConfig::default(), 60, BASE);
+        h.cc.dwnd = 40.0 * PKT;
+        h.lose(h.now, CongestionKind::PersistentCongestion);
+        assert_eq!(h.cc.window(), 2 * MSS);
+        assert_eq!(h.cc.dwnd, 0.0);
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+        h.flight.clear();
+        h.advance(BASE);
+        h.round();
+        assert_eq!(h.cc.window(), 4 * MSS);
+    }
+
+    #[test]
+    fn no_growth_while_app_limited() {
+        let mut h = in_ca(CompoundConfig::default(), 60, BASE);
+        h.cc.dwnd = 40.0 * PKT;
+        let w = h.cc.window();
+        h.app_limited = true;
+        for _ in 0..5 {
+            h.round();
+        }
+        assert_eq!(h.cc.window(), w);
+    }
+
+    #[test]
+    fn window_stays_finite_and_above_minimum_with_odd_inputs() {
+        let mut cc = Compound::new(CompoundConfig::default(), MSS);
+        let t0 = Instant::now();
+        let mut now = t0;
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let durations = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(20),
+            Duration::from_secs(1_000_000),
+            Duration::MAX,
+        ];
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let pick = |n: u64| durations[(n % durations.len() as u64) as usize];
+            now += Duration::from_micros(x % 50_000);
+            let rtt = RttSample {
+                latest: pick(x >> 8),
+                smoothed: pick(x >> 16),
+                min: pick(x >> 24),
+            };
+            match x % 23 {
+                0 | 1 => cc.on_congestion(
+                    now,
+                    &Congestion {
+                        kind: if x % 23 == 0 {
+                            CongestionKind::Loss
+                        } else {
+                            CongestionKind::PersistentCongestion
+                        },
+                        sent: now,
+                        lost_bytes: MSS,
+                    },
+                ),
+                2 => cc.on_mtu_update([1200, 1500, 9000, 1][(x >> 32) as usize % 4]),
+                _ => cc.on_ack(
+                    now,
+                    &Ack {
+                        sent: now.checked_sub(rtt.latest).unwrap_or(t0).max(t0),
+                        bytes: (x >> 40) & 0xffff,
+                        rtt,
+                        app_limited: i % 7 == 0,
+                    },
+                ),
+            }
+            let snap = cc.snapshot();
+            assert_eq!(snap.cwnd_bytes, cc.window());
+            assert!(cc.window() >= minimum_window(cc.mss));
+            assert!(cc.cwnd.is_finite() && cc.dwnd.is_finite() && cc.dwnd >= 0.0);
+            assert!(cc.diff.is_finite() && cc.diff >= 0.0);
+        }
     }
 }

@@ -1,4 +1,9 @@
-//! The throughput-guarantee controller of seed 000 (Yamanegi, Hasegawa, Murata).
+//! The throughput-guarantee controller of seed 000 (Yamanegi, Hasegawa, Murata):
+//! TCP Reno whose congestion-avoidance slope `k` is chosen at every ACK so that
+//! the mean throughput of every evaluation slot reaches a target `bw`.
+//!
+//! Section numbers (§2.x) refer to the paper (`seeds/000_33a4fb7fcfdfab56.txt`),
+//! the rules as fixed by the project to `seeds/DIGEST.md` §000.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -6,7 +11,10 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{Ack, Congestion, CongestionController, Snapshot};
+use crate::controller::{
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    minimum_window,
+};
 use crate::units::Rate;
 
 /// Length of the evaluation slot `t` (seed 000 §Inputs).
@@ -84,42 +92,976 @@ impl GuaranteeConfig {
     }
 }
 
-/// The throughput-guarantee controller.
+/// The throughput-guarantee controller (seed 000, Yamanegi, Hasegawa, Murata).
+///
+/// Units are bytes and seconds; where the paper's formulas are in packets,
+/// `packets = bytes / mss` with the current maximum datagram size.
+///
+/// # Window (§2.1, Reno base)
+///
+/// - Slow start at connection start and after persistent congestion: exactly
+///   Reno, `cwnd += acked bytes` while `cwnd < ssthresh` (RFC 9002 §7.3.1).
+/// - Congestion avoidance, per ACK: `cwnd += k * mss * acked / cwnd`, the
+///   paper's `cwnd <- cwnd + k / cwnd` in bytes (Reno is `k = 1`).
+/// - Loss or ECN: `ssthresh = cwnd / 2`, `cwnd = ssthresh` (not below the
+///   minimum window), once per round trip (RFC 9002 §7.3.2).
+/// - Persistent congestion (the timeout analogue): `cwnd` = RFC 9002's minimum
+///   window of 2 datagrams (§7.2); the paper's Reno uses 1 packet. Slow start again.
+/// - No growth in recovery or while application-limited (RFC 9002 §7.8, as
+///   [`NewReno`](crate::NewReno)); the slot bookkeeping and `k` are updated anyway.
+///
+/// # Slots (§2.2, §2.3)
+///
+/// - The evaluation slot is `d` RTTs. With [`EvalLength::Time`]`(t)`,
+///   `d = t / min_rtt` is computed once, when the first evaluation slot starts,
+///   and rounded to the nearest power of two *in log scale*
+///   (`2^round(log2(t / min_rtt))`), at least 2 (at most 2^30).
+/// - The control slot is `s` RTTs: initially [`GuaranteeConfig::slot_rtts`] or
+///   `d / 2`, clamped to `[2, d]`; `d / s` control slots per evaluation slot.
+/// - Slots start at the first ACK (the first RTT sample; ACKs before any
+///   non-zero RTT is known are not counted). For that very first slot, `srtt_1`
+///   is the ACK's own RTT (`latest`), because RFC 9002 §5.3 initialises
+///   `smoothed_rtt` to the first sample while a transport may still report its
+///   initial guess (quinn-proto's 333 ms) at that moment. Later slots take
+///   `srtt_i` = the smoothed RTT of the ACK that starts them. Slots run during
+///   slow start and recovery too: throughput counts regardless of phase.
+///   Until then snapshots report `control_slot = 1`, `goal = bw`, and (with
+///   [`EvalLength::Time`]) `eval_rtts = slot_rtts = 0`.
+/// - No timer: an ACK arriving at least `srtt_i * s` after slot `i` began ends
+///   it with `tput_i = bytes acked in the slot / actual elapsed time`, and
+///   starts slot `i + 1` at that instant. An ACK belongs to the slot running
+///   after this check (slots are half-open, `[start_i, start_{i+1})`).
+/// - A long gap without ACKs (several slots' worth) is absorbed into the
+///   running slot: it ends at the first ACK after the gap, its throughput is
+///   taken over the whole gap (so the deficit shows), and it counts as *one*
+///   control slot; the next slot starts at that ACK.
+/// - Goal: `g_1 = bw`, `g_i = bw + (g_{i-1} - tput_{i-1})`; the carry is
+///   discarded when the evaluation slot ends. Slot `i` *missed* its goal if
+///   `tput_i < g_i`.
+///
+/// # Slope (§2.4)
+///
+/// At every ACK, after the slot bookkeeping and before this ACK grows the
+/// window, `k = max(k_min, min(k_bw, k_max))` with
+///
+/// - `k_bw` from [`Guarantee::k_bw`] (the digest's closed form, with
+///   `n_j = floor(elapsed / srtt_i)` and the ACK counter including this ACK);
+/// - `k_max`, with `A` and `P` in packets/s and `c = kmax_cwnd` (default 2:
+///   eqs. (4)/(5) subtract `cwnd`, the paper's summary `2 * cwnd`):
+///   - uncongested (no earlier control slot of this evaluation slot missed):
+///     `k_max = A * srtt_i - c * cwnd`;
+///   - congested: `k_max = min(A + g_i - avgA_{i-1}, P) * srtt_i - c * cwnd`,
+///     where `avgA_{i-1}` is the time-weighted mean of `A` over the previous
+///     control slot (`A` is sampled at each ACK and held until the next one;
+///     intervals where `A` was unknown are left out; if it was unknown for the
+///     whole slot, the current `A` stands in, giving `min(g_i, P)`).
+///   - `A` unknown (no source, or the source returns `None`) means unlimited:
+///     no `k_max` when uncongested, and `P * srtt_i - c * cwnd` when congested.
+///     `P` comes from the source, else [`GuaranteeConfig::physical`], else is
+///     unlimited.
+///
+/// # Dynamic `s` (§2.5)
+///
+/// When an evaluation slot ends (its `d / s`-th control slot closed), with its
+/// throughput = bytes acked in it / its duration:
+///
+/// - halve `s` (not below 2) if the evaluation slot was *congested* and missed `bw`;
+/// - double `s` (not above `d`) if it was not congested, met `bw`, and
+///   `cwnd / srtt >= bw` at its end (the paper prints `cwnd * srtt`, a typo;
+///   `srtt` is the smoothed RTT of the closing ACK);
+/// - otherwise keep `s`. The new `s` applies from the next evaluation slot.
+///
+/// An evaluation slot counts as congested if *any* of its control slots missed
+/// its goal, the last one included. The last slot's miss would have switched
+/// `k_max` to eq. (5) had the evaluation slot continued; counting only slots
+/// that actually ran under eq. (5) would make `s = d` (one control slot)
+/// absorbing, since that slot can never run congested, whereas the paper's
+/// Fig. 5 shows `s` shrinking after a calm phase in which it could grow.
 #[derive(Debug, Clone)]
 pub struct Guarantee {
     config: GuaranteeConfig,
     mss: u64,
     bandwidth: Option<Arc<dyn BandwidthSource>>,
+    /// Target `bw`, bytes per second.
+    bw: f64,
+    /// Congestion window, bytes.
+    cwnd: f64,
+    /// Slow-start threshold, bytes; infinite until the first reduction.
+    ssthresh: f64,
+    recovery: Recovery,
+    /// Current slope, packets per RTT.
+    k: f64,
+    /// `d`; 0 until known ([`EvalLength::Time`] before the first ACK).
+    eval_rtts: u32,
+    /// `s`; 0 until `d` is known.
+    slot_rtts: u32,
+    /// Slot bookkeeping, from the first ACK on.
+    slots: Option<Slots>,
+    /// The last `A` read, bytes per second.
+    available: Option<f64>,
+    /// Throughput of the last completed evaluation slot, bytes per second.
+    last_eval_throughput: Option<f64>,
+    /// Completed evaluation slots.
+    evals_completed: u64,
+    /// Completed evaluation slots whose throughput reached `bw`.
+    evals_met: u64,
+}
+
+/// Upper bound on the window, bytes: keeps it finite and inside a `u64`.
+const MAX_CWND: f64 = 1e15;
+
+/// Largest `d` that [`EvalLength::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
+const MAX_EVAL_LOG2: f64 = 30.0;
+
+/// Evaluation- and control-slot state.
+#[derive(Debug, Clone, Copy)]
+struct Slots {
+    /// When the current evaluation slot began.
+    eval_start: Instant,
+    /// Bytes acked in the current evaluation slot.
+    eval_acked: u64,
+    /// `i`, the current control slot, from 1.
+    index: u32,
+    /// When control slot `i` began.
+    start: Instant,
+    /// `srtt_i`, never zero.
+    srtt: Duration,
+    /// Bytes acked in control slot `i` (`ack^{n_j} - ack^0`).
+    acked: u64,
+    /// `g_i`, bytes per second.
+    goal: f64,
+    /// An earlier control slot of this evaluation slot missed its goal.
+    congested: bool,
+    /// Integral of `A` over slot `i` so far, bytes.
+    a_bytes: f64,
+    /// Seconds of slot `i` over which `A` was known.
+    a_secs: f64,
+    /// Up to when `A` has been integrated.
+    a_until: Instant,
+    /// `avgA_{i-1}`, bytes per second; `None` if `A` was never known in it.
+    prev_avg_a: Option<f64>,
+}
+
+impl Slots {
+    fn new(now: Instant, srtt: Duration, bw: f64) -> Self {
+        Self {
+            eval_start: now,
+            eval_acked: 0,
+            index: 1,
+            start: now,
+            srtt,
+            acked: 0,
+            goal: bw,
+            congested: false,
+            a_bytes: 0.0,
+            a_secs: 0.0,
+            a_until: now,
+            prev_avg_a: None,
+        }
+    }
+
+    /// `A` was `available` from the last ACK until `now` (piecewise constant).
+    fn integrate_available(&mut self, now: Instant, available: Option<f64>) {
+        if let Some(a) = available {
+            let dt = now.saturating_duration_since(self.a_until).as_secs_f64();
+            self.a_bytes += a * dt;
+            self.a_secs += dt;
+        }
+        self.a_until = now;
+    }
+
+    /// Start the next control slot at `now`.
+    fn begin_control_slot(&mut self, now: Instant, srtt: Duration) {
+        self.start = now;
+        self.srtt = srtt;
+        self.acked = 0;
+        self.a_bytes = 0.0;
+        self.a_secs = 0.0;
+        self.a_until = now;
+    }
 }
 
 impl Guarantee {
     /// A guarantee controller reading `A` and `P` from `bandwidth`.
     pub fn new(config: GuaranteeConfig, mss: u64, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
-        Self { config, mss, bandwidth }
+        let (eval_rtts, slot_rtts) = match config.eval {
+            EvalLength::Rtts(d) => {
+                let d = d.max(2);
+                (d, initial_slot_rtts(config.slot_rtts, d))
+            }
+            EvalLength::Time(_) => (0, 0),
+        };
+        Self {
+            bw: config.target.bytes_per_sec(),
+            k: config.k_min,
+            config,
+            mss,
+            bandwidth,
+            cwnd: initial_window(mss) as f64,
+            ssthresh: f64::INFINITY,
+            recovery: Recovery::default(),
+            eval_rtts,
+            slot_rtts,
+            slots: None,
+            available: None,
+            last_eval_throughput: None,
+            evals_completed: 0,
+            evals_met: 0,
+        }
+    }
+
+    /// The slope `k_bw` (packets per RTT) that makes control slot `i` reach its
+    /// goal, the digest's closed form of §2.4 (all quantities in packets/RTTs):
+    ///
+    /// ```text
+    /// m    = s - n - 1
+    /// k_bw = 2 * (goal - m * cwnd - acked) / (m * (m + 1))
+    /// ```
+    ///
+    /// `goal = g_i * srtt_i * s` is what the slot must deliver, `n` the whole
+    /// RTTs elapsed in the slot, `cwnd` the window and `acked` what the slot
+    /// has delivered so far. Over the remaining `m` RTTs (the slot minus one RTT
+    /// to see the ACK and one for a retransmission) a window growing by `k` per
+    /// RTT sends `m * cwnd + k * m * (m + 1) / 2`. The paper's eq. (2) writes
+    /// `(s - n + 1) * cwnd`, its closed form `(s - n - 1)`; we use the latter.
+    ///
+    /// Near the slot end `m <= 0` and the formula is undefined; we then take
+    /// `m = 1`: the missing packets are to be sent within one more RTT beyond
+    /// the current window, `k_bw = goal - acked - cwnd` (the caller clamps it).
+    ///
+    /// ```
+    /// use tput_cc::Guarantee;
+    /// assert_eq!(Guarantee::k_bw(100.0, 8.0, 2.0, 10.0, 20.0), 2.0); // m = 5
+    /// assert_eq!(Guarantee::k_bw(100.0, 8.0, 7.0, 10.0, 60.0), 30.0); // m = 0 -> 1
+    /// ```
+    pub fn k_bw(goal_pkts: f64, s: f64, n: f64, cwnd_pkts: f64, acked_pkts: f64) -> f64 {
+        let m = s - n - 1.0;
+        if m <= 0.0 {
+            goal_pkts - acked_pkts - cwnd_pkts
+        } else {
+            2.0 * (goal_pkts - m * cwnd_pkts - acked_pkts) / (m * (m + 1.0))
+        }
+    }
+
+    /// The current slope `k`, packets per RTT (`k_min` until the first ACK).
+    pub fn k(&self) -> f64 {
+        self.k
+    }
+
+    /// The control slot length `s` in RTTs; `None` until `d` is known.
+    pub fn slot_rtts(&self) -> Option<u32> {
+        (self.slot_rtts != 0).then_some(self.slot_rtts)
+    }
+
+    /// The evaluation slot length `d` in RTTs; with [`EvalLength::Time`],
+    /// `None` until the first ACK.
+    pub fn eval_rtts(&self) -> Option<u32> {
+        (self.eval_rtts != 0).then_some(self.eval_rtts)
+    }
+
+    /// Throughput of the last completed evaluation slot, bytes per second.
+    pub fn last_eval_throughput(&self) -> Option<f64> {
+        self.last_eval_throughput
+    }
+
+    /// `(completed, met)`: evaluation slots completed so far, and how many of
+    /// them reached the target.
+    pub fn evaluations(&self) -> (u64, u64) {
+        (self.evals_completed, self.evals_met)
+    }
+
+    /// Slot bookkeeping and the slope for an ACK at `now`.
+    fn track(&mut self, now: Instant, ack: &Ack) {
+        let available = self
+            .bandwidth
+            .as_ref()
+            .and_then(|b| b.available(now))
+            .filter(|a| a.is_finite() && *a >= 0.0);
+        let mut slots = match self.slots {
+            Some(mut slots) => {
+                slots.integrate_available(now, self.available);
+                if now.saturating_duration_since(slots.start) >= slots.srtt * self.slot_rtts {
+                    self.close_control_slot(&mut slots, now, ack.rtt.smoothed);
+                }
+                slots
+            }
+            None => match self.first_slots(now, ack) {
+                Some(slots) => slots,
+                None => {
+                    self.available = available;
+                    return;
+                }
+            },
+        };
+        self.available = available;
+        slots.acked += ack.bytes;
+        slots.eval_acked += ack.bytes;
+        self.k = self.slope(now, &slots);
+        self.slots = Some(slots);
+    }
+
+    /// The first evaluation slot, started by the first ACK with an RTT sample.
+    fn first_slots(&mut self, now: Instant, ack: &Ack) -> Option<Slots> {
+        let rtt = &ack.rtt;
+        // RFC 9002 §5.3: the first sample initialises smoothed_rtt to latest_rtt.
+        let srtt = if rtt.latest.is_zero() { rtt.smoothed } else { rtt.latest };
+        if srtt.is_zero() {
+            return None;
+        }
+        if let EvalLength::Time(t) = self.config.eval
+            && self.eval_rtts == 0
+        {
+            let min = match (rtt.min.is_zero(), rtt.latest.is_zero()) {
+                (false, false) => rtt.min.min(rtt.latest),
+                (false, true) => rtt.min,
+                (true, _) => rtt.latest,
+            };
+            if min.is_zero() {
+                return None;
+            }
+            self.eval_rtts = eval_rtts_for(t, min);
+            self.slot_rtts = initial_slot_rtts(self.config.slot_rtts, self.eval_rtts);
+        }
+        Some(Slots::new(now, srtt, self.bw))
+    }
+
+    /// Close control slot `i` at `now`; maybe the evaluation slot; start the next.
+    fn close_control_slot(&mut self, slots: &mut Slots, now: Instant, srtt_now: Duration) {
+        let elapsed = now.saturating_duration_since(slots.start).as_secs_f64();
+        let tput = slots.acked as f64 / elapsed;
+        if tput < slots.goal {
+            slots.congested = true;
+        }
+        slots.prev_avg_a = (slots.a_secs > 0.0).then(|| slots.a_bytes / slots.a_secs);
+        let srtt = if srtt_now.is_zero() { slots.srtt } else { srtt_now };
+        if slots.index >= (self.eval_rtts / self.slot_rtts).max(1) {
+            self.close_evaluation_slot(slots, now, srtt);
+            slots.eval_start = now;
+            slots.eval_acked = 0;
+            slots.index = 1;
+            slots.goal = self.bw;
+            slots.congested = false;
+        } else {
+            // §2.3: g_{i+1} = bw + (g_i - tput_i).
+            slots.index += 1;
+            slots.goal = self.bw + (slots.goal - tput);
+        }
+        slots.begin_control_slot(now, srtt);
+    }
+
+    /// §2.5: judge the evaluation slot ending at `now` and adapt `s`.
+    fn close_evaluation_slot(&mut self, slots: &Slots, now: Instant, srtt: Duration) {
+        let secs = now.saturating_duration_since(slots.eval_start).as_secs_f64();
+        let tput = slots.eval_acked as f64 / secs;
+        let met = tput >= self.bw;
+        self.last_eval_throughput = Some(tput);
+        self.evals_completed += 1;
+        self.evals_met += u64::from(met);
+        if slots.congested && !met {
+            self.slot_rtts = (self.slot_rtts / 2).max(2);
+        } else if !slots.congested && met && self.cwnd / srtt.as_secs_f64() >= self.bw {
+            self.slot_rtts = (self.slot_rtts * 2).min(self.eval_rtts);
+        }
+    }
+
+    /// `k = max(k_min, min(k_bw, k_max))`, §2.4.
+    fn slope(&self, now: Instant, slots: &Slots) -> f64 {
+        let mss = self.mss as f64;
+        let s = f64::from(self.slot_rtts);
+        let srtt = slots.srtt.as_secs_f64();
+        let elapsed = now.saturating_duration_since(slots.start);
+        let n = (elapsed.as_nanos() / slots.srtt.as_nanos()) as f64;
+        let cwnd_pkts = self.cwnd / mss;
+        let k_bw = Self::k_bw(slots.goal * srtt * s / mss, s, n, cwnd_pkts, slots.acked as f64 / mss);
+        k_bw.min(self.k_max(now, slots, srtt, cwnd_pkts)).max(self.config.k_min)
+    }
+
+    /// `k_max`, eqs. (4)/(5) with the factor `kmax_cwnd` on `cwnd`.
+    fn k_max(&self, now: Instant, slots: &Slots, srtt: f64, cwnd_pkts: f64) -> f64 {
+        let rate = match (self.available, slots.congested) {
+            (None, false) => return f64::INFINITY,
+            (Some(a), false) => a,
+            (None, true) => self.physical(now),
+            (Some(a), true) => {
+                let avg = slots.prev_avg_a.unwrap_or(a);
+                (a + slots.goal - avg).min(self.physical(now))
+            }
+        };
+        if rate.is_infinite() {
+            return f64::INFINITY;
+        }
+        rate * srtt / self.mss as f64 - self.config.kmax_cwnd * cwnd_pkts
+    }
+
+    /// `P`, bytes per second: from the source, else the configuration, else unlimited.
+    fn physical(&self, now: Instant) -> f64 {
+        self.bandwidth
+            .as_ref()
+            .and_then(|b| b.physical(now))
+            .filter(|p| p.is_finite() && *p > 0.0)
+            .or_else(|| self.config.physical.map(Rate::bytes_per_sec))
+            .unwrap_or(f64::INFINITY)
     }
 }
 
+/// `d = t / min_rtt` rounded to the nearest power of two in log scale, in `[2, 2^30]`.
+fn eval_rtts_for(t: Duration, min_rtt: Duration) -> u32 {
+    let ratio = t.as_nanos() as f64 / min_rtt.as_nanos() as f64;
+    let exp = ratio.log2().round().clamp(1.0, MAX_EVAL_LOG2);
+    1 << (exp as u32)
+}
+
+/// The initial `s`: configured or `d / 2`, clamped to `[2, d]`.
+fn initial_slot_rtts(configured: Option<u32>, d: u32) -> u32 {
+    configured.unwrap_or(d / 2).clamp(2, d.max(2))
+}
+
 impl CongestionController for Guarantee {
-    fn on_ack(&mut self, _now: Instant, _ack: &Ack) {
-        let _ = (&self.config, &self.bandwidth);
-        todo!("helper")
+    fn on_ack(&mut self, now: Instant, ack: &Ack) {
+        let in_recovery = self.recovery.on_ack(ack.sent);
+        self.track(now, ack);
+        if in_recovery || ack.app_limited {
+            return;
+        }
+        let acked = ack.bytes as f64;
+        if self.cwnd < self.ssthresh {
+            // §2.1: slow start exactly as Reno (RFC 9002 §7.3.1).
+            self.cwnd += acked;
+        } else {
+            // §2.1: cwnd <- cwnd + k / cwnd per packet, in bytes.
+            self.cwnd += self.k * self.mss as f64 * acked / self.cwnd;
+        }
+        self.cwnd = self.cwnd.min(MAX_CWND);
     }
-    fn on_congestion(&mut self, _now: Instant, _event: &Congestion) {
-        todo!("helper")
+
+    fn on_congestion(&mut self, now: Instant, event: &Congestion) {
+        let min = minimum_window(self.mss) as f64;
+        if self.recovery.enter(now, event.sent) {
+            // Reno's fast retransmit: halve, once per round trip (RFC 9002 §7.3.2).
+            self.ssthresh = (self.cwnd / 2.0).max(min);
+            self.cwnd = self.ssthresh;
+        }
+        if event.kind == CongestionKind::PersistentCongestion {
+            // The timeout analogue: RFC 9002 §7.6.2's minimum window (2 datagrams;
+            // the paper's Reno drops to 1 packet), then slow start again.
+            self.cwnd = min;
+            self.recovery.reset();
+        }
     }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
+        self.cwnd = self.cwnd.max(minimum_window(self.mss) as f64);
     }
+
     fn window(&self) -> u64 {
-        todo!("helper")
+        (self.cwnd as u64).max(minimum_window(self.mss))
     }
+
     fn initial_window(&self) -> u64 {
-        crate::controller::initial_window(self.mss)
+        initial_window(self.mss)
     }
+
     fn snapshot(&self) -> Snapshot {
-        todo!("helper")
+        Snapshot {
+            cwnd_bytes: self.window(),
+            ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
+            phase: if self.recovery.is_open() {
+                Phase::Recovery
+            } else if self.cwnd < self.ssthresh {
+                Phase::SlowStart
+            } else {
+                Phase::CongestionAvoidance
+            },
+            state: AlgorithmState::Guarantee {
+                k: self.k,
+                slot_rtts: self.slot_rtts,
+                eval_rtts: self.eval_rtts,
+                goal_bytes_per_sec: self.slots.map_or(self.bw, |s| s.goal),
+                control_slot: self.slots.map_or(1, |s| s.index),
+                congested: self.slots.is_some_and(|s| s.congested),
+                available_bytes_per_sec: self.available.unwrap_or(0.0),
+            },
+        }
     }
+
     fn clone_box(&self) -> Box<dyn CongestionController> {
         Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandwidth::SharedBandwidth;
+    use crate::testutil::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// The `AlgorithmState::Guarantee` fields of a snapshot.
+    #[derive(Debug, PartialEq)]
+    struct State {
+        k: f64,
+        slot_rtts: u32,
+        eval_rtts: u32,
+        goal: f64,
+        control_slot: u32,
+        congested: bool,
+        available: f64,
+    }
+
+    fn state(cc: &Guarantee) -> State {
+        match cc.snapshot().state {
+            AlgorithmState::Guarantee {
+                k,
+                slot_rtts,
+                eval_rtts,
+                goal_bytes_per_sec,
+                control_slot,
+                congested,
+                available_bytes_per_sec,
+            } => State {
+                k,
+                slot_rtts,
+                eval_rtts,
+                goal: goal_bytes_per_sec,
+                control_slot,
+                congested,
+                available: available_bytes_per_sec,
+            },
+            other => panic!("not a guarantee snapshot: {other:?}"),
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    #[track_caller]
+    fn assert_close(a: f64, b: f64) {
+        assert!(close(a, b), "{a} != {b}");
+    }
+
+    fn config(target_bytes_per_sec: u64, eval: EvalLength, slot: Option<u32>) -> GuaranteeConfig {
+        GuaranteeConfig {
+            eval,
+            slot_rtts: slot,
+            ..GuaranteeConfig::new(Rate::from_bytes_per_sec(target_bytes_per_sec))
+        }
+    }
+
+    fn harness(config: GuaranteeConfig, bw: Option<&SharedBandwidth>) -> Harness<Guarantee> {
+        let source = bw.map(|b| Arc::new(b.clone()) as Arc<dyn BandwidthSource>);
+        Harness::new(Guarantee::new(config, MSS, source), RTT)
+    }
+
+    /// Acknowledge `bytes` at `t0 + ms` (sent one RTT earlier; srtt = min RTT = 20 ms).
+    fn ack_at(h: &mut Harness<Guarantee>, t0: Instant, ms: u64, bytes: u64) {
+        h.now = t0 + Duration::from_millis(ms);
+        h.ack(bytes);
+    }
+
+    /// Bytes per second as SharedBandwidth's bits per second.
+    fn bits(bytes_per_sec: u64) -> u64 {
+        bytes_per_sec * 8
+    }
+
+    // ---- Reno base -------------------------------------------------------
+
+    #[test]
+    fn slow_start_is_reno() {
+        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        assert_eq!(h.cc.window(), 12_000);
+        h.round();
+        assert_eq!(h.cc.window(), 24_000);
+        h.round();
+        assert_eq!(h.cc.window(), 48_000);
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, None);
+    }
+
+    #[test]
+    fn loss_halves_once_per_round_trip() {
+        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        h.round();
+        h.round();
+        let before = h.cc.window(); // 48_000
+        let sent = h.now - RTT / 2;
+        for _ in 0..3 {
+            h.lose(sent, CongestionKind::Loss);
+        }
+        assert_eq!(h.cc.window(), before / 2);
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(before / 2));
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
+        h.ack_sent_at(sent, MSS); // sent before the reduction: no growth
+        assert_eq!(h.cc.window(), before / 2);
+        // Recovery ends with the ACK of a packet sent after it began; that ACK
+        // grows the window by k * mss * mss / cwnd = 1200 * 1200 / 24000 = 60.
+        h.advance(RTT + MS);
+        h.ack(MSS);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        assert_eq!(h.cc.window(), 24_060);
+        h.lose(h.now - RTT / 4, CongestionKind::Loss);
+        assert_eq!(h.cc.window(), 12_030);
+        // ECN reduces like loss.
+        h.advance(RTT);
+        h.lose(h.now, CongestionKind::Ecn);
+        assert_eq!(h.cc.window(), 6_015);
+    }
+
+    #[test]
+    fn congestion_avoidance_at_k_min_is_reno() {
+        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        h.round();
+        h.lose(h.now - RTT / 2, CongestionKind::Loss); // cwnd = ssthresh = 12_000
+        assert_eq!(h.cc.window(), 12_000);
+        h.round(); // acks of the flight sent before the reduction: no growth
+        assert_eq!(h.cc.window(), 12_000);
+        h.round(); // 10 acks, each cwnd += 1 * mss * mss / cwnd
+        let mut w = 12_000.0_f64;
+        for _ in 0..10 {
+            w += 1.0 * 1200.0 * 1200.0 / w;
+        }
+        assert_eq!(h.cc.k(), 1.0);
+        assert_eq!(h.cc.window(), w as u64);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+    }
+
+    #[test]
+    fn persistent_congestion_collapses_to_minimum_window_and_slow_starts() {
+        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        h.round();
+        h.round();
+        h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
+        assert_eq!(h.cc.window(), minimum_window(MSS));
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(24_000));
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+        h.flight.clear();
+        h.advance(RTT);
+        h.round();
+        assert_eq!(h.cc.window(), 4 * MSS);
+    }
+
+    // ---- the slope k -----------------------------------------------------
+
+    #[test]
+    fn k_bw_closed_form() {
+        // m = 8 - 2 - 1 = 5: 2 * (100 - 5*10 - 20) / (5*6) = 60 / 30.
+        assert_eq!(Guarantee::k_bw(100.0, 8.0, 2.0, 10.0, 20.0), 2.0);
+        // m = 16 - 0 - 1 = 15: 2 * (2000 - 15*19 - 10) / (15*16) = 3410 / 240.
+        assert_close(Guarantee::k_bw(2000.0, 16.0, 0.0, 19.0, 10.0), 3410.0 / 240.0);
+        // m = 1 is the formula itself: 2 * (40 - 10 - 1) / 2 = 29.
+        assert_eq!(Guarantee::k_bw(40.0, 2.0, 0.0, 10.0, 1.0), 29.0);
+        // m <= 0 is defined as m = 1: missing - cwnd = (100 - 60) - 10.
+        assert_eq!(Guarantee::k_bw(100.0, 8.0, 7.0, 10.0, 60.0), 30.0);
+        assert_eq!(Guarantee::k_bw(100.0, 8.0, 9.0, 10.0, 60.0), 30.0);
+        // Ahead of the goal: negative.
+        assert!(Guarantee::k_bw(10.0, 8.0, 2.0, 10.0, 20.0) < 0.0);
+    }
+
+    #[test]
+    fn controller_uses_k_bw_including_the_slot_end_rule() {
+        // goal = 7.5e6 B/s * 20 ms * 8 / 1200 B = 1000 packets per control slot.
+        let mut h = harness(config(7_500_000, EvalLength::Rtts(16), Some(8)), None);
+        let t0 = h.now;
+        ack_at(&mut h, t0, 20, MSS); // slot starts; n = 0, m = 7, cwnd 10, acked 1
+        assert_close(h.cc.k(), 2.0 * (1000.0 - 7.0 * 10.0 - 1.0) / (7.0 * 8.0));
+        assert_close(h.cc.k(), Guarantee::k_bw(1000.0, 8.0, 0.0, 10.0, 1.0));
+        ack_at(&mut h, t0, 20 + 45, MSS); // n = 2, m = 5, cwnd 11, acked 2
+        assert_close(h.cc.k(), 2.0 * (1000.0 - 5.0 * 11.0 - 2.0) / (5.0 * 6.0));
+        ack_at(&mut h, t0, 20 + 150, MSS); // n = 7, m = 0 -> 1: 1000 - 3 - 12
+        assert_close(h.cc.k(), 985.0);
+        assert_close(h.cc.k(), Guarantee::k_bw(1000.0, 8.0, 7.0, 12.0, 3.0));
+        assert_eq!(state(&h.cc).control_slot, 1);
+    }
+
+    #[test]
+    fn k_stays_at_k_min_when_the_goal_is_met_easily() {
+        let bw = SharedBandwidth::new();
+        bw.set_available(1_000_000_000);
+        let mut h = harness(config(1000, EvalLength::Rtts(32), None), Some(&bw));
+        for _ in 0..4 {
+            h.round();
+            assert_eq!(h.cc.k(), 1.0);
+        }
+        h.lose(h.now - RTT / 2, CongestionKind::Loss);
+        for _ in 0..40 {
+            h.round();
+            assert_eq!(h.cc.k(), 1.0);
+        }
+        let st = state(&h.cc);
+        assert_eq!(st.available, 125_000_000.0);
+        assert!(!st.congested);
+    }
+
+    #[test]
+    fn k_rises_above_k_min_when_behind() {
+        let bw = SharedBandwidth::new();
+        bw.set_available(1_000_000_000); // A*srtt = 2083.3 packets: no clamp
+        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        h.round();
+        // Last of the 10 ACKs: s = 16, goal = 7.5e6*0.02*16/1200 = 2000 packets,
+        // n = 0, m = 15, cwnd 19 before its growth, acked 10.
+        assert_close(h.cc.k(), 2.0 * (2000.0 - 15.0 * 19.0 - 10.0) / (15.0 * 16.0));
+        assert!(h.cc.k() > 14.0);
+        // In congestion avoidance the window grows k packets per RTT, not one.
+        h.lose(h.now - RTT / 2, CongestionKind::Loss);
+        h.round();
+        let w = h.cc.window();
+        h.round();
+        assert!(h.cc.window() > w + 5 * MSS, "{} -> {}", w, h.cc.window());
+    }
+
+    #[test]
+    fn k_is_clamped_by_uncongested_k_max() {
+        // A*srtt = 1.5e6 B/s * 20 ms / 1200 B = 25 packets; k_max = 25 - 2*10 = 5.
+        let bw = SharedBandwidth::new();
+        bw.set_available(bits(1_500_000));
+        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let t0 = h.now;
+        ack_at(&mut h, t0, 20, MSS);
+        let k_bw = Guarantee::k_bw(2000.0, 16.0, 0.0, 10.0, 1.0);
+        assert!(k_bw > 15.0);
+        assert_close(h.cc.k(), 5.0);
+        assert_eq!(state(&h.cc).available, 1_500_000.0);
+        // kmax_cwnd = 1 (eqs. (4)/(5) as printed): 25 - 10 = 15, still below k_bw.
+        let mut c = config(7_500_000, EvalLength::Rtts(32), None);
+        c.kmax_cwnd = 1.0;
+        let mut h = harness(c, Some(&bw));
+        ack_at(&mut h, t0, 20, MSS);
+        assert_close(h.cc.k(), 15.0);
+        // k_max below k_min: k = k_min.
+        bw.set_available(bits(1_200_000)); // 20 - 2*10 = 0
+        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        ack_at(&mut h, t0, 20, MSS);
+        assert_eq!(h.cc.k(), 1.0);
+    }
+
+    /// Slot 1 (40 ms) misses; at the first ACK of slot 2 the congested k_max applies.
+    fn congested_k(physical_source: Option<u64>, physical_config: Option<u64>) -> (f64, State) {
+        let bw = SharedBandwidth::new();
+        if let Some(p) = physical_source {
+            bw.set_physical(bits(p));
+        }
+        let mut c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        c.physical = physical_config.map(Rate::from_bytes_per_sec);
+        let mut h = harness(c, Some(&bw));
+        let t0 = h.now;
+        bw.set_available(bits(1_200_000));
+        ack_at(&mut h, t0, 20, MSS);
+        // Uncongested: k_max = 1.2e6*0.02/1200 - 2*10 = 0, k_bw = 29: k = k_min.
+        assert_eq!(h.cc.k(), 1.0);
+        bw.set_available(bits(2_400_000));
+        ack_at(&mut h, t0, 30, MSS);
+        bw.set_available(bits(2_400_000));
+        ack_at(&mut h, t0, 60, MSS);
+        (h.cc.k(), state(&h.cc))
+    }
+
+    #[test]
+    fn k_is_clamped_by_congested_k_max() {
+        // Slot 1 = [20, 60) ms: 2400 B / 40 ms = 60 kB/s < g_1 = 1.2 MB/s: missed.
+        // g_2 = 1.2e6 + 1.2e6 - 6e4 = 2.34e6. avgA_1 is time-weighted:
+        // (1.2e6 * 10 ms + 2.4e6 * 30 ms) / 40 ms = 2.1e6 (the plain mean would be 1.8e6).
+        // k_max = (2.4e6 + 2.34e6 - 2.1e6) * 0.02 / 1200 - 2 * 12 = 44 - 24 = 20;
+        // k_bw = 2 * (78 - 1*12 - 1) / 2 = 65.
+        let (k, st) = congested_k(None, None);
+        assert!(st.congested);
+        assert_eq!(st.control_slot, 2);
+        assert_close(st.goal, 2_340_000.0);
+        assert_close(k, 20.0);
+        // P = 1.8e6 B/s < 2.64e6: k_max = 1.8e6 * 0.02 / 1200 - 24 = 6,
+        // from the source or from the configuration.
+        assert_close(congested_k(Some(1_800_000), None).0, 6.0);
+        assert_close(congested_k(None, Some(1_800_000)).0, 6.0);
+        assert_close(congested_k(Some(1_800_000), Some(100_000_000)).0, 6.0);
+    }
+
+    #[test]
+    fn without_a_there_is_no_uncongested_k_max_and_p_bounds_the_congested_one() {
+        let mut c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        c.physical = Some(Rate::from_bytes_per_sec(1_800_000));
+        let mut h = harness(c, None);
+        let t0 = h.now;
+        ack_at(&mut h, t0, 20, MSS);
+        assert_close(h.cc.k(), 29.0); // k_bw unclamped
+        assert_eq!(state(&h.cc).available, 0.0);
+        ack_at(&mut h, t0, 40, MSS);
+        ack_at(&mut h, t0, 60, MSS); // slot 1 missed: k_max = P*srtt - 2*cwnd = 30 - 24
+        assert!(state(&h.cc).congested);
+        assert_close(h.cc.k(), 6.0);
+    }
+
+    // ---- goals and slots -------------------------------------------------
+
+    #[test]
+    fn deficit_carries_to_the_next_control_slot_and_is_discarded_at_the_evaluation_end() {
+        // d = 4, s = 2: two control slots of 40 ms; one 1200 B ACK per 20 ms.
+        let mut h = harness(config(1_200_000, EvalLength::Rtts(4), Some(2)), None);
+        let t0 = h.now;
+        ack_at(&mut h, t0, 20, MSS);
+        ack_at(&mut h, t0, 40, MSS);
+        let st = state(&h.cc);
+        assert_eq!((st.control_slot, st.goal, st.congested), (1, 1_200_000.0, false));
+        ack_at(&mut h, t0, 60, MSS); // tput_1 = 2400 B / 40 ms = 60 kB/s
+        let st = state(&h.cc);
+        assert_eq!(st.control_slot, 2);
+        assert_close(st.goal, 1_200_000.0 + (1_200_000.0 - 60_000.0));
+        assert!(st.congested);
+        ack_at(&mut h, t0, 80, MSS);
+        ack_at(&mut h, t0, 100, MSS); // slot 2 ends, and with it the evaluation slot
+        let st = state(&h.cc);
+        assert_eq!((st.control_slot, st.goal, st.congested), (1, 1_200_000.0, false));
+        assert_close(h.cc.last_eval_throughput().unwrap(), 4800.0 / 0.08);
+        assert_eq!(h.cc.evaluations(), (1, 0));
+        assert_eq!(h.cc.slot_rtts(), Some(2)); // would halve, but 2 is the floor
+
+        // A surplus carries too: g_2 = 1000 + (1000 - 60000) < 0.
+        let mut h = harness(config(1000, EvalLength::Rtts(4), Some(2)), None);
+        for ms in [20, 40, 60] {
+            ack_at(&mut h, t0, ms, MSS);
+        }
+        let st = state(&h.cc);
+        assert_eq!(st.control_slot, 2);
+        assert_close(st.goal, -58_000.0);
+        assert!(!st.congested);
+        assert_eq!(h.cc.k(), 1.0);
+    }
+
+    #[test]
+    fn a_long_gap_closes_one_slot_over_the_whole_gap() {
+        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(2)), None);
+        let t0 = h.now;
+        ack_at(&mut h, t0, 20, MSS);
+        ack_at(&mut h, t0, 220, MSS); // five slots' worth of silence
+        let st = state(&h.cc);
+        assert_eq!(st.control_slot, 2);
+        // tput_1 = 1200 B / 200 ms = 6 kB/s.
+        assert_close(st.goal, 2.0 * 1_200_000.0 - 6_000.0);
+        ack_at(&mut h, t0, 240, MSS);
+        assert_eq!(state(&h.cc).control_slot, 2); // the new slot started at 220 ms
+    }
+
+    #[test]
+    fn s_halves_when_congested_and_missed() {
+        // d = 8, s = 4: two control slots of 80 ms; 60 kB/s against 1.2 MB/s.
+        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(4)), None);
+        let t0 = h.now;
+        for ms in (20..=340).step_by(20) {
+            ack_at(&mut h, t0, ms, MSS);
+            let expected = if ms < 180 { 4 } else { 2 };
+            assert_eq!(h.cc.slot_rtts(), Some(expected), "at {ms} ms");
+            assert_eq!(state(&h.cc).slot_rtts, expected);
+        }
+        // The second evaluation slot (4 x 40 ms) ended at 340 ms: s stays at 2.
+        assert_eq!(h.cc.evaluations(), (2, 0));
+
+        // s = d: the single control slot missing its goal counts as congested.
+        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(8)), None);
+        for ms in (20..=180).step_by(20) {
+            ack_at(&mut h, t0, ms, MSS);
+        }
+        assert_eq!(h.cc.evaluations(), (1, 0));
+        assert_eq!(h.cc.slot_rtts(), Some(4));
+    }
+
+    #[test]
+    fn s_doubles_when_uncongested_met_and_fast_enough() {
+        // d = 8, s = 2; 60 kB/s against 1 kB/s; cwnd/srtt >= 12000 B / 20 ms.
+        let mut h = harness(config(1000, EvalLength::Rtts(8), Some(2)), None);
+        let t0 = h.now;
+        for ms in (20..=500).step_by(20) {
+            ack_at(&mut h, t0, ms, MSS);
+            let expected = match ms {
+                ..180 => 2,    // first evaluation slot: 4 x 40 ms
+                180..340 => 4, // second: 2 x 80 ms
+                _ => 8,        // third: 1 x 160 ms, ends at 500 ms; 8 = d is the ceiling
+            };
+            assert_eq!(h.cc.slot_rtts(), Some(expected), "at {ms} ms");
+        }
+        assert_eq!(h.cc.evaluations(), (3, 3));
+        assert_eq!(state(&h.cc).eval_rtts, 8);
+    }
+
+    #[test]
+    fn s_stays_otherwise() {
+        // d = 16, s = 4: four control slots of 80 ms, evaluation slot [20, 340) ms.
+        let t0 = Instant::now();
+        // (a) Uncongested and met, but cwnd/srtt = 12000 B / 20 ms = 600 kB/s < 900 kB/s.
+        // ACK frames of 24 000 B every 20 ms: 1.2 MB/s; app-limited, so cwnd stays.
+        let mut h = harness(config(900_000, EvalLength::Rtts(16), Some(4)), None);
+        h.app_limited = true;
+        for ms in (20..=340).step_by(20) {
+            ack_at(&mut h, t0, ms, 24_000);
+        }
+        assert_eq!(h.cc.window(), 12_000);
+        assert_eq!(h.cc.evaluations(), (1, 1));
+        assert!(!state(&h.cc).congested);
+        assert_eq!(h.cc.slot_rtts(), Some(4));
+        // Same with target 600 kB/s = cwnd/srtt: it doubles (the boundary case).
+        let mut h = harness(config(600_000, EvalLength::Rtts(16), Some(4)), None);
+        h.app_limited = true;
+        for ms in (20..=340).step_by(20) {
+            ack_at(&mut h, t0, ms, 24_000);
+        }
+        assert_eq!(h.cc.slot_rtts(), Some(8));
+
+        // (b) Congested (slot 1: 4800 B / 80 ms = 60 kB/s < 600 kB/s) but met:
+        // (4800 + 12 * 24000) B / 320 ms = 915 kB/s >= 600 kB/s.
+        let mut h = harness(config(600_000, EvalLength::Rtts(16), Some(4)), None);
+        h.app_limited = true;
+        for ms in (20..=340).step_by(20) {
+            ack_at(&mut h, t0, ms, if ms < 100 { MSS } else { 24_000 });
+            if ms == 100 {
+                assert!(state(&h.cc).congested);
+            }
+        }
+        assert_close(h.cc.last_eval_throughput().unwrap(), 915_000.0);
+        assert_eq!(h.cc.evaluations(), (1, 1));
+        assert_eq!(h.cc.slot_rtts(), Some(4));
+    }
+
+    #[test]
+    fn eval_time_is_rounded_to_a_power_of_two_in_log_scale() {
+        let cases = [
+            (1000, None, 64, 32),  // 50 -> 2^round(5.64) = 64
+            (928, None, 64, 32),   // 46.4 -> 2^round(5.54) = 64 (linear rounding: 32)
+            (900, None, 32, 16),   // 45 -> 2^round(5.49) = 32
+            (640, None, 32, 16),   // exactly 32
+            (10, None, 2, 2),      // 0.5 -> at least 2
+            (100, Some(16), 4, 4), // 5 -> 4; the configured s is clamped to d
+        ];
+        for (ms, slot, d, s) in cases {
+            let mut h = harness(config(1000, EvalLength::Time(Duration::from_millis(ms)), slot), None);
+            assert_eq!((h.cc.eval_rtts(), h.cc.slot_rtts()), (None, None));
+            assert_eq!(state(&h.cc).eval_rtts, 0);
+            h.advance(RTT);
+            h.ack(MSS);
+            assert_eq!(h.cc.eval_rtts(), Some(d), "{ms} ms");
+            assert_eq!(h.cc.slot_rtts(), Some(s), "{ms} ms");
+            // d is fixed once: a smaller min RTT later does not change it.
+            h.rtt = RTT / 2;
+            h.advance(RTT);
+            h.ack(MSS);
+            assert_eq!(h.cc.eval_rtts(), Some(d));
+        }
+    }
+
+    #[test]
+    fn window_is_finite_and_at_least_the_minimum() {
+        let bw = SharedBandwidth::new();
+        bw.set_available(u64::MAX / 2);
+        let mut h = harness(config(u64::MAX / 16, EvalLength::Rtts(2), None), Some(&bw));
+        h.round();
+        h.lose(h.now - RTT / 2, CongestionKind::Loss);
+        for _ in 0..20 {
+            h.advance(RTT);
+            h.ack(MSS);
+        }
+        assert!(h.cc.k().is_finite());
+        assert!(h.cc.window() >= minimum_window(MSS));
+        assert_eq!(h.cc.snapshot().cwnd_bytes, h.cc.window());
+        h.lose(h.now, CongestionKind::PersistentCongestion);
+        assert_eq!(h.cc.window(), minimum_window(MSS));
     }
 }

@@ -1,10 +1,21 @@
-//! Vegas (Brakmo & Peterson 1994).
+//! Vegas: L. S. Brakmo and L. L. Peterson, "TCP Vegas: New Techniques for
+//! Congestion Detection and Avoidance", SIGCOMM 1994 (journal version: IEEE
+//! JSAC 13(8), 1995), on top of RFC 9002's QUIC loss recovery.
+//!
+//! The once-per-RTT structure follows the paper's description and Linux's
+//! `tcp_vegas` (a round ends with the first ACK of a packet sent after the
+//! previous round ended). Windows are in bytes; the paper's "packets"
+//! (`alpha`, `beta`, `gamma`, `diff`, the +/-1 steps) are `max_datagram_size`
+//! bytes.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::controller::{Ack, Congestion, CongestionController, Snapshot};
+use crate::controller::{
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    minimum_window,
+};
 
 /// Parameters of [`Vegas`], in packets (Brakmo & Peterson 1994 §3.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +38,8 @@ impl Default for VegasConfig {
     }
 }
 
+// The negated comparisons in `validate` are deliberate: they also reject NaN.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 impl VegasConfig {
     /// Check the parameters.
     pub fn validate(&self) -> Result<(), String> {
@@ -43,41 +56,389 @@ impl VegasConfig {
     }
 }
 
+/// Windows are capped here so that they stay representable whatever the inputs.
+const MAX_WINDOW: u64 = 1 << 53;
+
 /// Vegas congestion avoidance (Brakmo & Peterson 1994).
+///
+/// Once per round trip (§3.2) Vegas compares `Expected = cwnd / BaseRTT` with
+/// `Actual = cwnd / RTT` and computes `diff = (Expected - Actual) * BaseRTT`,
+/// the number of packets it keeps queued in the network:
+///
+/// - `BaseRTT` is the smallest RTT ever measured (the path's `min_rtt` and
+///   every `latest_rtt` sample);
+/// - `RTT` is the smallest RTT sample of the round just ended (as Linux
+///   `tcp_vegas`, which uses the round's minimum to filter out delayed ACKs);
+/// - `cwnd` is the window at the end of the round, so
+///   `diff = cwnd * (RTT - BaseRTT) / RTT` packets.
+///
+/// Congestion avoidance (§3.2): `diff < alpha`: `cwnd += 1` packet;
+/// `diff > beta`: `cwnd -= 1` packet; otherwise hold. Once per round.
+///
+/// Slow start (§3.3): "Vegas allows exponential growth only every other RTT.
+/// In between, the congestion window stays fixed so a valid comparison of the
+/// expected and actual rates can be made." In growth rounds `cwnd += acked`
+/// per ACK (RFC 9002 §7.3.1); at the end of each fixed round, `diff > gamma`
+/// switches to congestion avoidance. The paper does not say what the window
+/// becomes then; like Linux we take `cwnd = min(cwnd, cwnd * BaseRTT / RTT + 1)`
+/// packets, the window that would leave one packet queued, and set
+/// `ssthresh = cwnd`. Slow start also ends, as in Reno, when `cwnd >= ssthresh`.
+///
+/// Loss and ECN (deviation): the paper pairs its decrease with its own
+/// fine-grained retransmission mechanism (§3.1). QUIC detects loss with RFC
+/// 9002 §6, the analogue of Reno's fast retransmit, so we reduce like Reno:
+/// `ssthresh = cwnd / 2`, `cwnd = ssthresh` (RFC 9002 §7.3.2,
+/// kLossReductionFactor; Linux `tcp_vegas` does the same via
+/// `tcp_reno_ssthresh`). Like the paper (§3.1: only decrease "if the
+/// retransmitted segment was previously sent after the last decrease"), this
+/// happens at most once per round trip. Persistent congestion (the
+/// retransmission-timeout analogue) collapses to RFC 9002's minimum window and
+/// restarts slow start (§7.6.2). While in recovery and while
+/// application-limited (RFC 9002 §7.8) the window does not grow; during
+/// recovery Vegas's delay-based decrease is also suspended, so a round does
+/// not compound the multiplicative decrease.
 #[derive(Debug, Clone)]
 pub struct Vegas {
     config: VegasConfig,
     mss: u64,
+    /// Congestion window, bytes.
+    cwnd: u64,
+    /// Slow-start threshold, bytes (`u64::MAX` while infinite).
+    ssthresh: u64,
+    /// `BaseRTT`: the smallest non-zero RTT seen.
+    base_rtt: Option<Duration>,
+    /// When the current round began; the round ends with the ACK of a packet
+    /// sent at or after this instant. `None` before the first ACK.
+    round_start: Option<Instant>,
+    /// Smallest non-zero RTT sample of the current round.
+    round_min_rtt: Option<Duration>,
+    /// Whether any ACK of the current round was application-limited.
+    round_app_limited: bool,
+    /// Slow start: whether the current round keeps the window fixed (§3.3).
+    ss_hold: bool,
+    /// `diff` of the last round, packets.
+    diff: f64,
+    recovery: Recovery,
 }
 
 impl Vegas {
-    /// A CUBIC controller for a path with maximum datagram size `mss` bytes.
+    /// A Vegas controller for a path with maximum datagram size `mss` bytes.
     pub fn new(config: VegasConfig, mss: u64) -> Self {
-        Self { config, mss }
+        Self {
+            config,
+            mss,
+            cwnd: initial_window(mss),
+            ssthresh: u64::MAX,
+            base_rtt: None,
+            round_start: None,
+            round_min_rtt: None,
+            round_app_limited: false,
+            ss_hold: false,
+            diff: 0.0,
+            recovery: Recovery::default(),
+        }
+    }
+
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// The end of a round (§3.2, §3.3): compute `diff` and adjust the window.
+    fn end_round(&mut self, app_limited: bool) {
+        let rtt = self.round_min_rtt.take();
+        let (Some(base), Some(rtt)) = (self.base_rtt, rtt) else {
+            return;
+        };
+        let (base, rtt) = (base.as_secs_f64(), rtt.as_secs_f64());
+        let mss = self.mss.max(1);
+        let cwnd_pkts = self.cwnd as f64 / mss as f64;
+        // (Expected - Actual) * BaseRTT = cwnd * (RTT - BaseRTT) / RTT.
+        // BaseRTT <= RTT by construction; the max guards the odd rest.
+        let diff = (cwnd_pkts * (rtt - base) / rtt).max(0.0);
+        self.diff = if diff.is_finite() { diff } else { 0.0 };
+        if self.recovery.is_open() {
+            return;
+        }
+        let min = minimum_window(self.mss);
+        if self.in_slow_start() {
+            if self.ss_hold && self.diff > self.config.gamma {
+                // §3.3: leave slow start; the window that keeps one packet
+                // queued (Linux: `min(cwnd, target_cwnd + 1)`).
+                let target = ((cwnd_pkts * base / rtt + 1.0) * mss as f64) as u64;
+                self.cwnd = self.cwnd.min(target).max(min);
+                self.ssthresh = self.cwnd;
+                self.ss_hold = false;
+                return;
+            }
+            self.ss_hold = !self.ss_hold;
+            return;
+        }
+        if self.diff > self.config.beta {
+            self.cwnd = self.cwnd.saturating_sub(mss).max(min);
+            // Stay in congestion avoidance below the old threshold.
+            self.ssthresh = self.ssthresh.min(self.cwnd);
+        } else if self.diff < self.config.alpha && !app_limited {
+            self.cwnd = (self.cwnd + mss).min(MAX_WINDOW);
+        }
     }
 }
 
 impl CongestionController for Vegas {
-    fn on_ack(&mut self, _now: Instant, _ack: &Ack) {
-        todo!("helper")
+    fn on_ack(&mut self, now: Instant, ack: &Ack) {
+        let inside_recovery = self.recovery.on_ack(ack.sent);
+        // §3.2: BaseRTT is the minimum of all measured round-trip times.
+        for sample in [ack.rtt.min, ack.rtt.latest] {
+            if sample > Duration::ZERO && self.base_rtt.is_none_or(|b| sample < b) {
+                self.base_rtt = Some(sample);
+            }
+        }
+        match self.round_start {
+            None => self.round_start = Some(now),
+            Some(start) if ack.sent >= start => {
+                let app_limited = self.round_app_limited || ack.app_limited;
+                self.end_round(app_limited);
+                self.round_start = Some(now);
+                self.round_app_limited = false;
+            }
+            Some(_) => {}
+        }
+        // This ACK's sample belongs to the round now under way.
+        let latest = ack.rtt.latest;
+        if latest > Duration::ZERO && self.round_min_rtt.is_none_or(|r| latest < r) {
+            self.round_min_rtt = Some(latest);
+        }
+        self.round_app_limited |= ack.app_limited;
+        if inside_recovery || ack.app_limited {
+            return;
+        }
+        if self.in_slow_start() && !self.ss_hold {
+            // §3.3 growth round: Reno's exponential increase, RFC 9002 §7.3.1.
+            self.cwnd = self.cwnd.saturating_add(ack.bytes).min(MAX_WINDOW);
+        }
     }
-    fn on_congestion(&mut self, _now: Instant, _event: &Congestion) {
-        todo!("helper")
+
+    fn on_congestion(&mut self, now: Instant, event: &Congestion) {
+        if self.recovery.enter(now, event.sent) {
+            // Reno's halving (see the type's documentation for why).
+            self.ssthresh = (self.cwnd / 2).max(minimum_window(self.mss));
+            self.cwnd = self.ssthresh;
+        }
+        if event.kind == CongestionKind::PersistentCongestion {
+            // RFC 9002 §7.6.2 / Appendix B.8: minimum window, slow start.
+            self.cwnd = minimum_window(self.mss);
+            self.ss_hold = false;
+            self.recovery.reset();
+        }
     }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
+        self.cwnd = self.cwnd.max(minimum_window(self.mss));
     }
+
     fn window(&self) -> u64 {
-        todo!("helper")
+        self.cwnd.max(minimum_window(self.mss))
     }
+
     fn initial_window(&self) -> u64 {
-        crate::controller::initial_window(self.mss)
+        initial_window(self.mss)
     }
+
     fn snapshot(&self) -> Snapshot {
-        let _ = &self.config;
-        todo!("helper")
+        Snapshot {
+            cwnd_bytes: self.window(),
+            ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
+            phase: if self.recovery.is_open() {
+                Phase::Recovery
+            } else if self.in_slow_start() {
+                Phase::SlowStart
+            } else {
+                Phase::CongestionAvoidance
+            },
+            state: AlgorithmState::Vegas {
+                base_rtt_secs: self.base_rtt.map_or(0.0, |d| d.as_secs_f64()),
+                diff_packets: self.diff,
+            },
+        }
     }
+
     fn clone_box(&self) -> Box<dyn CongestionController> {
         Box::new(self.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::RttSample;
+    use crate::testutil::*;
+
+    const BASE: Duration = Duration::from_millis(20);
+
+    /// Vegas in congestion avoidance at `pkts` packets; the path's minimum RTT
+    /// is `BASE` and ACKs arrive after `rtt`.
+    fn in_ca(pkts: u64, rtt: Duration) -> Harness<Vegas> {
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), rtt);
+        h.min_rtt = Some(BASE);
+        h.cc.cwnd = pkts * MSS;
+        h.cc.ssthresh = pkts * MSS;
+        h
+    }
+
+    fn diff(cc: &Vegas) -> f64 {
+        match cc.snapshot().state {
+            AlgorithmState::Vegas { diff_packets, .. } => diff_packets,
+            s => panic!("{s:?}"),
+        }
+    }
+
+    /// Window after each of `n` rounds, in packets.
+    fn windows(h: &mut Harness<Vegas>, n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                h.round();
+                h.cc.window() / MSS
+            })
+            .collect()
+    }
+
+    #[test]
+    fn grows_one_packet_per_rtt_while_diff_below_alpha() {
+        // RTT = BaseRTT: nothing queued, diff = 0 < alpha = 2.
+        let mut h = in_ca(10, BASE);
+        // The first round only measures; each later round adds one packet.
+        assert_eq!(windows(&mut h, 5), [10, 11, 12, 13, 14]);
+        assert_eq!(diff(&h.cc), 0.0);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        match h.cc.snapshot().state {
+            AlgorithmState::Vegas { base_rtt_secs, .. } => assert_eq!(base_rtt_secs, 0.02),
+            s => panic!("{s:?}"),
+        }
+    }
+
+    #[test]
+    fn shrinks_one_packet_per_rtt_while_diff_above_beta() {
+        // RTT = 2 BaseRTT: diff = cwnd / 2 packets queued. From 12 packets
+        // (diff 6) the window drops a packet per round until diff = 4 = beta.
+        let mut h = in_ca(12, 2 * BASE);
+        assert_eq!(windows(&mut h, 7), [12, 11, 10, 9, 8, 8, 8]);
+        assert_eq!(diff(&h.cc), 4.0);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+    }
+
+    #[test]
+    fn holds_while_diff_between_alpha_and_beta() {
+        // RTT = 1.5 BaseRTT, 10 packets: diff = 10 * 10 / 30 = 3.33.
+        let mut h = in_ca(10, Duration::from_millis(30));
+        assert_eq!(windows(&mut h, 5), [10; 5]);
+        assert!((diff(&h.cc) - 10.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn slow_start_grows_every_other_rtt_and_leaves_when_diff_exceeds_gamma() {
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        assert_eq!(windows(&mut h, 5), [20, 20, 40, 40, 80]);
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        h.round(); // growth round: 10 -> 20 packets
+        h.rtt = Duration::from_millis(25); // the window-fixed round sees a queue
+        h.round();
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+        h.round(); // its end: diff = 20 * 5 / 25 = 4 > gamma = 1
+        assert!((diff(&h.cc) - 4.0).abs() < 1e-9);
+        // cwnd = min(cwnd, cwnd * BaseRTT / RTT + 1) = 20 * 20 / 25 + 1 = 17.
+        assert_eq!(h.cc.window(), 17 * MSS);
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(17 * MSS));
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        // Now linear: diff = 17 * 5 / 25 = 3.4 is between alpha and beta.
+        assert_eq!(windows(&mut h, 3), [17, 17, 17]);
+    }
+
+    #[test]
+    fn loss_halves_once_per_rtt_and_persistent_congestion_restarts_slow_start() {
+        let mut h = in_ca(20, BASE);
+        h.round();
+        let sent = h.now - BASE / 2;
+        h.lose(sent, CongestionKind::Loss);
+        h.lose(sent, CongestionKind::Loss);
+        h.lose(h.now, CongestionKind::Ecn);
+        assert_eq!(h.cc.window(), 10 * MSS);
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
+        // ECN from a later flight halves again.
+        h.advance(BASE + Duration::from_millis(1));
+        h.ack(MSS);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        let w = h.cc.window();
+        h.lose(h.now - BASE / 4, CongestionKind::Ecn);
+        assert_eq!(h.cc.window(), w / 2);
+        h.lose(h.now, CongestionKind::PersistentCongestion);
+        assert_eq!(h.cc.window(), 2 * MSS);
+        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
+    }
+
+    #[test]
+    fn no_growth_while_app_limited() {
+        let mut h = in_ca(10, BASE);
+        h.app_limited = true;
+        assert_eq!(windows(&mut h, 4), [10; 4]);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        h.app_limited = true;
+        assert_eq!(windows(&mut h, 3), [10; 3]);
+    }
+
+    #[test]
+    fn window_stays_above_minimum_with_odd_inputs() {
+        let mut cc = Vegas::new(VegasConfig::default(), MSS);
+        let t0 = Instant::now();
+        let mut now = t0;
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let durations = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_millis(20),
+            Duration::from_secs(1_000_000),
+            Duration::MAX,
+        ];
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let pick = |n: u64| durations[(n % durations.len() as u64) as usize];
+            now += Duration::from_micros(x % 50_000);
+            let rtt = RttSample {
+                latest: pick(x >> 8),
+                smoothed: pick(x >> 16),
+                min: pick(x >> 24),
+            };
+            match x % 23 {
+                0 | 1 => cc.on_congestion(
+                    now,
+                    &Congestion {
+                        kind: if x % 23 == 0 {
+                            CongestionKind::Loss
+                        } else {
+                            CongestionKind::PersistentCongestion
+                        },
+                        sent: now,
+                        lost_bytes: MSS,
+                    },
+                ),
+                2 => cc.on_mtu_update([1200, 1500, 9000, 1][(x >> 32) as usize % 4]),
+                _ => cc.on_ack(
+                    now,
+                    &Ack {
+                        sent: now.checked_sub(rtt.latest).unwrap_or(t0).max(t0),
+                        bytes: (x >> 40) & 0xffff,
+                        rtt,
+                        app_limited: i % 7 == 0,
+                    },
+                ),
+            }
+            let snap = cc.snapshot();
+            assert_eq!(snap.cwnd_bytes, cc.window());
+            assert!(cc.window() >= minimum_window(cc.mss));
+            assert!(cc.diff.is_finite() && cc.diff >= 0.0);
+        }
     }
 }
