@@ -3,6 +3,9 @@
 //!
 //! `cargo bench -p tput-benches --bench cc_on_ack`
 
+// criterion_group! generates an undocumented public function.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -283,11 +283,17 @@ fn every_controller_is_driven_through_the_adapter() {
         let cut = |w: &[u64]| w.windows(2).any(|p| p[1] * 4 <= p[0] * 3);
         if s.starts_with("fixed") {
             // 40 Mbit/s * ~20.3 ms min RTT, never reduced by the loss.
-            assert!(out.windows[drop_idx..].iter().all(|&w| w == at_drop), "{s}: fixed window changed after loss");
+            assert!(
+                out.windows[drop_idx..].iter().all(|&w| w == at_drop),
+                "{s}: fixed window changed after loss"
+            );
             assert!((95_000..110_000).contains(&at_drop), "{s}: fixed window {at_drop}");
         } else {
             assert!(!cut(&out.windows[..drop_idx]), "{s}: window was cut before any loss");
-            assert!(cut(&out.windows[drop_idx..]), "{s}: window was not cut after the forced loss");
+            assert!(
+                cut(&out.windows[drop_idx..]),
+                "{s}: window was not cut after the forced loss"
+            );
         }
     }
 }

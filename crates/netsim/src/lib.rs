@@ -1,0 +1,111 @@
+//! A deterministic discrete-event network simulator for congestion-control
+//! experiments.
+//!
+//! - **Time** is virtual, in integer nanoseconds ([`SimTime`]); one event
+//!   queue ordered by (time, insertion sequence), so a run is a pure function
+//!   of its inputs and seed. [`SimTime::to_instant`] maps it onto
+//!   `std::time::Instant` for sans-IO stacks such as quinn-proto.
+//! - **Hosts** implement [`Host`]: take a datagram at `now`, give datagrams
+//!   to send, report the next wake-up. Datagrams are [`bytes::Bytes`], moved,
+//!   never copied, and tagged with a [`FlowId`].
+//! - **Links** ([`LinkConfig`]) are unidirectional: rate, propagation delay,
+//!   per-packet header overhead (28 B IPv4+UDP by default), a DropTail queue,
+//!   and impairments: a periodic [`CutOff`] (modes in [`CutMode`], after
+//!   seeds/DIGEST.md §001 and IEEE 802.3x PAUSE), a [`RateStep`] schedule
+//!   (power-saving ports, §003) and [`RandomLoss`] (bit error rate, §002).
+//! - **Topologies**: [`Topology`] with static routes, and the [`Dumbbell`]
+//!   and [`Chain`] builders.
+//! - **Traffic** helpers: [`FlowSchedule`], [`FileArrivals`], [`Pareto`],
+//!   [`Exponential`], all from a seeded [`Rng`].
+//! - **Metrics**: [`LinkStats`], [`FlowStats`], queue and delivered-bytes time
+//!   series, CSV ([`to_csv`]) and JSON ([`Metrics::write_json`]); a trace hash
+//!   for determinism checks; the bandwidth oracle of §000 ([`OracleHandle`]).
+//!
+//! # Serialization timing
+//!
+//! A packet of `n` wire bytes occupies a link of rate `r` for
+//! `ceil(8n * 1e9 / r)` ns. Within a back-to-back run of packets the finish
+//! times are computed from the start of the run (`start + ceil(total bits *
+//! 1e9 / r)`), so rounding never accumulates: the k-th packet of a run
+//! finishes within 1 ns of the exact real-valued time.
+//!
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! use bytes::Bytes;
+//! use tput_netsim::*;
+//!
+//! /// Sends `left` datagrams of 972 bytes at time zero.
+//! struct Blaster { to: Addr, left: u32 }
+//! impl Host for Blaster {
+//!     fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Bytes) {}
+//!     fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
+//!         if self.left == 0 { return None; }
+//!         self.left -= 1;
+//!         Some(Datagram { dst: self.to, flow: 1, payload: Bytes::from(vec![0u8; 972]) })
+//!     }
+//!     fn poll_timeout(&mut self) -> Option<SimTime> { None }
+//!     fn on_timeout(&mut self, _: SimTime) {}
+//! }
+//!
+//! /// Counts what arrives.
+//! #[derive(Default)]
+//! struct Sink { bytes: u64, last: SimTime }
+//! impl Host for Sink {
+//!     fn on_datagram(&mut self, now: SimTime, _: Addr, _: FlowId, p: Bytes) {
+//!         self.bytes += p.len() as u64;
+//!         self.last = now;
+//!     }
+//!     fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> { None }
+//!     fn poll_timeout(&mut self) -> Option<SimTime> { None }
+//!     fn on_timeout(&mut self, _: SimTime) {}
+//! }
+//!
+//! // 8 Mbit/s, 5 ms, then 80 Mbit/s, 1 ms: 1000 wire bytes take 1 ms, then 0.1 ms.
+//! let chain = Chain::build(&[
+//!     LinkConfig::new(8_000_000, Duration::from_millis(5)),
+//!     LinkConfig::new(80_000_000, Duration::from_millis(1)),
+//! ])?;
+//! let (a, b) = (chain.nodes[0], chain.nodes[2]);
+//! let mut sim = Simulator::new(chain.topology, 42);
+//! let dst = Addr::new(b, 443);
+//! sim.attach(Addr::new(a, 5000), Blaster { to: dst, left: 10 })?;
+//! let sink = sim.attach(dst, Sink::default())?;
+//! sim.run_for(Duration::from_secs(1));
+//!
+//! let first = sim.link_stats(chain.forward[0]);
+//! assert_eq!(first.delivered.packets, 10);
+//! assert_eq!(first.delivered.bytes, 10 * 1000);
+//! let sink = sim.host::<Sink>(sink).unwrap();
+//! assert_eq!(sink.bytes, 9720);
+//! // Last packet: 10 ms on the first link + 5 ms + 0.1 ms + 1 ms.
+//! assert_eq!(sink.last, SimTime::from_micros(16_100));
+//! # Ok::<(), tput_netsim::Error>(())
+//! ```
+
+mod error;
+mod host;
+mod link;
+mod metrics;
+mod oracle;
+mod queue;
+mod rng;
+mod sim;
+mod time;
+mod topology;
+mod traffic;
+
+pub use error::Error;
+pub use host::{Addr, Datagram, FlowId, Host, HostId};
+pub use link::{
+    CutMode, CutOff, DEFAULT_OVERHEAD_BYTES, LinkConfig, PAUSE_MAX_FRAME_BYTES, QueueLimit, RandomLoss, RateStep,
+    serialization_ns,
+};
+pub use metrics::{Counter, CsvRow, FlowSample, FlowStats, LinkStats, Metrics, QueueSample, to_csv};
+pub use oracle::OracleHandle;
+pub use rng::{Exponential, Pareto, Rng};
+pub use sim::Simulator;
+pub use time::SimTime;
+pub use topology::{Chain, Dumbbell, DumbbellConfig, LinkId, NodeId, Topology};
+pub use traffic::{FileArrivals, FlowAction, FlowEvent, FlowSchedule};

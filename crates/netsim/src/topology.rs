@@ -1,0 +1,347 @@
+//! Nodes, links, static routes and the experiment topologies.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, LinkConfig};
+
+/// A node (end host machine or router).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub u32);
+
+/// A unidirectional link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LinkId(pub u32);
+
+impl NodeId {
+    /// Index into per-node vectors.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl LinkId {
+    /// Index into per-link vectors.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "n{}", self.0)
+    }
+}
+
+impl fmt::Display for LinkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "l{}", self.0)
+    }
+}
+
+const NO_ROUTE: u32 = u32::MAX;
+
+/// A network: nodes, unidirectional links and static routes.
+///
+/// Routes give, per node and destination node, the link to forward on.
+/// Routes not set with [`Topology::set_route`] are filled in when the
+/// simulator is built: fewest hops, ties to the lowest link id. Routers
+/// forward with no processing delay.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub(crate) nodes: u32,
+    pub(crate) links: Vec<(NodeId, NodeId, LinkConfig)>,
+    /// `(node, dst, link)` set by hand.
+    manual_routes: Vec<(NodeId, NodeId, LinkId)>,
+}
+
+impl Topology {
+    /// An empty topology.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a node.
+    pub fn add_node(&mut self) -> NodeId {
+        self.nodes += 1;
+        NodeId(self.nodes - 1)
+    }
+
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// Number of links.
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+
+    /// Endpoints and configuration of a link.
+    pub fn link(&self, id: LinkId) -> Option<(NodeId, NodeId, &LinkConfig)> {
+        self.links.get(id.index()).map(|(a, b, c)| (*a, *b, c))
+    }
+
+    fn check_node(&self, n: NodeId) -> Result<(), Error> {
+        if n.0 < self.nodes {
+            Ok(())
+        } else {
+            Err(Error::UnknownNode(n))
+        }
+    }
+
+    /// Adds a unidirectional link `from -> to` after validating `config`.
+    pub fn add_link(&mut self, from: NodeId, to: NodeId, config: LinkConfig) -> Result<LinkId, Error> {
+        self.check_node(from)?;
+        self.check_node(to)?;
+        if from == to {
+            return Err(Error::SelfLoop(from));
+        }
+        config.validate()?;
+        self.links.push((from, to, config));
+        Ok(LinkId(self.links.len() as u32 - 1))
+    }
+
+    /// Adds `a -> b` with `forward` and `b -> a` with `reverse`.
+    pub fn add_duplex(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        forward: LinkConfig,
+        reverse: LinkConfig,
+    ) -> Result<(LinkId, LinkId), Error> {
+        let f = self.add_link(a, b, forward)?;
+        let r = self.add_link(b, a, reverse)?;
+        Ok((f, r))
+    }
+
+    /// Forces traffic at `node` for `dst` onto `link` (which must leave `node`).
+    pub fn set_route(&mut self, node: NodeId, dst: NodeId, link: LinkId) -> Result<(), Error> {
+        self.check_node(node)?;
+        self.check_node(dst)?;
+        let (from, _, _) = self.link(link).ok_or(Error::UnknownLink(link))?;
+        if from != node {
+            return Err(Error::RouteNotFromNode { node, link });
+        }
+        self.manual_routes.push((node, dst, link));
+        Ok(())
+    }
+
+    /// The full routing table, `table[node * n + dst]` = link index or
+    /// `u32::MAX`.
+    pub(crate) fn routing_table(&self) -> Vec<u32> {
+        let n = self.nodes as usize;
+        let mut table = vec![NO_ROUTE; n * n];
+        for &(node, dst, link) in &self.manual_routes {
+            table[node.index() * n + dst.index()] = link.0;
+        }
+        // Incoming links per node, in link-id order, for reverse BFS.
+        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, (from, to, _)) in self.links.iter().enumerate() {
+            let _ = from;
+            incoming[to.index()].push(i as u32);
+        }
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for dst in 0..n {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[dst] = 0;
+            queue.clear();
+            queue.push_back(dst);
+            while let Some(v) = queue.pop_front() {
+                for &l in &incoming[v] {
+                    let u = self.links[l as usize].0.index();
+                    if dist[u] == u32::MAX {
+                        dist[u] = dist[v] + 1;
+                        let slot = &mut table[u * n + dst];
+                        if *slot == NO_ROUTE {
+                            *slot = l;
+                        }
+                        queue.push_back(u);
+                    }
+                }
+            }
+        }
+        table
+    }
+}
+
+/// Parameters of a dumbbell (seeds/DIGEST.md §000, §003):
+/// `sender_i -> left -> right -> receiver_i`, with access links both ways per
+/// pair and one bottleneck both ways between the routers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DumbbellConfig {
+    /// Number of sender/receiver pairs (>= 1).
+    pub pairs: usize,
+    /// Every access link, both directions.
+    pub access: LinkConfig,
+    /// Forward bottleneck `left -> right`, impairments included.
+    pub bottleneck: LinkConfig,
+    /// Reverse bottleneck `right -> left`; `None` = the forward one without
+    /// impairments.
+    pub reverse_bottleneck: Option<LinkConfig>,
+}
+
+/// A built dumbbell: the topology plus the ids a caller needs to attach
+/// hosts and read metrics.
+#[derive(Clone, Debug)]
+pub struct Dumbbell {
+    /// The network (pass it to [`crate::Simulator::new`]).
+    pub topology: Topology,
+    /// Sender nodes, one per pair.
+    pub senders: Vec<NodeId>,
+    /// Receiver nodes, one per pair.
+    pub receivers: Vec<NodeId>,
+    /// Router on the sender side.
+    pub left: NodeId,
+    /// Router on the receiver side.
+    pub right: NodeId,
+    /// `left -> right`, carrying the impairments.
+    pub bottleneck: LinkId,
+    /// `right -> left`.
+    pub bottleneck_reverse: LinkId,
+    /// Per pair: (`sender -> left`, `left -> sender`).
+    pub sender_access: Vec<(LinkId, LinkId)>,
+    /// Per pair: (`right -> receiver`, `receiver -> right`).
+    pub receiver_access: Vec<(LinkId, LinkId)>,
+}
+
+impl Dumbbell {
+    /// Builds the dumbbell; fails on zero pairs or an invalid link.
+    pub fn build(config: &DumbbellConfig) -> Result<Dumbbell, Error> {
+        if config.pairs == 0 {
+            return Err(Error::NoPairs);
+        }
+        let mut t = Topology::new();
+        let left = t.add_node();
+        let right = t.add_node();
+        let reverse = config
+            .reverse_bottleneck
+            .clone()
+            .unwrap_or_else(|| config.bottleneck.without_impairments());
+        let (bottleneck, bottleneck_reverse) = t.add_duplex(left, right, config.bottleneck.clone(), reverse)?;
+        let mut d = Dumbbell {
+            topology: Topology::new(),
+            senders: Vec::with_capacity(config.pairs),
+            receivers: Vec::with_capacity(config.pairs),
+            left,
+            right,
+            bottleneck,
+            bottleneck_reverse,
+            sender_access: Vec::with_capacity(config.pairs),
+            receiver_access: Vec::with_capacity(config.pairs),
+        };
+        for _ in 0..config.pairs {
+            let s = t.add_node();
+            let r = t.add_node();
+            d.sender_access
+                .push(t.add_duplex(s, left, config.access.clone(), config.access.clone())?);
+            d.receiver_access
+                .push(t.add_duplex(right, r, config.access.clone(), config.access.clone())?);
+            d.senders.push(s);
+            d.receivers.push(r);
+        }
+        d.topology = t;
+        Ok(d)
+    }
+}
+
+/// A built chain `nodes[0] -> nodes[1] -> ... -> nodes[k]`.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    /// The network (pass it to [`crate::Simulator::new`]).
+    pub topology: Topology,
+    /// The nodes in path order; the first and last are the end hosts.
+    pub nodes: Vec<NodeId>,
+    /// `nodes[i] -> nodes[i+1]`, with the given configurations.
+    pub forward: Vec<LinkId>,
+    /// `nodes[i+1] -> nodes[i]`, the same links without impairments.
+    pub reverse: Vec<LinkId>,
+}
+
+impl Chain {
+    /// One node more than `hops`; the forward links use `hops` in order.
+    pub fn build(hops: &[LinkConfig]) -> Result<Chain, Error> {
+        if hops.is_empty() {
+            return Err(Error::EmptyChain);
+        }
+        let mut t = Topology::new();
+        let nodes: Vec<NodeId> = (0..=hops.len()).map(|_| t.add_node()).collect();
+        let mut forward = Vec::with_capacity(hops.len());
+        let mut reverse = Vec::with_capacity(hops.len());
+        for (i, cfg) in hops.iter().enumerate() {
+            let (f, r) = t.add_duplex(nodes[i], nodes[i + 1], cfg.clone(), cfg.without_impairments())?;
+            forward.push(f);
+            reverse.push(r);
+        }
+        Ok(Chain {
+            topology: t,
+            nodes,
+            forward,
+            reverse,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn cfg() -> LinkConfig {
+        LinkConfig::new(1_000_000, Duration::from_millis(1))
+    }
+
+    #[test]
+    fn routes_follow_fewest_hops() {
+        let d = Dumbbell::build(&DumbbellConfig {
+            pairs: 2,
+            access: cfg(),
+            bottleneck: cfg(),
+            reverse_bottleneck: None,
+        })
+        .unwrap();
+        let t = &d.topology;
+        let n = t.node_count();
+        let table = t.routing_table();
+        let route = |a: NodeId, b: NodeId| table[a.index() * n + b.index()];
+        assert_eq!(route(d.senders[0], d.receivers[1]), d.sender_access[0].0.0);
+        assert_eq!(route(d.left, d.receivers[1]), d.bottleneck.0);
+        assert_eq!(route(d.right, d.receivers[1]), d.receiver_access[1].0.0);
+        assert_eq!(route(d.receivers[1], d.senders[0]), d.receiver_access[1].1.0);
+        assert_eq!(route(d.right, d.senders[0]), d.bottleneck_reverse.0);
+        assert_eq!(route(d.left, d.left), NO_ROUTE);
+    }
+
+    #[test]
+    fn builder_errors() {
+        let mut t = Topology::new();
+        let a = t.add_node();
+        assert_eq!(t.add_link(a, NodeId(5), cfg()), Err(Error::UnknownNode(NodeId(5))));
+        assert_eq!(t.add_link(a, a, cfg()), Err(Error::SelfLoop(a)));
+        let b = t.add_node();
+        let l = t.add_link(a, b, cfg()).unwrap();
+        assert_eq!(t.set_route(b, a, l), Err(Error::RouteNotFromNode { node: b, link: l }));
+        assert_eq!(Chain::build(&[]).unwrap_err(), Error::EmptyChain);
+        assert_eq!(
+            Dumbbell::build(&DumbbellConfig {
+                pairs: 0,
+                access: cfg(),
+                bottleneck: cfg(),
+                reverse_bottleneck: None
+            })
+            .unwrap_err(),
+            Error::NoPairs
+        );
+        assert_eq!(
+            Chain::build(&[LinkConfig::new(0, Duration::ZERO)])
+                .unwrap_err()
+                .to_string(),
+            "link rate must be greater than 0 bit/s, got 0 bit/s"
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! QUIC transfers on quinn-proto with the `tput-cc` controllers, over real UDP
+//! sockets or inside the `tput-netsim` simulator, through one sans-IO [`Node`].
+//!
+//! - [`Node`]: a quinn-proto endpoint, its connections and the transfer
+//!   protocol ([`proto`]); every byte is generated from a keyed
+//!   [`Pattern`] and verified by the receiver.
+//! - [`udp`]: the tokio back end (real time).
+//! - [`sim`]: the simulator back end (virtual time).
+
+mod node;
+mod pattern;
+pub mod proto;
+pub mod sim;
+mod stats;
+mod tls;
+pub mod udp;
+
+pub use node::{
+    CLOSE_BUSY, CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, EvalSlot, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec,
+};
+pub use pattern::Pattern;
+pub use proto::Direction;
+pub use stats::{IntervalStats, ReceiverReport, SlotStats, TransferOutcome};
+pub use tls::{ALPN, Fingerprint, Identity, ServerTrust};
+
+/// What can go wrong in this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A bad setting: the message names it.
+    #[error("{0}")]
+    Config(String),
+    /// Certificate or TLS set-up failed.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The peer broke the transfer protocol.
+    #[error("{0}")]
+    Protocol(String),
+    /// A socket failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A transfer failed.
+    #[error("transfer {id} failed: {why}")]
+    Transfer {
+        /// Which transfer.
+        id: u64,
+        /// Why.
+        why: String,
+    },
+}

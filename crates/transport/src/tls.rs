@@ -1,0 +1,288 @@
+//! TLS 1.3 set-up for QUIC (RFC 9001): identities, server and client configs.
+//!
+//! The server presents an [`Identity`]: a self-signed Ed25519 certificate
+//! generated at start (fixed-size signatures keep simulated packet sizes
+//! deterministic), or a certificate chain and key read from PEM files. The
+//! client trusts the server through [`ServerTrust`]: a CA/self-signed root,
+//! a pinned SHA-256 fingerprint of the server's certificate, or, only when
+//! asked for explicitly, nothing at all.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use quinn_proto::rustls::{
+    self, DigitallySignedStruct, SignatureScheme,
+    client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+    crypto::CryptoProvider,
+    pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime, pem::PemObject},
+};
+
+use crate::Error;
+
+/// The ALPN protocol identifier of tput transfers.
+pub const ALPN: &[u8] = b"tput/1";
+
+/// A SHA-256 fingerprint of a DER certificate.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fingerprint(pub [u8; 32]);
+
+impl Fingerprint {
+    /// The fingerprint of `cert_der`.
+    pub fn of(cert_der: &[u8]) -> Self {
+        let d = ring::digest::digest(&ring::digest::SHA256, cert_der);
+        let mut out = [0; 32];
+        out.copy_from_slice(d.as_ref());
+        Self(out)
+    }
+}
+
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Fingerprint({self})")
+    }
+}
+
+impl std::str::FromStr for Fingerprint {
+    type Err = Error;
+    /// 64 hex digits; `:` separators (as `openssl x509 -fingerprint` prints) are allowed.
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let hex: String = s.chars().filter(|&c| c != ':').collect();
+        let bad = || Error::Config(format!("invalid SHA-256 fingerprint `{s}`: expected 64 hex digits"));
+        if hex.len() != 64 || !hex.is_ascii() {
+            return Err(bad());
+        }
+        let mut out = [0; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        }
+        Ok(Self(out))
+    }
+}
+
+/// A certificate chain and its private key.
+pub struct Identity {
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl fmt::Debug for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Identity")
+            .field("fingerprint", &self.fingerprint())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Clone for Identity {
+    fn clone(&self) -> Self {
+        Self {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl Identity {
+    /// A fresh self-signed Ed25519 certificate for `names` (DNS names or IP addresses).
+    pub fn self_signed(names: &[&str]) -> Result<Self, Error> {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| Error::Tls(e.to_string()))?;
+        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let mut params = rcgen::CertificateParams::new(names).map_err(|e| Error::Tls(e.to_string()))?;
+        // A fixed serial keeps the certificate's size, and with it every
+        // handshake packet's size, the same from run to run (rcgen's random
+        // serial varies in DER length), which simulated runs rely on.
+        params.serial_number = Some(rcgen::SerialNumber::from(vec![1]));
+        let cert = params.self_signed(&key).map_err(|e| Error::Tls(e.to_string()))?;
+        Ok(Self {
+            chain: vec![cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        })
+    }
+
+    /// Read a PEM certificate chain and a PEM private key (PKCS#8, PKCS#1 or SEC1).
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, Error> {
+        let chain: Vec<_> = CertificateDer::pem_file_iter(cert)
+            .and_then(|it| it.collect::<Result<_, _>>())
+            .map_err(|e| Error::Config(format!("certificate file {}: {e}", cert.display())))?;
+        if chain.is_empty() {
+            return Err(Error::Config(format!(
+                "certificate file {}: no certificate in it",
+                cert.display()
+            )));
+        }
+        let key =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| Error::Config(format!("key file {}: {e}", key.display())))?;
+        Ok(Self { chain, key })
+    }
+
+    /// The end-entity certificate, DER.
+    pub fn cert_der(&self) -> &[u8] {
+        &self.chain[0]
+    }
+
+    /// SHA-256 fingerprint of the end-entity certificate, for `--pin`.
+    pub fn fingerprint(&self) -> Fingerprint {
+        Fingerprint::of(self.cert_der())
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A QUIC server crypto config presenting `identity`, TLS 1.3 only (RFC 9001 §4.2).
+pub(crate) fn server_crypto(identity: &Identity) -> Result<QuicServerConfig, Error> {
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(identity.chain.clone(), identity.key.clone_key())
+        .map_err(|e| Error::Tls(e.to_string()))?;
+    tls.alpn_protocols = vec![ALPN.to_vec()];
+    tls.max_early_data_size = u32::MAX;
+    QuicServerConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
+}
+
+/// How the client decides to trust the server.
+#[derive(Debug, Clone)]
+pub enum ServerTrust {
+    /// Verify the chain against this root certificate (DER) and the server name.
+    Root(Vec<u8>),
+    /// Accept exactly the certificate with this SHA-256 fingerprint (the
+    /// handshake signature is still verified against it).
+    Pinned(Fingerprint),
+    /// Accept any certificate. Only for tests and explicit `--insecure` use:
+    /// anyone on the path can impersonate the server.
+    Insecure,
+}
+
+/// A QUIC client crypto config trusting the server as `trust` says.
+pub(crate) fn client_crypto(trust: &ServerTrust) -> Result<QuicClientConfig, Error> {
+    let builder = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| Error::Tls(e.to_string()))?;
+    let mut tls = match trust {
+        ServerTrust::Root(der) => {
+            let mut roots = rustls::RootCertStore::empty();
+            roots
+                .add(CertificateDer::from(der.clone()))
+                .map_err(|e| Error::Tls(e.to_string()))?;
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+        ServerTrust::Pinned(fp) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(PinnedVerifier {
+                pin: Some(*fp),
+                provider: provider(),
+            }))
+            .with_no_client_auth(),
+        ServerTrust::Insecure => {
+            tracing::warn!("server certificate verification is disabled: the peer is not authenticated");
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(PinnedVerifier {
+                    pin: None,
+                    provider: provider(),
+                }))
+                .with_no_client_auth()
+        }
+    };
+    tls.alpn_protocols = vec![ALPN.to_vec()];
+    tls.enable_early_data = true;
+    QuicClientConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
+}
+
+/// Accepts the certificate whose SHA-256 matches `pin` (any certificate if
+/// `pin` is `None`), and verifies handshake signatures with it.
+#[derive(Debug)]
+struct PinnedVerifier {
+    pin: Option<Fingerprint>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for PinnedVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.pin {
+            Some(pin) if Fingerprint::of(end_entity) != pin => Err(rustls::Error::General(format!(
+                "server certificate fingerprint {} does not match the pinned {pin}",
+                Fingerprint::of(end_entity)
+            ))),
+            _ => Ok(ServerCertVerified::assertion()),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("TLS 1.2 is not used by QUIC".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_parse_and_print() {
+        let id = Identity::self_signed(&["localhost"]).unwrap();
+        let fp = id.fingerprint();
+        assert_eq!(fp.to_string().len(), 64);
+        assert_eq!(fp.to_string().parse::<Fingerprint>().unwrap(), fp);
+        let colons: Vec<String> = fp.0.iter().map(|b| format!("{b:02X}")).collect();
+        assert_eq!(colons.join(":").parse::<Fingerprint>().unwrap(), fp);
+        let e = "abcd".parse::<Fingerprint>().unwrap_err().to_string();
+        assert!(e.contains("`abcd`"), "{e}");
+        assert!("zz".repeat(32).parse::<Fingerprint>().is_err());
+    }
+
+    #[test]
+    fn configs_build() {
+        let id = Identity::self_signed(&["localhost", "127.0.0.1"]).unwrap();
+        server_crypto(&id).unwrap();
+        client_crypto(&ServerTrust::Root(id.cert_der().to_vec())).unwrap();
+        client_crypto(&ServerTrust::Pinned(id.fingerprint())).unwrap();
+        client_crypto(&ServerTrust::Insecure).unwrap();
+    }
+
+    #[test]
+    fn missing_pem_files_are_named() {
+        let e = Identity::from_pem_files(Path::new("/nonexistent/cert.pem"), Path::new("/nonexistent/key.pem"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/cert.pem"), "{e}");
+    }
+}

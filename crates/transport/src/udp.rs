@@ -1,0 +1,1 @@
+//! The tokio UDP back end.

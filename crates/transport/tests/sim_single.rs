@@ -1,0 +1,128 @@
+//! One QUIC flow over a simulated dumbbell, through the same node code as UDP.
+
+use std::time::{Duration, Instant};
+
+use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, RandomLoss, SimTime, Simulator};
+use tput_transport::sim::QuicHost;
+use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, TransferSpec};
+
+fn dumbbell(loss: Option<RandomLoss>, queue_packets: u64) -> Dumbbell {
+    let mut bottleneck =
+        LinkConfig::new(100_000_000, Duration::from_millis(8)).with_queue(QueueLimit::Packets(queue_packets as _));
+    if let Some(l) = loss {
+        bottleneck = bottleneck.with_loss(l);
+    }
+    Dumbbell::build(&DumbbellConfig {
+        pairs: 1,
+        access: LinkConfig::new(1_000_000_000, Duration::from_millis(1)),
+        bottleneck,
+        reverse_bottleneck: None,
+    })
+    .unwrap()
+}
+
+/// Runs one bulk flow for `secs` of virtual time; returns (bottleneck stats, sender host, receiver host).
+fn run(
+    loss: Option<RandomLoss>,
+    queue_packets: u64,
+    spec: TransferSpec,
+    secs: u64,
+) -> (tput_netsim::LinkStats, QuicHost, QuicHost) {
+    let d = dumbbell(loss, queue_packets);
+    let epoch = Instant::now();
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let mut sim = Simulator::new(d.topology, 7);
+    let server_addr = Addr::new(d.receivers[0], 4433);
+    let server = Node::server(
+        NodeConfig {
+            seed: Some(1),
+            mtu_discovery: false,
+            ..NodeConfig::default()
+        },
+        &id,
+    )
+    .unwrap();
+    let server = sim
+        .attach(server_addr, QuicHost::new(server, epoch, ServerTrust::Insecure))
+        .unwrap();
+    let client = Node::client(NodeConfig {
+        seed: Some(2),
+        mtu_discovery: false,
+        ..NodeConfig::default()
+    })
+    .unwrap();
+    let mut host = QuicHost::new(client, epoch, ServerTrust::Root(id.cert_der().to_vec()));
+    host.schedule(SimTime::ZERO, server_addr, spec);
+    let client = sim.attach(Addr::new(d.senders[0], 5000), host).unwrap();
+    sim.run_until(SimTime::from_secs(secs));
+    let stats = sim.link_stats(d.bottleneck);
+    let c = std::mem::replace(
+        sim.host_mut::<QuicHost>(client).unwrap(),
+        QuicHost::new(
+            Node::client(NodeConfig::default()).unwrap(),
+            epoch,
+            ServerTrust::Insecure,
+        ),
+    );
+    let s = std::mem::replace(
+        sim.host_mut::<QuicHost>(server).unwrap(),
+        QuicHost::new(
+            Node::client(NodeConfig::default()).unwrap(),
+            epoch,
+            ServerTrust::Insecure,
+        ),
+    );
+    (stats, c, s)
+}
+
+/// Utilisation of the bottleneck by one 20-second NewReno upload.
+fn newreno_utilisation(queue_packets: u64) -> f64 {
+    let mut spec = TransferSpec::upload(0, "newreno".parse().unwrap());
+    spec.bytes = None;
+    spec.duration = Some(Duration::from_secs(20));
+    let (stats, client, server) = run(None, queue_packets, spec, 23);
+    let out = &client.outcomes()[0];
+    assert!(out.ok(), "{:?}", out.error);
+    let report = out.receiver.as_ref().unwrap();
+    assert_eq!(report.bytes, out.bytes);
+    assert!(server.outcomes()[0].ok(), "{:?}", server.outcomes()[0].error);
+    assert!(
+        stats.dropped_queue.packets > 0,
+        "NewReno should probe into the queue until it overflows"
+    );
+    stats.busy_ns as f64 / 20e9
+}
+
+/// 100 Mbit/s, 20 ms RTT: the BDP is 203.6 packets of 1228 wire bytes. With a
+/// 30-packet DropTail queue NewReno's window saws between W = 233.6 and W/2 =
+/// 116.8 packets and the link idles while the window is below 203.6: the
+/// analytic utilisation is 0.743 * 0.787 + 0.257 = 0.842 (measured: 0.836,
+/// slow start included). The issue asked for >= 0.90, which no Reno can reach
+/// with a buffer of 0.15 BDP; see the closing note.
+#[test]
+fn newreno_utilisation_matches_the_sawtooth_with_a_30_packet_queue() {
+    let u = newreno_utilisation(30);
+    assert!((0.80..0.88).contains(&u), "bottleneck utilisation {u}");
+}
+
+/// With a buffer of one BDP the sawtooth never drains the queue: the link stays busy.
+#[test]
+fn newreno_fills_the_link_with_a_one_bdp_queue() {
+    let u = newreno_utilisation(204);
+    assert!(u >= 0.97, "bottleneck utilisation {u}");
+}
+
+#[test]
+fn every_byte_arrives_with_one_percent_loss() {
+    let mut spec = TransferSpec::upload(5_000_000, "newreno".parse().unwrap());
+    spec.direction = Direction::Upload;
+    let (stats, client, _) = run(Some(RandomLoss::PacketLoss(0.01)), 30, spec, 30);
+    let out = &client.outcomes()[0];
+    assert!(out.ok(), "{:?}", out.error);
+    assert_eq!(out.receiver.as_ref().unwrap().bytes, 5_000_000);
+    assert!(
+        stats.dropped_random.packets > 20,
+        "random losses: {}",
+        stats.dropped_random.packets
+    );
+}
