@@ -26,6 +26,18 @@ pub enum EvalLength {
     Time(Duration),
 }
 
+/// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AbwSource {
+    /// The bandwidth source the builder passes (e.g. a simulator's oracle); if
+    /// none is passed, the [`InlineEstimator`](crate::InlineEstimator).
+    #[default]
+    Auto,
+    /// Always the [`InlineEstimator`](crate::InlineEstimator), even if a source is passed.
+    Inline,
+}
+
 /// Parameters of [`Guarantee`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuaranteeConfig {
@@ -40,8 +52,12 @@ pub struct GuaranteeConfig {
     /// The factor on `cwnd` in `k_max = A*srtt - kmax_cwnd*cwnd`; default 2
     /// (the digest's choice between the paper's eqs. (4)/(5) and its summary).
     pub kmax_cwnd: f64,
-    /// Physical bandwidth `P`, used when the bandwidth source does not report one.
+    /// Physical bandwidth `P`, used when the bandwidth source does not report one
+    /// (and given to the inline estimator, whose own `P` estimate it replaces).
     pub physical: Option<Rate>,
+    /// Where `A` and `P` come from when built by [`ControllerSpec`](crate::ControllerSpec); default `auto`.
+    #[serde(default)]
+    pub abw: AbwSource,
 }
 
 impl GuaranteeConfig {
@@ -54,6 +70,7 @@ impl GuaranteeConfig {
             k_min: 1.0,
             kmax_cwnd: 2.0,
             physical: None,
+            abw: AbwSource::Auto,
         }
     }
 

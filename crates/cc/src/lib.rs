@@ -10,6 +10,10 @@
 //! | `fixed:rate=R` | [`FixedWindow`] | seed 000's baseline |
 //! | `guarantee:target=R` | [`Guarantee`] | seed 000 (Yamanegi et al.) |
 //!
+//! Without a bandwidth source (or with `abw=inline`) the guarantee controller
+//! is wrapped in [`Estimating`], which measures `A` and `P` with the
+//! [`InlineEstimator`] from the connection's own ACK stream.
+//!
 //! Controllers are named by [`ControllerSpec`] strings and listed by
 //! [`registry`]. [`QuinnFactory`] installs any of them into quinn-proto:
 //!
@@ -28,6 +32,7 @@ mod bandwidth;
 mod compound;
 mod controller;
 mod cubic;
+mod estimator;
 mod fixed;
 mod guarantee;
 mod newreno;
@@ -46,8 +51,9 @@ pub use controller::{
     minimum_window,
 };
 pub use cubic::{Cubic, CubicConfig};
+pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use fixed::{FixedConfig, FixedWindow};
-pub use guarantee::{EvalLength, Guarantee, GuaranteeConfig};
+pub use guarantee::{AbwSource, EvalLength, Guarantee, GuaranteeConfig};
 pub use newreno::{NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
 pub use vegas::{Vegas, VegasConfig};

@@ -21,8 +21,9 @@ use crate::bandwidth::BandwidthSource;
 use crate::compound::{Compound, CompoundConfig};
 use crate::controller::CongestionController;
 use crate::cubic::{Cubic, CubicConfig};
+use crate::estimator::{Estimating, EstimatorConfig, InlineEstimator};
 use crate::fixed::{FixedConfig, FixedWindow};
-use crate::guarantee::{EvalLength, Guarantee, GuaranteeConfig};
+use crate::guarantee::{AbwSource, EvalLength, Guarantee, GuaranteeConfig};
 use crate::newreno::{NewReno, NewRenoConfig};
 use crate::units::{Rate, format_duration, parse_duration};
 use crate::vegas::{Vegas, VegasConfig};
@@ -40,7 +41,7 @@ pub enum ControllerSpec {
     Compound(CompoundConfig),
     /// `fixed:rate=RATE`
     Fixed(FixedConfig),
-    /// `guarantee:target=RATE[,eval=..,slot=..,k_min=..,kmax_cwnd=..,physical=..]`
+    /// `guarantee:target=RATE[,eval=..,slot=..,k_min=..,kmax_cwnd=..,physical=..,abw=..]`
     Guarantee(GuaranteeConfig),
 }
 
@@ -222,7 +223,13 @@ static REGISTRY: [ControllerInfo; 6] = [
                 "physical",
                 "rate",
                 Some("from source"),
-                "physical bottleneck bandwidth P, if the bandwidth source has none",
+                "physical bottleneck bandwidth P, if the bandwidth source has none; replaces the inline estimate",
+            ),
+            p(
+                "abw",
+                "auto|inline",
+                Some("auto"),
+                "source of A and P: auto = the builder's source, else the inline estimator; inline = always the inline estimator",
             ),
         ],
     },
@@ -278,6 +285,23 @@ impl fmt::Display for EvalLength {
             EvalLength::Rtts(n) => write!(f, "{n}rtt"),
             EvalLength::Time(d) => f.write_str(&format_duration(*d)),
         }
+    }
+}
+
+fn parse_abw(key: &str, v: &str) -> Result<AbwSource, String> {
+    match v {
+        "auto" => Ok(AbwSource::Auto),
+        "inline" => Ok(AbwSource::Inline),
+        _ => Err(format!("{key}: `{v}` is not a bandwidth source (auto, inline)")),
+    }
+}
+
+impl fmt::Display for AbwSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AbwSource::Auto => "auto",
+            AbwSource::Inline => "inline",
+        })
     }
 }
 
@@ -392,6 +416,9 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             if let Some(v) = get("physical") {
                 c.physical = Some(parse_rate("physical", v)?);
             }
+            if let Some(v) = get("abw") {
+                c.abw = parse_abw("abw", v)?;
+            }
             ControllerSpec::Guarantee(c)
         }
         other => unreachable!("registry entry {other} has no parser"),
@@ -427,14 +454,19 @@ impl ControllerSpec {
 
     /// Build the controller for a path whose maximum datagram size is `mss` bytes.
     ///
-    /// The guarantee controller built this way has no bandwidth source; see
-    /// [`build_with`](Self::build_with).
+    /// The guarantee controller built this way has no external bandwidth
+    /// source, so it measures `A` and `P` inline; see [`build_with`](Self::build_with).
     pub fn build(&self, mss: u16) -> Box<dyn CongestionController> {
         self.build_with(mss, None)
     }
 
     /// Build the controller; the guarantee controller reads `A` and `P` from `bandwidth`.
     /// Other controllers ignore it.
+    ///
+    /// With `abw=inline`, or `abw=auto` and no `bandwidth`, the guarantee
+    /// controller reads them from an [`InlineEstimator`] instead (given
+    /// `physical=` as its `P`), and comes wrapped in the [`Estimating`]
+    /// decorator that feeds the estimator.
     pub fn build_with(&self, mss: u16, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Box<dyn CongestionController> {
         let mss = u64::from(mss);
         match self {
@@ -443,7 +475,17 @@ impl ControllerSpec {
             Self::Vegas(c) => Box::new(Vegas::new(c.clone(), mss)),
             Self::Compound(c) => Box::new(Compound::new(c.clone(), mss)),
             Self::Fixed(c) => Box::new(FixedWindow::new(c.clone(), mss)),
-            Self::Guarantee(c) => Box::new(Guarantee::new(c.clone(), mss, bandwidth)),
+            Self::Guarantee(c) => match (c.abw, bandwidth) {
+                (AbwSource::Auto, Some(source)) => Box::new(Guarantee::new(c.clone(), mss, Some(source))),
+                _ => {
+                    let estimator = InlineEstimator::new(EstimatorConfig {
+                        physical: c.physical.map(Rate::bytes_per_sec),
+                        ..EstimatorConfig::default()
+                    });
+                    let inner = Guarantee::new(c.clone(), mss, Some(Estimating::source(&estimator)));
+                    Box::new(Estimating::new(estimator, Box::new(inner)))
+                }
+            },
         }
     }
 }
@@ -500,6 +542,7 @@ impl fmt::Display for ControllerSpec {
                 if let Some(r) = c.physical {
                     put(true, "physical", r.to_string());
                 }
+                put(c.abw != d.abw, "abw", c.abw.to_string());
             }
         }
         f.write_str(self.name())?;
@@ -530,12 +573,29 @@ mod tests {
             "guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt",
             "guarantee:target=2.5MB/s,eval=1s",
             "tput:target=10Mbit/s,eval=64rtt,k_min=1,kmax_cwnd=1,physical=100Mbit/s",
+            "guarantee:target=20Mbit/s,abw=inline",
+            "guarantee:target=20Mbit/s,abw=auto",
+            "guarantee:target=20Mbit/s,physical=100Mbit/s,abw=inline",
         ] {
             let spec: ControllerSpec = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             let printed = spec.to_string();
             assert_eq!(printed.parse::<ControllerSpec>().unwrap(), spec, "{s} -> {printed}");
         }
         assert_eq!("cubic:beta=0.7".parse::<ControllerSpec>().unwrap().to_string(), "cubic");
+        let guarantee = |s: &str| s.parse::<ControllerSpec>().unwrap().to_string();
+        assert_eq!(
+            guarantee("guarantee:target=20Mbit/s,abw=auto"),
+            "guarantee:target=20Mbit/s"
+        );
+        assert_eq!(
+            guarantee("guarantee:abw=inline,target=20Mbit/s"),
+            "guarantee:target=20Mbit/s,abw=inline"
+        );
+        match "guarantee:target=1Mbit/s,abw=inline".parse::<ControllerSpec>().unwrap() {
+            ControllerSpec::Guarantee(c) => assert_eq!(c.abw, AbwSource::Inline),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(GuaranteeConfig::new(Rate::from_mbit_per_sec(1)).abw, AbwSource::Auto);
         assert_eq!(
             "vegas:alpha=1".parse::<ControllerSpec>().unwrap().to_string(),
             "vegas:alpha=1"
@@ -559,6 +619,10 @@ mod tests {
             ("guarantee:target=1Mbit/s,eval=soon", "eval"),
             ("vegas:alpha=5,beta=4", "alpha"),
             ("ctcp:k=nan", "k:"),
+            (
+                "guarantee:target=1Mbit/s,abw=oracle",
+                "abw: `oracle` is not a bandwidth source",
+            ),
         ];
         for (s, want) in cases {
             let e = s.parse::<ControllerSpec>().unwrap_err().to_string();

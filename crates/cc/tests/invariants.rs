@@ -54,6 +54,7 @@ fn specs() -> Vec<ControllerSpec> {
         "guarantee:target=20Mbit/s",
         "guarantee:target=900Mbit/s,eval=4rtt,slot=2rtt",
         "guarantee:target=10Mbit/s,eval=100ms,physical=100Mbit/s",
+        "guarantee:target=20Mbit/s,abw=inline",
     ]
     .iter()
     .map(|s| s.parse().unwrap())

@@ -10,6 +10,7 @@
 mod node;
 mod pattern;
 pub mod proto;
+pub mod scenario;
 pub mod sim;
 mod stats;
 mod tls;

@@ -1,0 +1,684 @@
+//! Declarative simulated experiments: a topology, groups of QUIC flows, a
+//! duration and a seed, run in `tput-netsim` with the same nodes as live
+//! transfers. A [`Scenario`] deserializes from TOML/JSON (every key
+//! documented in `docs/scenarios.md`; unknown keys are errors), and
+//! [`run`] is a pure function of it: same scenario, same result, bit for bit.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tput_cc::{BandwidthSource, ControllerSpec, units::Rate};
+use tput_netsim::{
+    Addr, Chain, CutMode, CutOff, Dumbbell, DumbbellConfig, FileArrivals, FlowSample, LinkConfig, LinkId, LinkStats,
+    QueueLimit, QueueSample, RandomLoss, RateStep, Rng, SimTime, Simulator,
+};
+
+use crate::Error;
+use crate::node::{EvalSlot, Node, NodeConfig, TransferSpec};
+use crate::proto::Direction;
+use crate::sim::{FileWorkload, OracleBandwidth, QuicHost};
+use crate::stats::{IntervalStats, SlotStats, TransferOutcome};
+use crate::tls::{Identity, ServerTrust};
+
+/// Human-readable durations (`250us`, `5ms`, `2s`) in serde.
+pub(crate) mod human_duration {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+    use tput_cc::units::{format_duration, parse_duration};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format_duration(*d))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_duration(&text).map_err(serde::de::Error::custom)
+    }
+
+    pub mod option {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+            match d {
+                Some(d) => super::serialize(d, s),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+            super::deserialize(d).map(Some)
+        }
+    }
+}
+
+/// Human-readable sizes (`1000B`, `64KiB`, `5Mbit`) in serde.
+mod human_size {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use tput_cc::units::parse_size;
+
+    pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(b) => s.serialize_str(&format!("{b}B")),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let text = String::deserialize(d)?;
+        parse_size(&text).map(Some).map_err(serde::de::Error::custom)
+    }
+}
+
+fn spec_from_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ControllerSpec, D::Error> {
+    let text = String::deserialize(d)?;
+    text.parse().map_err(serde::de::Error::custom)
+}
+
+fn spec_to_str<S: serde::Serializer>(spec: &ControllerSpec, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&spec.to_string())
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_interval() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_mtu() -> u16 {
+    1200
+}
+fn default_count() -> u32 {
+    1
+}
+fn default_oracle_window() -> Duration {
+    Duration::from_millis(100)
+}
+
+/// A whole experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A name for reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Simulated time during which flows send.
+    #[serde(with = "human_duration")]
+    pub duration: Duration,
+    /// Seed of every random choice (links, workloads, QUIC endpoints).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Interval of the time series (flow delivery, queue samples, sender statistics).
+    #[serde(default = "default_interval", with = "human_duration")]
+    pub interval: Duration,
+    /// UDP payload size of every QUIC packet (path MTU discovery is off in the simulator).
+    #[serde(default = "default_mtu")]
+    pub mtu: u16,
+    /// Window of the bandwidth oracle that feeds guarantee controllers `A`.
+    #[serde(default = "default_oracle_window", with = "human_duration")]
+    pub oracle_window: Duration,
+    /// The network.
+    pub topology: TopologySpec,
+    /// The traffic.
+    pub flows: Vec<FlowGroup>,
+}
+
+/// The network of a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(clippy::large_enum_variant)] // a config value, built once per run
+pub enum TopologySpec {
+    /// One sender/receiver pair per flow, each with its own access links, all
+    /// sharing one bottleneck.
+    Dumbbell {
+        /// Forward bottleneck (impairments apply here).
+        bottleneck: LinkSpec,
+        /// Every access link, both directions.
+        access: LinkSpec,
+        /// Reverse bottleneck; default: the forward one without impairments.
+        #[serde(default)]
+        reverse_bottleneck: Option<LinkSpec>,
+    },
+    /// Hosts at both ends of a chain of links; every flow crosses all of them.
+    Chain {
+        /// The links from sender side to receiver side; the reverse path mirrors them without impairments.
+        hops: Vec<LinkSpec>,
+    },
+}
+
+/// One link.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Rate, e.g. `100Mbit/s`.
+    pub rate: Rate,
+    /// One-way propagation delay, e.g. `5ms`.
+    #[serde(with = "human_duration")]
+    pub delay: Duration,
+    /// DropTail capacity in packets (default 1000 when neither limit is given).
+    #[serde(default)]
+    pub queue_packets: Option<u32>,
+    /// DropTail capacity in bytes (instead of packets).
+    #[serde(default, with = "human_size")]
+    pub queue_bytes: Option<u64>,
+    /// Per-packet header overhead in bytes (default 28: IPv4 + UDP).
+    #[serde(default)]
+    pub overhead_bytes: Option<u32>,
+    /// Periodic cut-off.
+    #[serde(default)]
+    pub cutoff: Option<CutoffSpec>,
+    /// Rate changes at given times.
+    #[serde(default)]
+    pub rate_schedule: Vec<RateChange>,
+    /// Packet loss probability, 0..1.
+    #[serde(default)]
+    pub loss: Option<f64>,
+    /// Bit error rate, 0..1.
+    #[serde(default)]
+    pub ber: Option<f64>,
+}
+
+/// A periodic cut-off (seed 001).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CutoffSpec {
+    /// Period, e.g. `1ms`.
+    #[serde(with = "human_duration")]
+    pub period: Duration,
+    /// Connected share of each period, in (0, 1].
+    pub connected: f64,
+    /// Start of the first connected interval.
+    #[serde(default, with = "human_duration::option")]
+    pub phase: Option<Duration>,
+    /// `drop`, `hold` or `pause`.
+    pub mode: CutModeSpec,
+}
+
+/// What happens to traffic during a cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CutModeSpec {
+    /// Arrivals are discarded; a packet on the wire is lost.
+    Drop,
+    /// Packets wait in the queue.
+    Hold,
+    /// The transmitter stops just before the cut (802.3x PAUSE).
+    Pause,
+}
+
+/// A scheduled rate change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateChange {
+    /// When.
+    #[serde(with = "human_duration")]
+    pub at: Duration,
+    /// The new rate.
+    pub rate: Rate,
+}
+
+/// A group of identical flows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroup {
+    /// Controller spec, e.g. `cubic` or `guarantee:target=20Mbit/s`.
+    #[serde(deserialize_with = "spec_from_str", serialize_with = "spec_to_str")]
+    pub cc: ControllerSpec,
+    /// Number of flows (each on its own sender/receiver pair in a dumbbell).
+    #[serde(default = "default_count")]
+    pub count: u32,
+    /// When the flows start.
+    #[serde(default, with = "human_duration::option")]
+    pub start: Option<Duration>,
+    /// When they stop sending (default: the end of the scenario).
+    #[serde(default, with = "human_duration::option")]
+    pub stop: Option<Duration>,
+    /// Bytes per flow (default: send until `stop`).
+    #[serde(default, with = "human_size")]
+    pub bytes: Option<u64>,
+    /// `upload` (client sends, default) or `download`.
+    #[serde(default)]
+    pub direction: Option<Direction>,
+    /// Target throughput judged per evaluation slot.
+    #[serde(default)]
+    pub target: Option<Rate>,
+    /// Evaluation slot: a duration (`1s`) or RTTs (`32rtt`); default 1s.
+    #[serde(default)]
+    pub eval_slot: Option<String>,
+    /// Whether the oracle leaves these flows out of the cross traffic (default:
+    /// yes for guarantee controllers, whose `A` excludes themselves).
+    #[serde(default)]
+    pub oracle_own: Option<bool>,
+    /// File transfers instead of one bulk transfer.
+    #[serde(default)]
+    pub files: Option<FilesSpec>,
+}
+
+/// File transfers: exponential gaps, Pareto sizes, a new connection per file (seed 003).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesSpec {
+    /// Mean gap between file starts.
+    #[serde(with = "human_duration")]
+    pub mean_gap: Duration,
+    /// Mean file size.
+    #[serde(with = "human_size")]
+    pub mean_size: Option<u64>,
+    /// Pareto shape (> 1).
+    pub shape: f64,
+}
+
+/// What one flow did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowResult {
+    /// Flow id in the simulator (1-based).
+    pub flow: u32,
+    /// Index of its group in the scenario.
+    pub group: usize,
+    /// Controller spec.
+    pub cc: String,
+    /// Payload bytes delivered and verified.
+    pub bytes: u64,
+    /// Sender-side interval records of its (bulk) transfer.
+    pub intervals: Vec<IntervalStats>,
+    /// Receiver-judged evaluation slots (bulk transfers with a target).
+    pub slots: Vec<SlotStats>,
+    /// Fraction of slots that met the target.
+    pub success_ratio: Option<f64>,
+    /// Completion time of each finished file, seconds (file workloads).
+    pub file_times: Vec<f64>,
+    /// Transfers that failed, with the reason.
+    pub errors: Vec<String>,
+}
+
+/// What a scenario produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScenarioResult {
+    /// The scenario's name.
+    pub name: Option<String>,
+    /// Per flow, in flow-id order.
+    pub flows: Vec<FlowResult>,
+    /// The forward bottleneck (the first hop of a chain).
+    pub bottleneck: LinkStats,
+    /// Queue-length samples of the forward bottleneck.
+    pub queue: Vec<QueueSample>,
+    /// Delivered bytes per flow per interval.
+    pub delivered: Vec<FlowSample>,
+    /// Hash of every simulator event: equal hashes, equal runs.
+    pub trace_hash: u64,
+    /// Packets that crossed a link.
+    pub link_packets: u64,
+    /// Simulated seconds, including the drain after `duration`.
+    pub simulated_secs: f64,
+}
+
+impl ScenarioResult {
+    /// Mean success ratio of the flows of `group` that had a target.
+    pub fn group_success(&self, group: usize) -> Option<f64> {
+        let v: Vec<f64> = self
+            .flows
+            .iter()
+            .filter(|f| f.group == group)
+            .filter_map(|f| f.success_ratio)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+}
+
+fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
+    let bad = |why: String| Error::Config(format!("{what}: {why}"));
+    let mut c = LinkConfig::new(l.rate.bits_per_sec(), l.delay);
+    c = c.with_queue(match (l.queue_packets, l.queue_bytes) {
+        (Some(_), Some(_)) => return Err(bad("give queue_packets or queue_bytes, not both".into())),
+        (Some(p), None) => QueueLimit::Packets(p as _),
+        (None, Some(b)) => QueueLimit::Bytes(b as _),
+        (None, None) => QueueLimit::Packets(1000),
+    });
+    if let Some(o) = l.overhead_bytes {
+        c = c.with_overhead(o);
+    }
+    if let Some(cut) = &l.cutoff {
+        let mode = match cut.mode {
+            CutModeSpec::Drop => CutMode::Drop,
+            CutModeSpec::Hold => CutMode::Hold,
+            CutModeSpec::Pause => CutMode::Pause,
+        };
+        let mut co = CutOff::new(cut.period, cut.connected, mode);
+        if let Some(p) = cut.phase {
+            co = co.with_phase(p);
+        }
+        c = c.with_cutoff(co);
+    }
+    if !l.rate_schedule.is_empty() {
+        c = c.with_rate_schedule(
+            l.rate_schedule
+                .iter()
+                .map(|r| RateStep {
+                    at: SimTime::from_duration(r.at),
+                    rate_bps: r.rate.bits_per_sec(),
+                })
+                .collect(),
+        );
+    }
+    match (l.loss, l.ber) {
+        (Some(_), Some(_)) => return Err(bad("give loss or ber, not both".into())),
+        (Some(p), None) => c = c.with_loss(RandomLoss::PacketLoss(p)),
+        (None, Some(b)) => c = c.with_loss(RandomLoss::BitErrorRate(b)),
+        (None, None) => {}
+    }
+    c.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(c)
+}
+
+fn eval_slot(text: Option<&str>) -> Result<EvalSlot, Error> {
+    let Some(t) = text else {
+        return Ok(EvalSlot::Time(Duration::from_secs(1)));
+    };
+    if let Some(n) = t.strip_suffix("rtt") {
+        let n: u32 = n
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| Error::Config(format!("eval_slot `{t}`: expected a duration or a number of RTTs")))?;
+        return Ok(EvalSlot::Rtts(n));
+    }
+    tput_cc::units::parse_duration(t)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .map(EvalSlot::Time)
+        .ok_or_else(|| Error::Config(format!("eval_slot `{t}`: expected a duration or a number of RTTs")))
+}
+
+/// Check a scenario without running it; the error names the bad value.
+pub fn validate(s: &Scenario) -> Result<(), Error> {
+    if s.duration.is_zero() {
+        return Err(Error::Config("duration must be positive".into()));
+    }
+    if s.interval.is_zero() {
+        return Err(Error::Config("interval must be positive".into()));
+    }
+    if s.mtu < 1200 {
+        return Err(Error::Config(format!("mtu {} is below QUIC's minimum of 1200", s.mtu)));
+    }
+    if s.flows.is_empty() {
+        return Err(Error::Config("no flows".into()));
+    }
+    for (i, g) in s.flows.iter().enumerate() {
+        let what = format!("flows[{i}]");
+        if g.count == 0 {
+            return Err(Error::Config(format!("{what}: count must be at least 1")));
+        }
+        let start = g.start.unwrap_or_default();
+        let stop = g.stop.unwrap_or(s.duration);
+        if stop <= start {
+            return Err(Error::Config(format!("{what}: stop must come after start")));
+        }
+        if stop > s.duration {
+            return Err(Error::Config(format!("{what}: stop is after the scenario's duration")));
+        }
+        eval_slot(g.eval_slot.as_deref()).map_err(|e| Error::Config(format!("{what}: {e}")))?;
+        if let Some(f) = &g.files {
+            if g.bytes.is_some() {
+                return Err(Error::Config(format!("{what}: files and bytes exclude each other")));
+            }
+            if f.mean_gap.is_zero() || f.mean_size.unwrap_or(0) == 0 || f.shape.is_nan() || f.shape <= 1.0 {
+                return Err(Error::Config(format!(
+                    "{what}.files: mean_gap and mean_size must be positive, shape > 1"
+                )));
+            }
+        }
+    }
+    match &s.topology {
+        TopologySpec::Dumbbell {
+            bottleneck,
+            access,
+            reverse_bottleneck,
+        } => {
+            link_config(bottleneck, "topology.bottleneck")?;
+            link_config(access, "topology.access")?;
+            if let Some(r) = reverse_bottleneck {
+                link_config(r, "topology.reverse_bottleneck")?;
+            }
+        }
+        TopologySpec::Chain { hops } => {
+            if hops.is_empty() {
+                return Err(Error::Config("topology.hops: a chain needs at least one link".into()));
+            }
+            for (i, h) in hops.iter().enumerate() {
+                link_config(h, &format!("topology.hops[{i}]"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Endpoints of every flow and the link to watch.
+struct Net {
+    sim: Simulator,
+    pairs: Vec<(Addr, Addr)>,
+    bottleneck: LinkId,
+}
+
+fn build(s: &Scenario, flows: usize) -> Result<Net, Error> {
+    match &s.topology {
+        TopologySpec::Dumbbell {
+            bottleneck,
+            access,
+            reverse_bottleneck,
+        } => {
+            let d = Dumbbell::build(&DumbbellConfig {
+                pairs: flows,
+                access: link_config(access, "topology.access")?,
+                bottleneck: link_config(bottleneck, "topology.bottleneck")?,
+                reverse_bottleneck: reverse_bottleneck
+                    .as_ref()
+                    .map(|r| link_config(r, "topology.reverse_bottleneck"))
+                    .transpose()?,
+            })
+            .map_err(|e| Error::Config(e.to_string()))?;
+            let pairs = d
+                .senders
+                .iter()
+                .zip(&d.receivers)
+                .map(|(&a, &b)| (Addr::new(a, 5000), Addr::new(b, 4433)));
+            Ok(Net {
+                pairs: pairs.collect(),
+                bottleneck: d.bottleneck,
+                sim: Simulator::new(d.topology, s.seed),
+            })
+        }
+        TopologySpec::Chain { hops } => {
+            let cfgs: Vec<LinkConfig> = hops
+                .iter()
+                .enumerate()
+                .map(|(i, h)| link_config(h, &format!("topology.hops[{i}]")))
+                .collect::<Result<_, _>>()?;
+            let c = Chain::build(&cfgs).map_err(|e| Error::Config(e.to_string()))?;
+            let (a, b) = (c.nodes[0], *c.nodes.last().expect("a chain has nodes"));
+            let pairs = (0..flows).map(|i| (Addr::new(a, 5000 + i as u16), Addr::new(b, 4433 + i as u16)));
+            Ok(Net {
+                pairs: pairs.collect(),
+                bottleneck: c.forward[0],
+                sim: Simulator::new(c.topology, s.seed),
+            })
+        }
+    }
+}
+
+fn take_host(
+    sim: &mut Simulator,
+    id: tput_netsim::HostId,
+) -> (Vec<TransferOutcome>, Vec<(u64, IntervalStats)>, Vec<String>) {
+    match sim.host_mut::<QuicHost>(id) {
+        Some(h) => (h.outcomes().to_vec(), h.intervals().to_vec(), h.start_errors().to_vec()),
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    }
+}
+
+/// How long after `duration` the simulation goes on so that transfers can
+/// finish (their last bytes, the report, the close).
+const DRAIN: Duration = Duration::from_secs(5);
+
+/// Run `s`; `progress` is called with the fraction of simulated time done,
+/// every tenth of the scenario.
+pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult, Error> {
+    validate(s)?;
+    let total: usize = s.flows.iter().map(|g| g.count as usize).sum();
+    if total > 60_000 {
+        return Err(Error::Config(format!("{total} flows: at most 60000")));
+    }
+    let mut net = build(s, total)?;
+    net.sim
+        .set_sample_interval(s.interval)
+        .map_err(|e| Error::Config(e.to_string()))?;
+    net.sim
+        .watch_queue(net.bottleneck)
+        .map_err(|e| Error::Config(e.to_string()))?;
+
+    // Flow ids are 1-based, in group order.
+    let mut group_of = Vec::with_capacity(total);
+    for (g, group) in s.flows.iter().enumerate() {
+        group_of.extend(std::iter::repeat_n(g, group.count as usize));
+    }
+    let own: BTreeSet<u32> = group_of
+        .iter()
+        .enumerate()
+        .filter(|&(_, &g)| {
+            let gr = &s.flows[g];
+            gr.oracle_own.unwrap_or(matches!(gr.cc, ControllerSpec::Guarantee(_)))
+        })
+        .map(|(i, _)| i as u32 + 1)
+        .collect();
+    let oracle: Option<Arc<dyn BandwidthSource>> = if own.is_empty() {
+        None
+    } else {
+        let h = net
+            .sim
+            .add_oracle(net.bottleneck, own.iter().copied(), s.oracle_window)
+            .map_err(|e| Error::Config(e.to_string()))?;
+        Some(Arc::new(OracleBandwidth(h)))
+    };
+
+    let epoch = Instant::now();
+    let identity = Identity::self_signed(&["localhost"])?;
+    let trust = ServerTrust::Root(identity.cert_der().to_vec());
+    let node_config = |seed: u64| NodeConfig {
+        seed: Some(seed),
+        mtu: s.mtu,
+        mtu_discovery: false,
+        idle_timeout: Duration::from_secs(30),
+        ..NodeConfig::default()
+    };
+    let mut hosts = Vec::with_capacity(total);
+    for (i, &(src, dst)) in net.pairs.iter().enumerate() {
+        let g = &s.flows[group_of[i]];
+        let flow = i as u32 + 1;
+        let start = g.start.unwrap_or_default();
+        let stop = g.stop.unwrap_or(s.duration);
+        // Seeds per endpoint, derived from the scenario's.
+        let seed = Rng::derive(s.seed, 1_000_000 + u64::from(flow)).next_u64();
+        let direction = g.direction.unwrap_or(Direction::Upload);
+        let mut server_cfg = node_config(seed ^ 1);
+        server_cfg.server_cc = g.cc.clone();
+        server_cfg.server_bandwidth = oracle.clone();
+        let server = Node::server(server_cfg, &identity)?;
+        net.sim
+            .attach(dst, QuicHost::new(server, epoch, trust.clone()))
+            .map_err(|e| Error::Config(e.to_string()))?;
+        let spec = TransferSpec {
+            direction,
+            bytes: g.bytes,
+            duration: if g.bytes.is_some() { None } else { Some(stop - start) },
+            cc: g.cc.clone(),
+            target: g.target,
+            eval_slot: eval_slot(g.eval_slot.as_deref())?,
+            interval: s.interval,
+            rate_limit: None,
+            flow,
+            bandwidth: oracle.clone(),
+        };
+        let mut client = QuicHost::new(Node::client(node_config(seed ^ 2))?, epoch, trust.clone());
+        match &g.files {
+            None => client.schedule(SimTime::from_duration(start), dst, spec),
+            Some(f) => {
+                let arrivals = FileArrivals::new(
+                    Rng::derive(s.seed, 2_000_000 + u64::from(flow)),
+                    SimTime::from_duration(start),
+                    f.mean_gap.as_secs_f64(),
+                    f.mean_size.unwrap_or(1) as f64,
+                    f.shape,
+                )
+                .map_err(|e| Error::Config(e.to_string()))?;
+                let mut template = spec;
+                template.interval = Duration::ZERO;
+                client.set_files(FileWorkload {
+                    arrivals,
+                    until: SimTime::from_duration(stop),
+                    template,
+                    server: dst,
+                });
+            }
+        }
+        let client_id = net.sim.attach(src, client).map_err(|e| Error::Config(e.to_string()))?;
+        hosts.push(client_id);
+    }
+
+    let end = SimTime::from_duration(s.duration);
+    let step = (s.duration / 10).max(Duration::from_millis(1));
+    net.sim.run_until_with(end, step, |sim| {
+        progress(sim.now().as_secs_f64() / s.duration.as_secs_f64())
+    });
+    net.sim.run_until(end + DRAIN);
+    progress(1.0);
+
+    let mut flows = Vec::with_capacity(total);
+    for (i, &client_id) in hosts.iter().enumerate() {
+        let g = &s.flows[group_of[i]];
+        let (client_out, intervals, mut errors) = take_host(&mut net.sim, client_id);
+        let mut bytes = 0;
+        let mut slots = Vec::new();
+        let mut success_ratio = None;
+        let mut file_times = Vec::new();
+        for o in &client_out {
+            if let Some(e) = &o.error {
+                errors.push(e.clone());
+                continue;
+            }
+            if let Some(r) = &o.receiver {
+                bytes += r.bytes;
+                if g.files.is_some() {
+                    file_times.push(o.elapsed_secs);
+                } else {
+                    slots = r.slots.clone();
+                    success_ratio = r.success_ratio;
+                }
+            }
+        }
+        if client_out.is_empty() && g.files.is_none() {
+            errors.push("the transfer did not finish within the drain time".into());
+        }
+        flows.push(FlowResult {
+            flow: i as u32 + 1,
+            group: group_of[i],
+            cc: g.cc.to_string(),
+            bytes,
+            intervals: intervals.into_iter().map(|(_, r)| r).collect(),
+            slots,
+            success_ratio,
+            file_times,
+            errors,
+        });
+    }
+    Ok(ScenarioResult {
+        name: s.name.clone(),
+        flows,
+        bottleneck: net.sim.link_stats(net.bottleneck),
+        queue: net.sim.queue_samples().to_vec(),
+        delivered: net.sim.flow_samples().to_vec(),
+        trace_hash: net.sim.trace_hash(),
+        link_packets: net.sim.link_packets(),
+        simulated_secs: net.sim.now().as_secs_f64(),
+    })
+}
