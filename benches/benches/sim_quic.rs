@@ -1,0 +1,177 @@
+//! Simulator speed with real QUIC: seed 000's dumbbell (bottleneck 100 Mbit/s,
+//! 5 ms, 30 packets; access links 1 Gbit/s, 2.5 ms, 1000 packets) run through
+//! `tput_transport::scenario::run`, so every packet is a quinn-proto packet
+//! sealed and opened with TLS 1.3 keys and every payload byte is filled and
+//! verified.
+//!
+//! Cases: (a) 1 NewReno flow for 10 s; (b) the Fig. 6 mix, 1
+//! `guarantee:target=10Mbit/s` flow (target 10 Mbit/s) + 30 NewReno flows, for
+//! 120 s. `TPUT_BENCH_SHORT=1` shortens them to 2 s and 5 s. The simulated time
+//! includes the runner's 5 s drain after the scenario's duration.
+//!
+//! Per case it prints simulated seconds, CPU seconds of the process (the sum
+//! of `/proc/self/task/*/schedstat` run times, in ns; `/proc/self/stat`
+//! utime+stime at 100 Hz if that is missing; wall time off Linux), wall
+//! seconds, packets that crossed a link, link packets per CPU second and the
+//! speed-up over real time (simulated / wall seconds). The figures also go to
+//! `$CARGO_TARGET_DIR/repro/sim_quic.json` (default: the workspace's `target/`).
+//!
+//! `cargo bench -p tput-benches --bench sim_quic` (add `TPUT_BENCH_SHORT=1` for a quick check)
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
+
+fn link(rate: &str, delay: Duration, queue_packets: u32) -> LinkSpec {
+    LinkSpec {
+        rate: rate.parse().expect("valid rate"),
+        delay,
+        queue_packets: Some(queue_packets),
+        queue_bytes: None,
+        overhead_bytes: None,
+        cutoff: None,
+        rate_schedule: Vec::new(),
+        loss: None,
+        ber: None,
+    }
+}
+
+fn group(cc: &str, count: u32, target: Option<&str>) -> FlowGroup {
+    FlowGroup {
+        cc: cc.parse().expect("valid controller spec"),
+        count,
+        start: None,
+        stop: None,
+        bytes: None,
+        direction: None,
+        target: target.map(|t| t.parse().expect("valid rate")),
+        eval_slot: None,
+        oracle_own: None,
+        files: None,
+    }
+}
+
+/// Seed 000's dumbbell carrying `flows` for `secs` simulated seconds.
+fn seed000(name: &str, secs: u64, flows: Vec<FlowGroup>) -> Scenario {
+    Scenario {
+        name: Some(name.into()),
+        duration: Duration::from_secs(secs),
+        seed: 1,
+        interval: Duration::from_secs(1),
+        mtu: 1200,
+        oracle_window: Duration::from_millis(100),
+        topology: TopologySpec::Dumbbell {
+            bottleneck: link("100Mbit/s", Duration::from_millis(5), 30),
+            access: link("1Gbit/s", Duration::from_micros(2500), 1000),
+            reverse_bottleneck: None,
+        },
+        flows,
+    }
+}
+
+/// CPU seconds used so far by this process (see the crate header).
+fn cpu_secs() -> Option<f64> {
+    let schedstat = std::fs::read_dir("/proc/self/task").ok().and_then(|tasks| {
+        let mut ns = 0u64;
+        for t in tasks {
+            let text = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
+            ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+        Some(ns as f64 / 1e9)
+    });
+    schedstat.filter(|&s| s > 0.0).or_else(|| {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // Fields after the `(comm)`: state is field 3, utime 14 and stime 15.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        Some(ticks as f64 / 100.0)
+    })
+}
+
+struct Row {
+    case: &'static str,
+    sim: f64,
+    cpu: f64,
+    wall: f64,
+    packets: u64,
+    goodput_mbps: f64,
+}
+
+fn measure(case: &'static str, s: &Scenario) -> Row {
+    let (cpu0, wall0) = (cpu_secs(), Instant::now());
+    let r = run(s, |_| {}).expect("scenario runs");
+    let wall = wall0.elapsed().as_secs_f64();
+    let cpu = cpu0.zip(cpu_secs()).map_or(wall, |(a, b)| b - a);
+    let errors: usize = r.flows.iter().map(|f| f.errors.len()).sum();
+    assert_eq!(errors, 0, "{case}: flows failed: {:?}", r.flows);
+    let bytes: u64 = r.flows.iter().map(|f| f.bytes).sum();
+    Row {
+        case,
+        sim: r.simulated_secs,
+        cpu,
+        wall,
+        packets: r.link_packets,
+        goodput_mbps: bytes as f64 * 8.0 / s.duration.as_secs_f64() / 1e6,
+    }
+}
+
+fn main() {
+    let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
+    let (a_secs, b_secs) = if short { (2, 5) } else { (10, 120) };
+    let cases = [
+        ("a: 1 newreno", seed000("1 newreno", a_secs, vec![group("newreno", 1, None)])),
+        (
+            "b: 1 guarantee + 30 newreno",
+            seed000(
+                "fig6",
+                b_secs,
+                vec![
+                    group("guarantee:target=10Mbit/s", 1, Some("10Mbit/s")),
+                    group("newreno", 30, None),
+                ],
+            ),
+        ),
+    ];
+    let rows: Vec<Row> = cases.iter().map(|(case, s)| measure(case, s)).collect();
+
+    println!(
+        "{:<28} {:>7} {:>7} {:>7} {:>11} {:>12} {:>8} {:>8}",
+        "case", "sim s", "cpu s", "wall s", "link pkts", "pkts/cpu-s", "x real", "Mbit/s"
+    );
+    let mut json = format!("{{\"short\":{short},\"cases\":[");
+    for (i, r) in rows.iter().enumerate() {
+        let (rate, speedup) = (r.packets as f64 / r.cpu, r.sim / r.wall);
+        println!(
+            "{:<28} {:>7.1} {:>7.2} {:>7.2} {:>11} {:>12.0} {:>8.2} {:>8.1}",
+            r.case, r.sim, r.cpu, r.wall, r.packets, rate, speedup, r.goodput_mbps
+        );
+        let _ = write!(
+            json,
+            "{}{{\"case\":\"{}\",\"simulated_secs\":{},\"cpu_secs\":{},\"wall_secs\":{},\"link_packets\":{},\
+             \"link_packets_per_cpu_sec\":{},\"speedup_over_real_time\":{},\"goodput_mbps\":{}}}",
+            if i == 0 { "" } else { "," },
+            r.case,
+            r.sim,
+            r.cpu,
+            r.wall,
+            r.packets,
+            rate,
+            speedup,
+            r.goodput_mbps
+        );
+    }
+    json.push_str("]}\n");
+
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("repro");
+    let path = dir.join("sim_quic.json");
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, json)) {
+        Ok(()) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("could not write {}: {e}", path.display()),
+    }
+}
