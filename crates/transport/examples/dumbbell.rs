@@ -36,6 +36,7 @@ fn group(cc: &str, count: u32, start_secs: u64) -> FlowGroup {
         direction: None,
         target: None,
         eval_slot: None,
+        rate_limit: None,
         oracle_own: None,
         files: None,
     }

@@ -405,6 +405,9 @@ impl Node {
         if spec.bytes.is_none() && spec.duration.is_none() {
             return Err(Error::Config("a transfer needs a byte count or a duration".into()));
         }
+        if spec.rate_limit.is_some_and(|r| r.bits_per_sec() == 0) {
+            return Err(Error::Config("a rate limit must be positive".into()));
+        }
         let probe = ControllerProbe::new();
         let mut factory = QuinnFactory::new(spec.cc.clone()).with_probe(probe.clone());
         if let Some(bw) = &spec.bandwidth {
@@ -553,10 +556,10 @@ impl Node {
             .as_ref()
             .and_then(|s| s.rate_limit)
             .filter(|_| c.pending.is_empty())
-            .map(|rate| {
+            .and_then(|rate| {
                 // Next moment the rate limit lets one more chunk go.
                 let secs = (c.sent + CHUNK as u64) as f64 * 8.0 / rate.bits_per_sec() as f64;
-                start + Duration::from_secs_f64(secs)
+                start.checked_add(Duration::try_from_secs_f64(secs).ok()?)
             });
         [deadline, paced].into_iter().flatten().min()
     }

@@ -247,6 +247,9 @@ pub struct FlowGroup {
     /// Evaluation slot: a duration (`1s`) or RTTs (`32rtt`); default 1s.
     #[serde(default)]
     pub eval_slot: Option<String>,
+    /// Application rate limit of each flow's sender (e.g. constant-rate cross traffic).
+    #[serde(default)]
+    pub rate_limit: Option<Rate>,
     /// Whether the oracle leaves these flows out of the cross traffic (default:
     /// yes for guarantee controllers, whose `A` excludes themselves).
     #[serde(default)]
@@ -595,7 +598,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             target: g.target,
             eval_slot: eval_slot(g.eval_slot.as_deref())?,
             interval: s.interval,
-            rate_limit: None,
+            rate_limit: g.rate_limit,
             flow,
             bandwidth: oracle.clone(),
         };

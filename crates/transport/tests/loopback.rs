@@ -147,6 +147,24 @@ async fn wrong_pin_is_refused() {
     assert!(!out[0].ok() && e.contains("fingerprint"), "{e}");
 }
 
+#[test]
+fn zero_rate_limit_is_an_error_not_a_panic() {
+    let mut node = tput_transport::Node::client(NodeConfig::default()).unwrap();
+    let mut spec = TransferSpec::upload(1000, "cubic".parse().unwrap());
+    spec.rate_limit = Some("0bit/s".parse().unwrap());
+    let server = "127.0.0.1:9".parse().unwrap();
+    let e = node
+        .start_transfer(
+            std::time::Instant::now(),
+            server,
+            "localhost",
+            &ServerTrust::Insecure,
+            spec,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("rate limit"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_server_times_out_instead_of_hanging() {
     // A bound socket that never answers.

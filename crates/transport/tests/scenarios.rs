@@ -28,6 +28,7 @@ fn group(cc: &str, count: u32) -> FlowGroup {
         direction: None,
         target: None,
         eval_slot: None,
+        rate_limit: None,
         oracle_own: None,
         files: None,
     }
