@@ -7,6 +7,11 @@
 //! - [`udp`]: the tokio back end (real time).
 //! - [`sim`]: the simulator back end (virtual time).
 
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 mod node;
 mod pattern;
 pub mod proto;

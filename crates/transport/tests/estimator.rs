@@ -70,7 +70,7 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
                 oracle.available_bits_per_sec() as f64,
             ));
         }
-        t = t + Duration::from_millis(100);
+        t += Duration::from_millis(100);
     }
     out
 }

@@ -1,0 +1,254 @@
+//! The `tputctl` binary, end to end: every subcommand and its error paths.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn tputctl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tputctl"))
+        .args(args)
+        .output()
+        .expect("tputctl runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn repo(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Bad input: exit code 2 and an error line that names `what`.
+fn assert_input_error(args: &[&str], what: &str) {
+    let o = tputctl(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let first = stderr(&o).lines().next().unwrap_or_default().to_string();
+    assert!(
+        first.contains(what),
+        "{args:?}: first error line `{first}` lacks `{what}`"
+    );
+}
+
+#[test]
+fn cc_list_names_every_controller_with_defaults() {
+    let o = tputctl(&["cc", "list"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    for c in tput_cc::registry() {
+        assert!(text.contains(c.name), "{} missing", c.name);
+        for p in c.params {
+            assert!(
+                text.contains(p.name) && text.contains(p.unit),
+                "{}.{} missing",
+                c.name,
+                p.name
+            );
+        }
+    }
+    assert!(text.contains("default 0.7") && text.contains("required"));
+}
+
+#[test]
+fn help_explains_units() {
+    let o = tputctl(&["send", "--help"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    for word in [
+        "--time",
+        "--bytes",
+        "--cc",
+        "--target",
+        "--eval-slot",
+        "--pin",
+        "--insecure",
+        "Mbit/s",
+    ] {
+        assert!(text.contains(word), "send --help lacks {word}");
+    }
+}
+
+#[test]
+fn bad_values_are_one_line_errors_with_exit_code_2() {
+    assert_input_error(&["send", "127.0.0.1:4433", "--cc", "cubic:beta=2"], "beta");
+    assert_input_error(&["send", "127.0.0.1:4433", "--time", "5parsecs"], "5parsecs");
+    assert_input_error(&["send", "127.0.0.1:4433", "--target", "fast"], "fast");
+    assert_input_error(&["send", "127.0.0.1:4433", "--bytes", "0B"], "0B");
+    assert_input_error(&["send", "127.0.0.1:4433", "--eval-slot", "0rtt"], "0rtt");
+    assert_input_error(&["send", "127.0.0.1:4433", "--pin", "abcd"], "abcd");
+    assert_input_error(
+        &["send", "no.such.host.invalid:4433", "--insecure"],
+        "no.such.host.invalid",
+    );
+    assert_input_error(&["send", "127.0.0.1:4433"], "--pin");
+    assert_input_error(&["serve", "--listen", "here"], "here");
+    assert_input_error(&["sim", "/nonexistent/scenario.toml"], "/nonexistent/scenario.toml");
+    assert_input_error(&["frobnicate"], "frobnicate");
+}
+
+#[test]
+fn bad_scenario_files_name_the_line() {
+    let dir = std::env::temp_dir().join(format!("tputctl-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = std::fs::read_to_string(repo("scenarios/seed003-files.toml")).unwrap();
+    let cases = [
+        (good.replacen("\nduration =", "\ndurration =", 1), "durration"),
+        (good.replacen("rate = \"60Mbit/s\"", "rate = \"60Mbits\"", 1), "60Mbits"),
+        ("this is not toml".to_string(), "scenario"),
+    ];
+    for (i, (text, what)) in cases.iter().enumerate() {
+        let path = dir.join(format!("bad{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let o = tputctl(&["sim", &p]);
+        assert_eq!(o.status.code(), Some(2), "case {i}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(&p), "names the file: {err}");
+        assert!(err.contains(what) || *what == "scenario", "names `{what}`: {err}");
+    }
+}
+
+#[test]
+fn loopback_verifies_its_bytes() {
+    let o = tputctl(&[
+        "loopback",
+        "--time",
+        "2s",
+        "--target",
+        "10Mbit/s",
+        "--interval",
+        "500ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("receiver verified"), "{text}");
+    assert!(text.contains("evaluation slots met"), "{text}");
+    let intervals = text
+        .lines()
+        .filter(|l| l.starts_with("[ 0]") && l.contains(" s "))
+        .count();
+    assert!(intervals >= 4, "{text}");
+}
+
+#[test]
+fn loopback_json_reverse_parallel() {
+    let o = tputctl(&[
+        "loopback",
+        "--bytes",
+        "5MB",
+        "--parallel",
+        "2",
+        "--reverse",
+        "--json",
+        "--cc",
+        "vegas",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["command"], "loopback");
+    assert_eq!(v["direction"], "download");
+    assert_eq!(v["cc"], "vegas");
+    assert_eq!(v["summary"]["ok"], true);
+    assert_eq!(v["summary"]["bytes"], 10_000_000);
+    let transfers = v["transfers"].as_array().unwrap();
+    assert_eq!(transfers.len(), 2);
+    for t in transfers {
+        assert_eq!(t["receiver"]["bytes"], 5_000_000);
+        assert_eq!(t["local_sender"], false);
+    }
+}
+
+#[test]
+fn serve_and_send_with_a_pinned_certificate() {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tputctl"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-clients", "4"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let addr = lines
+        .next()
+        .unwrap()
+        .unwrap()
+        .trim_start_matches("listening on ")
+        .to_string();
+    let pin = lines
+        .next()
+        .unwrap()
+        .unwrap()
+        .trim_start_matches("certificate SHA-256 ")
+        .to_string();
+    let sent = tputctl(&["send", &addr, "--pin", &pin, "--bytes", "3MB", "--cc", "newreno"]);
+    let wrong = tputctl(&["send", &addr, "--pin", &"0".repeat(64), "--bytes", "1MB"]);
+    let insecure = tputctl(&["send", &addr, "--insecure", "--time", "300ms", "--reverse"]);
+    let served: Vec<String> = (0..3).filter_map(|_| lines.next()).map(|l| l.unwrap()).collect();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(sent.status.success(), "{}{}", stdout(&sent), stderr(&sent));
+    assert!(
+        stdout(&sent).contains("receiver verified 3000000 bytes"),
+        "{}",
+        stdout(&sent)
+    );
+    assert_eq!(wrong.status.code(), Some(1), "a pin mismatch fails the transfer");
+    assert!(stdout(&wrong).contains("fingerprint"), "{}", stdout(&wrong));
+    assert!(insecure.status.success(), "{}", stderr(&insecure));
+    assert!(stderr(&insecure).contains("warning"), "--insecure warns");
+    assert!(
+        served
+            .iter()
+            .any(|l| l.contains("received 3.0 MB") || l.contains("received 3000")),
+        "{served:?}"
+    );
+}
+
+#[test]
+fn sim_writes_results_and_is_reproducible() {
+    let out = std::env::temp_dir().join(format!("tputctl-sim-{}", std::process::id()));
+    let o = tputctl(&[
+        "sim",
+        &repo("scenarios/seed003-files.toml"),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "summary.json",
+        "flows.csv",
+        "intervals.csv",
+        "slots.csv",
+        "queue.csv",
+        "delivered.csv",
+        "throughput.svg",
+        "cwnd.svg",
+        "queue.svg",
+    ] {
+        let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|_| panic!("{f} written"));
+        assert!(meta.len() > 0, "{f} empty");
+    }
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 6, "header + 5 flows: {flows}");
+}
+
+#[test]
+fn fig6_n30_json_is_identical_twice() {
+    let file = repo("scenarios/seed000-fig6-n30.toml");
+    let t = Instant::now();
+    let a = tputctl(&["sim", &file, "--json"]);
+    let b = tputctl(&["sim", &file, "--json"]);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout, "same scenario and seed, same summary");
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(v["flows"].as_array().unwrap().len(), 31);
+    assert!(t.elapsed() < Duration::from_secs(600));
+}

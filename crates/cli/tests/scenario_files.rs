@@ -1,0 +1,191 @@
+//! Every scenario file shipped in `scenarios/`, and the complete example in
+//! `docs/scenarios.md`, parses and validates; bad files fail with an error
+//! that names the bad key or value.
+
+use std::path::{Path, PathBuf};
+
+use tput_transport::scenario::{Scenario, TopologySpec, validate};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Parse and validate, or say why not.
+fn load(text: &str) -> Result<Scenario, String> {
+    let s: Scenario = toml::from_str(text).map_err(|e| e.to_string())?;
+    validate(&s).map_err(|e| e.to_string())?;
+    Ok(s)
+}
+
+#[test]
+fn every_scenario_file_parses_and_validates() {
+    let dir = repo().join("scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no scenarios in {}", dir.display());
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let s = load(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 file name");
+        assert_eq!(
+            s.name.as_deref(),
+            Some(stem),
+            "{}: name should match the file",
+            path.display()
+        );
+        assert!(
+            text.contains(&format!("sim scenarios/{stem}.toml --out out/{stem}")),
+            "{}: the header should say how to run it",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn shipped_scenarios_match_the_papers() {
+    let load_file = |name: &str| {
+        let path = repo().join("scenarios").join(name);
+        load(&std::fs::read_to_string(&path).expect("readable")).expect("valid")
+    };
+    let fig4 = load_file("seed000-fig4.toml");
+    let counts: Vec<u32> = fig4.flows.iter().map(|g| g.count).collect();
+    assert_eq!(counts, [1, 1, 4, 25]);
+    assert_eq!(fig4.flows[0].target.map(|r| r.bits_per_sec()), Some(20_000_000));
+    match &fig4.topology {
+        TopologySpec::Dumbbell { bottleneck, access, .. } => {
+            assert_eq!(bottleneck.rate.bits_per_sec(), 100_000_000);
+            assert_eq!(bottleneck.queue_packets, Some(30));
+            assert_eq!(access.delay, std::time::Duration::from_micros(2500));
+        }
+        other => panic!("fig4 should be a dumbbell: {other:?}"),
+    }
+    let cut = load_file("seed001-cutoff.toml");
+    match &cut.topology {
+        TopologySpec::Chain { hops } => {
+            assert_eq!(hops.len(), 2);
+            let c = hops[0].cutoff.as_ref().expect("cut on the first hop");
+            assert_eq!(c.connected, 0.89);
+        }
+        other => panic!("seed001 should be a chain: {other:?}"),
+    }
+    let files = load_file("seed003-files.toml");
+    let f = files.flows[0].files.as_ref().expect("file workload");
+    assert_eq!(f.mean_size, Some(625_000));
+}
+
+/// A small valid scenario with `line` appended to the `[topology.bottleneck]` table.
+fn with_bottleneck_line(line: &str) -> String {
+    format!(
+        r#"
+duration = "1s"
+
+[topology]
+kind = "dumbbell"
+
+[topology.bottleneck]
+rate = "10Mbit/s"
+delay = "5ms"
+{line}
+
+[topology.access]
+rate = "1Gbit/s"
+delay = "1ms"
+
+[[flows]]
+cc = "newreno"
+"#
+    )
+}
+
+#[test]
+fn the_template_of_the_error_tests_is_valid() {
+    load(&with_bottleneck_line("")).expect("valid");
+}
+
+#[test]
+fn unknown_keys_are_errors() {
+    let e = load(&with_bottleneck_line("queue_pakets = 30")).unwrap_err();
+    assert!(e.contains("queue_pakets"), "{e}");
+    let e = load(&format!("colour = \"blue\"\n{}", with_bottleneck_line(""))).unwrap_err();
+    assert!(e.contains("colour"), "{e}");
+    let e =
+        load(&with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\nstart_at = \"1s\"")).unwrap_err();
+    assert!(e.contains("start_at"), "{e}");
+    let e = load(&with_bottleneck_line("").replace("kind = \"dumbbell\"", "kind = \"star\"")).unwrap_err();
+    assert!(e.contains("star"), "{e}");
+}
+
+#[test]
+fn bad_values_are_named() {
+    let e = load(&with_bottleneck_line("").replace("rate = \"10Mbit/s\"", "rate = \"10Mbits\"")).unwrap_err();
+    assert!(e.contains("10Mbits") && e.contains("rate"), "{e}");
+    let e = load(&with_bottleneck_line("").replace("delay = \"5ms\"", "delay = \"5\"")).unwrap_err();
+    assert!(e.contains("delay") && e.contains("missing unit"), "{e}");
+    let e = load(&with_bottleneck_line("").replace("\"newreno\"", "\"cubic:beta=1.5\"")).unwrap_err();
+    assert!(e.contains("cubic:beta=1.5"), "{e}");
+    // Caught by `validate`, not the parser.
+    let e = load(&with_bottleneck_line("queue_packets = 30\nqueue_bytes = \"64KiB\"")).unwrap_err();
+    assert!(e.contains("topology.bottleneck") && e.contains("queue_bytes"), "{e}");
+    let e = load(&with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\nstop = \"2s\"")).unwrap_err();
+    assert!(e.contains("flows[0]") && e.contains("stop"), "{e}");
+    let e = load(&with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\neval_slot = \"32rtts\""))
+        .unwrap_err();
+    assert!(e.contains("32rtts"), "{e}");
+}
+
+/// The first ```toml fenced block of `markdown`.
+fn first_toml_block(markdown: &str) -> Option<String> {
+    let mut lines = markdown.lines();
+    lines.by_ref().find(|l| l.trim_start().starts_with("```toml"))?;
+    let mut block = String::new();
+    for l in lines {
+        if l.trim_start().starts_with("```") {
+            return Some(block);
+        }
+        block.push_str(l);
+        block.push('\n');
+    }
+    None
+}
+
+#[test]
+fn the_documented_example_is_valid() {
+    let path = repo().join("docs/scenarios.md");
+    let doc = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let example = first_toml_block(&doc).expect("a ```toml block in docs/scenarios.md");
+    let s = load(&example).unwrap_or_else(|e| panic!("the example in {}: {e}", path.display()));
+    assert!(!s.flows.is_empty());
+}
+
+#[test]
+fn every_documented_key_exists() {
+    // Every field of the structs the example uses (serialized with `None`
+    // as null, so unset fields count too) is named in the documentation.
+    let path = repo().join("docs/scenarios.md");
+    let doc = std::fs::read_to_string(&path).expect("readable");
+    let example = first_toml_block(&doc).expect("example");
+    let s = load(&example).expect("valid");
+    let value = serde_json::to_value(&s).expect("serializable");
+    let mut keys = Vec::new();
+    collect_keys(&value, &mut keys);
+    for k in keys {
+        assert!(doc.contains(&format!("`{k}`")), "key `{k}` is not documented");
+    }
+}
+
+fn collect_keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(t) => {
+            for (k, v) in t {
+                out.push(k.clone());
+                collect_keys(v, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| collect_keys(v, out)),
+        _ => {}
+    }
+}
