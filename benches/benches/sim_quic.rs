@@ -13,10 +13,12 @@
 //! of `/proc/self/task/*/schedstat` run times, in ns; `/proc/self/stat`
 //! utime+stime at 100 Hz if that is missing; wall time off Linux), wall
 //! seconds, packets that crossed a link, link packets per CPU second and the
-//! speed-up over real time (simulated / wall seconds). The figures also go to
+//! speed-up over real time (simulated / wall seconds), plus the payload MB the
+//! receivers verified (a sanity check). The figures also go to
 //! `$CARGO_TARGET_DIR/repro/sim_quic.json` (default: the workspace's `target/`).
 //!
-//! `cargo bench -p tput-benches --bench sim_quic` (add `TPUT_BENCH_SHORT=1` for a quick check)
+//! `cargo bench -p tput-benches --bench sim_quic [-- FILTER]` (add `TPUT_BENCH_SHORT=1` for a
+//! quick check; `FILTER`, e.g. `b:`, runs only the cases whose name contains it)
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -48,6 +50,7 @@ fn group(cc: &str, count: u32, target: Option<&str>) -> FlowGroup {
         direction: None,
         target: target.map(|t| t.parse().expect("valid rate")),
         eval_slot: None,
+        rate_limit: None,
         oracle_own: None,
         files: None,
     }
@@ -97,7 +100,7 @@ struct Row {
     cpu: f64,
     wall: f64,
     packets: u64,
-    goodput_mbps: f64,
+    delivered_mb: f64,
 }
 
 fn measure(case: &'static str, s: &Scenario) -> Row {
@@ -114,7 +117,7 @@ fn measure(case: &'static str, s: &Scenario) -> Row {
         cpu,
         wall,
         packets: r.link_packets,
-        goodput_mbps: bytes as f64 * 8.0 / s.duration.as_secs_f64() / 1e6,
+        delivered_mb: bytes as f64 / 1e6,
     }
 }
 
@@ -122,7 +125,10 @@ fn main() {
     let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
     let (a_secs, b_secs) = if short { (2, 5) } else { (10, 120) };
     let cases = [
-        ("a: 1 newreno", seed000("1 newreno", a_secs, vec![group("newreno", 1, None)])),
+        (
+            "a: 1 newreno",
+            seed000("1 newreno", a_secs, vec![group("newreno", 1, None)]),
+        ),
         (
             "b: 1 guarantee + 30 newreno",
             seed000(
@@ -135,23 +141,29 @@ fn main() {
             ),
         ),
     ];
-    let rows: Vec<Row> = cases.iter().map(|(case, s)| measure(case, s)).collect();
+    // Like libtest: positional arguments select the cases whose name contains one.
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let rows: Vec<Row> = cases
+        .iter()
+        .filter(|(case, _)| filters.is_empty() || filters.iter().any(|f| case.contains(f.as_str())))
+        .map(|(case, s)| measure(case, s))
+        .collect();
 
     println!(
         "{:<28} {:>7} {:>7} {:>7} {:>11} {:>12} {:>8} {:>8}",
-        "case", "sim s", "cpu s", "wall s", "link pkts", "pkts/cpu-s", "x real", "Mbit/s"
+        "case", "sim s", "cpu s", "wall s", "link pkts", "pkts/cpu-s", "x real", "MB recv"
     );
     let mut json = format!("{{\"short\":{short},\"cases\":[");
     for (i, r) in rows.iter().enumerate() {
         let (rate, speedup) = (r.packets as f64 / r.cpu, r.sim / r.wall);
         println!(
             "{:<28} {:>7.1} {:>7.2} {:>7.2} {:>11} {:>12.0} {:>8.2} {:>8.1}",
-            r.case, r.sim, r.cpu, r.wall, r.packets, rate, speedup, r.goodput_mbps
+            r.case, r.sim, r.cpu, r.wall, r.packets, rate, speedup, r.delivered_mb
         );
         let _ = write!(
             json,
             "{}{{\"case\":\"{}\",\"simulated_secs\":{},\"cpu_secs\":{},\"wall_secs\":{},\"link_packets\":{},\
-             \"link_packets_per_cpu_sec\":{},\"speedup_over_real_time\":{},\"goodput_mbps\":{}}}",
+             \"link_packets_per_cpu_sec\":{},\"speedup_over_real_time\":{},\"delivered_mb\":{}}}",
             if i == 0 { "" } else { "," },
             r.case,
             r.sim,
@@ -160,7 +172,7 @@ fn main() {
             r.packets,
             rate,
             speedup,
-            r.goodput_mbps
+            r.delivered_mb
         );
     }
     json.push_str("]}\n");

@@ -117,14 +117,28 @@ fn unknown_keys_are_errors() {
     assert!(e.contains("start_at"), "{e}");
     let e = load(&with_bottleneck_line("").replace("kind = \"dumbbell\"", "kind = \"star\"")).unwrap_err();
     assert!(e.contains("star"), "{e}");
+    let e =
+        load(&with_bottleneck_line("").replace("kind = \"dumbbell\"", "kind = \"dumbbell\"\nhops = []")).unwrap_err();
+    assert!(e.contains("hops"), "{e}");
+    let e = load(&with_bottleneck_line("files = { mean_gap = \"1s\" }")).unwrap_err();
+    assert!(e.contains("files"), "{e}");
 }
 
 #[test]
 fn bad_values_are_named() {
     let e = load(&with_bottleneck_line("").replace("rate = \"10Mbit/s\"", "rate = \"10Mbits\"")).unwrap_err();
-    assert!(e.contains("10Mbits") && e.contains("rate"), "{e}");
+    assert!(e.contains("invalid rate `10Mbits`"), "{e}");
+    // Inside `[topology]` (an internally tagged enum) the parser reports the
+    // table, not the line; the message still names the value.
     let e = load(&with_bottleneck_line("").replace("delay = \"5ms\"", "delay = \"5\"")).unwrap_err();
-    assert!(e.contains("delay") && e.contains("missing unit"), "{e}");
+    assert!(e.contains("invalid duration `5`") && e.contains("missing unit"), "{e}");
+    // Elsewhere the error points at the key's line.
+    let e =
+        load(&with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\ntarget = \"fast\"")).unwrap_err();
+    assert!(
+        e.contains("target = \"fast\"") && e.contains("invalid rate `fast`"),
+        "{e}"
+    );
     let e = load(&with_bottleneck_line("").replace("\"newreno\"", "\"cubic:beta=1.5\"")).unwrap_err();
     assert!(e.contains("cubic:beta=1.5"), "{e}");
     // Caught by `validate`, not the parser.
