@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 
@@ -249,13 +249,7 @@ impl CongestionController for Compound {
         Snapshot {
             cwnd_bytes: self.window(),
             ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: if self.recovery.is_open() {
-                Phase::Recovery
-            } else if self.in_slow_start() {
-                Phase::SlowStart
-            } else {
-                Phase::CongestionAvoidance
-            },
+            phase: self.recovery.phase(self.in_slow_start()),
             state: AlgorithmState::Compound {
                 cwnd_bytes: self.cwnd as u64,
                 dwnd_bytes: self.dwnd as u64,
@@ -272,6 +266,7 @@ impl CongestionController for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::Phase;
     use crate::controller::RttSample;
     use crate::testutil::*;
 

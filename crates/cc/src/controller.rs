@@ -257,6 +257,16 @@ impl Recovery {
     pub(crate) fn is_open(&self) -> bool {
         self.open
     }
+    /// The snapshot phase: recovery while it is open, else slow start or congestion avoidance.
+    pub(crate) fn phase(&self, in_slow_start: bool) -> Phase {
+        if self.open {
+            Phase::Recovery
+        } else if in_slow_start {
+            Phase::SlowStart
+        } else {
+            Phase::CongestionAvoidance
+        }
+    }
     /// Persistent congestion resets the recovery start (RFC 9002 Appendix B.8).
     pub(crate) fn reset(&mut self) {
         *self = Self::default();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 
@@ -293,13 +293,7 @@ impl CongestionController for Cubic {
         Snapshot {
             cwnd_bytes: self.window(),
             ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: if self.recovery.is_open() {
-                Phase::Recovery
-            } else if self.cwnd < self.ssthresh {
-                Phase::SlowStart
-            } else {
-                Phase::CongestionAvoidance
-            },
+            phase: self.recovery.phase(self.cwnd < self.ssthresh),
             state: AlgorithmState::Cubic {
                 w_max_bytes: self.w_max,
                 k_secs: self.k,
@@ -316,6 +310,7 @@ impl CongestionController for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::Phase;
     use crate::controller::RttSample;
     use crate::testutil::*;
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 use crate::units::Rate;
@@ -583,13 +583,7 @@ impl CongestionController for Guarantee {
         Snapshot {
             cwnd_bytes: self.window(),
             ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: if self.recovery.is_open() {
-                Phase::Recovery
-            } else if self.cwnd < self.ssthresh {
-                Phase::SlowStart
-            } else {
-                Phase::CongestionAvoidance
-            },
+            phase: self.recovery.phase(self.cwnd < self.ssthresh),
             state: AlgorithmState::Guarantee {
                 k: self.k,
                 slot_rtts: self.slot_rtts,
@@ -611,6 +605,7 @@ impl CongestionController for Guarantee {
 mod tests {
     use super::*;
     use crate::bandwidth::SharedBandwidth;
+    use crate::controller::Phase;
     use crate::testutil::*;
 
     const MS: Duration = Duration::from_millis(1);

@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 
@@ -99,13 +99,7 @@ impl CongestionController for NewReno {
         Snapshot {
             cwnd_bytes: self.cwnd,
             ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
-            phase: if self.recovery.is_open() {
-                Phase::Recovery
-            } else if self.cwnd < self.ssthresh {
-                Phase::SlowStart
-            } else {
-                Phase::CongestionAvoidance
-            },
+            phase: self.recovery.phase(self.cwnd < self.ssthresh),
             state: AlgorithmState::NewReno,
         }
     }
@@ -118,6 +112,7 @@ impl CongestionController for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::Phase;
     use crate::testutil::*;
     use std::time::Duration;
 

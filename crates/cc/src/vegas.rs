@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 
@@ -248,13 +248,7 @@ impl CongestionController for Vegas {
         Snapshot {
             cwnd_bytes: self.window(),
             ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
-            phase: if self.recovery.is_open() {
-                Phase::Recovery
-            } else if self.in_slow_start() {
-                Phase::SlowStart
-            } else {
-                Phase::CongestionAvoidance
-            },
+            phase: self.recovery.phase(self.in_slow_start()),
             state: AlgorithmState::Vegas {
                 base_rtt_secs: self.base_rtt.map_or(0.0, |d| d.as_secs_f64()),
                 diff_packets: self.diff,
@@ -270,6 +264,7 @@ impl CongestionController for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::Phase;
     use crate::controller::RttSample;
     use crate::testutil::*;
 
