@@ -13,33 +13,13 @@ use std::time::{Duration, Instant};
 use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
 fn link(rate: &str, delay: Duration, queue: u32) -> LinkSpec {
-    LinkSpec {
-        rate: rate.parse().expect("valid rate"),
-        delay,
-        queue_packets: Some(queue),
-        queue_bytes: None,
-        overhead_bytes: None,
-        cutoff: None,
-        rate_schedule: Vec::new(),
-        loss: None,
-        ber: None,
-    }
+    LinkSpec::new(rate.parse().expect("valid rate"), delay).with_queue_packets(queue)
 }
 
 fn group(cc: &str, count: u32, start_secs: u64) -> FlowGroup {
-    FlowGroup {
-        cc: cc.parse().expect("valid spec"),
-        count,
-        start: Some(Duration::from_secs(start_secs)),
-        stop: None,
-        bytes: None,
-        direction: None,
-        target: None,
-        eval_slot: None,
-        rate_limit: None,
-        oracle_own: None,
-        files: None,
-    }
+    FlowGroup::new(cc.parse().expect("valid spec"))
+        .times(count)
+        .starting(Duration::from_secs(start_secs))
 }
 
 fn main() -> ExitCode {
@@ -60,8 +40,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut guarantee = group("guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt", 1, 0);
-    guarantee.target = Some("20Mbit/s".parse().expect("valid rate"));
+    let guarantee = group("guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt", 1, 0)
+        .with_target("20Mbit/s".parse().expect("valid rate"));
     let mut flows = vec![guarantee, group("newreno", 1, 0)];
     if secs > 5 {
         flows.push(group("newreno", 4, 5));

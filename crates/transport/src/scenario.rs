@@ -180,6 +180,30 @@ pub struct LinkSpec {
     pub ber: Option<f64>,
 }
 
+impl LinkSpec {
+    /// A link of `rate` and one-way `delay` with the defaults: a 1000-packet
+    /// DropTail queue, 28 bytes of overhead, no impairment.
+    pub fn new(rate: Rate, delay: Duration) -> Self {
+        Self {
+            rate,
+            delay,
+            queue_packets: None,
+            queue_bytes: None,
+            overhead_bytes: None,
+            cutoff: None,
+            rate_schedule: Vec::new(),
+            loss: None,
+            ber: None,
+        }
+    }
+
+    /// The same link with a DropTail queue of `packets`.
+    pub fn with_queue_packets(mut self, packets: u32) -> Self {
+        self.queue_packets = Some(packets);
+        self
+    }
+}
+
 /// A periodic cut-off (seed 001).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -257,6 +281,43 @@ pub struct FlowGroup {
     /// File transfers instead of one bulk transfer.
     #[serde(default)]
     pub files: Option<FilesSpec>,
+}
+
+impl FlowGroup {
+    /// One bulk flow with `cc`, from the start to the end of the scenario, no target.
+    pub fn new(cc: ControllerSpec) -> Self {
+        Self {
+            cc,
+            count: 1,
+            start: None,
+            stop: None,
+            bytes: None,
+            direction: None,
+            target: None,
+            eval_slot: None,
+            rate_limit: None,
+            oracle_own: None,
+            files: None,
+        }
+    }
+
+    /// `count` such flows.
+    pub fn times(mut self, count: u32) -> Self {
+        self.count = count;
+        self
+    }
+
+    /// Starting at `start`.
+    pub fn starting(mut self, start: Duration) -> Self {
+        self.start = Some(start);
+        self
+    }
+
+    /// With a target judged per evaluation slot.
+    pub fn with_target(mut self, target: Rate) -> Self {
+        self.target = Some(target);
+        self
+    }
 }
 
 /// File transfers: exponential gaps, Pareto sizes, a new connection per file (seed 003).

@@ -4,34 +4,12 @@ use std::time::Duration;
 
 use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
-fn link(rate: &str, delay_us: u64, queue: Option<u32>) -> LinkSpec {
-    LinkSpec {
-        rate: rate.parse().unwrap(),
-        delay: Duration::from_micros(delay_us),
-        queue_packets: queue,
-        queue_bytes: None,
-        overhead_bytes: None,
-        cutoff: None,
-        rate_schedule: Vec::new(),
-        loss: None,
-        ber: None,
-    }
+fn link(rate: &str, delay_us: u64, queue: u32) -> LinkSpec {
+    LinkSpec::new(rate.parse().unwrap(), Duration::from_micros(delay_us)).with_queue_packets(queue)
 }
 
 fn group(cc: &str, count: u32) -> FlowGroup {
-    FlowGroup {
-        cc: cc.parse().unwrap(),
-        count,
-        start: None,
-        stop: None,
-        bytes: None,
-        direction: None,
-        target: None,
-        eval_slot: None,
-        rate_limit: None,
-        oracle_own: None,
-        files: None,
-    }
+    FlowGroup::new(cc.parse().unwrap()).times(count)
 }
 
 /// Seed 000's dumbbell: 100 Mbit/s, 5 ms, 30-packet bottleneck; 1 Gbit/s, 2.5 ms access links.
@@ -44,8 +22,8 @@ fn seed000(secs: u64, flows: Vec<FlowGroup>, seed: u64) -> Scenario {
         mtu: 1200,
         oracle_window: Duration::from_millis(100),
         topology: TopologySpec::Dumbbell {
-            bottleneck: link("100Mbit/s", 5000, Some(30)),
-            access: link("1Gbit/s", 2500, Some(1000)),
+            bottleneck: link("100Mbit/s", 5000, 30),
+            access: link("1Gbit/s", 2500, 1000),
             reverse_bottleneck: None,
         },
         flows,
@@ -56,8 +34,7 @@ fn seed000(secs: u64, flows: Vec<FlowGroup>, seed: u64) -> Scenario {
 /// (20% of the bottleneck; the fair share is 16.7 Mbit/s). Returns (success ratio,
 /// mean throughput in Mbit/s) of that flow over 30 one-second slots.
 fn target_flow_against_five_newreno(cc: &str) -> (f64, f64) {
-    let mut g = group(cc, 1);
-    g.target = Some("20Mbit/s".parse().unwrap());
+    let g = group(cc, 1).with_target("20Mbit/s".parse().unwrap());
     let result = run(&seed000(30, vec![g, group("newreno", 5)], 1), |_| {}).unwrap();
     for f in &result.flows {
         assert!(f.errors.is_empty(), "flow {}: {:?}", f.flow, f.errors);
