@@ -221,7 +221,25 @@ impl From<anyhow::Error> for Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            // One line naming the bad value (clap's first line), exit code 2.
+            let text = e.to_string();
+            let first = text
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            eprintln!("tputctl: error: {first} (see --help)");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+    };
     let result = match cli.cmd {
         Cmd::Cc { cmd: CcCmd::List } => cc_list(),
         Cmd::Sim(args) => sim(args),

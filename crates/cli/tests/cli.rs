@@ -32,11 +32,9 @@ fn repo(path: &str) -> String {
 fn assert_input_error(args: &[&str], what: &str) {
     let o = tputctl(args);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    let first = stderr(&o).lines().next().unwrap_or_default().to_string();
-    assert!(
-        first.contains(what),
-        "{args:?}: first error line `{first}` lacks `{what}`"
-    );
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
+    assert!(err.contains(what), "{args:?}: error `{err}` lacks `{what}`");
 }
 
 #[test]
