@@ -397,7 +397,8 @@ impl Guarantee {
         let mut slots = match self.slots {
             Some(mut slots) => {
                 slots.integrate_available(now, self.available);
-                if now.saturating_duration_since(slots.start) >= slots.srtt * self.slot_rtts {
+                let elapsed = now.saturating_duration_since(slots.start);
+                if slots.srtt.checked_mul(self.slot_rtts).is_some_and(|len| elapsed >= len) {
                     self.close_control_slot(&mut slots, now, ack.rtt.smoothed);
                 }
                 slots
@@ -487,7 +488,9 @@ impl Guarantee {
         let s = f64::from(self.slot_rtts);
         let srtt = slots.srtt.as_secs_f64();
         let elapsed = now.saturating_duration_since(slots.start);
-        let n = (elapsed.as_nanos() / slots.srtt.as_nanos()) as f64;
+        // Whole RTTs elapsed. Nanoseconds fit in u64 for 584 years, and a 64-bit
+        // division is several times cheaper than the u128 one `as_nanos` implies.
+        let n = (nanos(elapsed) / nanos(slots.srtt).max(1)) as f64;
         let cwnd_pkts = self.cwnd / mss;
         let k_bw = Self::k_bw(slots.goal * srtt * s / mss, s, n, cwnd_pkts, slots.acked as f64 / mss);
         k_bw.min(self.k_max(now, slots, srtt, cwnd_pkts)).max(self.config.k_min)
@@ -519,6 +522,11 @@ impl Guarantee {
             .or_else(|| self.config.physical.map(Rate::bytes_per_sec))
             .unwrap_or(f64::INFINITY)
     }
+}
+
+/// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// `d = t / min_rtt` rounded to the nearest power of two in log scale, in `[2, 2^30]`.

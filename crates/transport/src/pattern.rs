@@ -30,38 +30,59 @@ impl Pattern {
     }
 
     fn block(&self, index: u64) -> [u8; 8] {
-        mix(self.key ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15)).to_le_bytes()
+        self.word(index).to_le_bytes()
+    }
+
+    fn word(&self, index: u64) -> u64 {
+        mix(self.key ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
 
     /// Fill `buf` with the bytes at stream offset `offset..offset + buf.len()`.
     pub fn fill(&self, offset: u64, buf: &mut [u8]) {
-        let mut pos = 0;
-        while pos < buf.len() {
-            let at = offset + pos as u64;
-            let (index, skip) = (at / 8, (at % 8) as usize);
-            let block = self.block(index);
-            let n = (8 - skip).min(buf.len() - pos);
-            buf[pos..pos + n].copy_from_slice(&block[skip..skip + n]);
-            pos += n;
+        // An unaligned head byte by byte, then whole 8-byte words (one store
+        // each, no memcpy call), then the tail.
+        let head = (((8 - offset % 8) % 8) as usize).min(buf.len());
+        let (first, rest) = buf.split_at_mut(head);
+        if head > 0 {
+            let skip = (offset % 8) as usize;
+            first.copy_from_slice(&self.block(offset / 8)[skip..skip + head]);
+        }
+        let mut index = (offset + head as u64) / 8;
+        let mut words = rest.chunks_exact_mut(8);
+        for w in &mut words {
+            w.copy_from_slice(&self.word(index).to_le_bytes());
+            index += 1;
+        }
+        let tail = words.into_remainder();
+        if !tail.is_empty() {
+            let n = tail.len();
+            tail.copy_from_slice(&self.block(index)[..n]);
         }
     }
 
     /// Check `data` against the pattern at `offset`; on a mismatch, the stream
     /// offset of the first wrong byte.
     pub fn verify(&self, offset: u64, data: &[u8]) -> Result<(), u64> {
-        let mut pos = 0;
-        while pos < data.len() {
-            let at = offset + pos as u64;
-            let (index, skip) = (at / 8, (at % 8) as usize);
-            let block = self.block(index);
-            let n = (8 - skip).min(data.len() - pos);
-            if data[pos..pos + n] != block[skip..skip + n] {
-                let bad = (0..n).find(|&i| data[pos + i] != block[skip + i]).unwrap_or(0);
-                return Err(at + bad as u64);
+        let head = (((8 - offset % 8) % 8) as usize).min(data.len());
+        let bytewise = |at: u64, part: &[u8]| -> Result<(), u64> {
+            let block = self.block(at / 8);
+            let skip = (at % 8) as usize;
+            match part.iter().zip(&block[skip..]).position(|(a, b)| a != b) {
+                Some(i) => Err(at + i as u64),
+                None => Ok(()),
             }
-            pos += n;
+        };
+        bytewise(offset, &data[..head])?;
+        let mut at = offset + head as u64;
+        let mut words = data[head..].chunks_exact(8);
+        for w in &mut words {
+            let got = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            if got != self.word(at / 8) {
+                return bytewise(at, w);
+            }
+            at += 8;
         }
-        Ok(())
+        bytewise(at, words.remainder())
     }
 }
 
@@ -86,6 +107,23 @@ mod tests {
         assert_eq!(p.verify(500, &bad[500..]), Err(517));
         // Shifted data (a lost or duplicated byte) is caught.
         assert!(p.verify(1, &whole[..100]).is_err());
+        // Every offset and length against the definition, byte by byte.
+        for start in 0..20u64 {
+            for len in [0usize, 1, 7, 8, 9, 15, 16, 17, 63] {
+                let mut part = vec![0; len];
+                p.fill(start, &mut part);
+                for (i, b) in part.iter().enumerate() {
+                    let at = start + i as u64;
+                    assert_eq!(*b, p.block(at / 8)[(at % 8) as usize], "offset {at}");
+                }
+                assert_eq!(p.verify(start, &part), Ok(()));
+                if len > 0 {
+                    let mut bad = part.clone();
+                    bad[len - 1] ^= 0x80;
+                    assert_eq!(p.verify(start, &bad), Err(start + len as u64 - 1));
+                }
+            }
+        }
         // Another key gives other bytes.
         assert!(Pattern::new(43).verify(0, &whole).is_err());
     }
