@@ -63,7 +63,7 @@ enum Cmd {
     },
     /// Run a simulated scenario (TOML, see docs/scenarios.md) with real QUIC in virtual time.
     #[command(
-        after_help = "Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,\nqueue.csv, delivered.csv, throughput.svg, cwnd.svg, queue.svg. Same file and seed, same output."
+        after_help = "Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,\nlinks.csv, queue.csv, delivered.csv, throughput.svg, cwnd.svg, queue.svg. Same file and seed, same output."
     )]
     Sim(SimArgs),
     /// Congestion controllers.
@@ -881,6 +881,9 @@ fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &SimSumm
     }
     write_file(dir, "slots.csv", slots.as_bytes())?;
 
+    let mut links = Vec::new();
+    tput_netsim::to_csv(&r.links, &mut links)?;
+    write_file(dir, "links.csv", &links)?;
     let mut q = Vec::new();
     tput_netsim::to_csv(&r.queue, &mut q)?;
     write_file(dir, "queue.csv", &q)?;

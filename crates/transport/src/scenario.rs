@@ -366,6 +366,8 @@ pub struct ScenarioResult {
     pub flows: Vec<FlowResult>,
     /// The forward bottleneck (the first hop of a chain).
     pub bottleneck: LinkStats,
+    /// Every link's counters, in link-id order.
+    pub links: Vec<LinkStats>,
     /// Queue-length samples of the forward bottleneck.
     pub queue: Vec<QueueSample>,
     /// Delivered bytes per flow per interval.
@@ -739,6 +741,9 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         name: s.name.clone(),
         flows,
         bottleneck: net.sim.link_stats(net.bottleneck),
+        links: (0..net.sim.link_count())
+            .map(|i| net.sim.link_stats(LinkId(i as u32)))
+            .collect(),
         queue: net.sim.queue_samples().to_vec(),
         delivered: net.sim.flow_samples().to_vec(),
         trace_hash: net.sim.trace_hash(),
