@@ -236,6 +236,23 @@ fn sim_writes_results_and_is_reproducible() {
     }
     let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
     assert_eq!(flows.lines().count(), 6, "header + 5 flows: {flows}");
+    // A second run writes the same files, byte for byte.
+    let again = std::env::temp_dir().join(format!("tputctl-sim-again-{}", std::process::id()));
+    let o = tputctl(&[
+        "sim",
+        &repo("scenarios/seed003-files.toml"),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let name = entry.unwrap().file_name();
+        let (a, b) = (
+            std::fs::read(out.join(&name)).unwrap(),
+            std::fs::read(again.join(&name)).unwrap(),
+        );
+        assert!(a == b, "{name:?} differs between two runs");
+    }
 }
 
 #[test]
