@@ -1068,6 +1068,23 @@ mod tests {
     }
 
     #[test]
+    fn survives_odd_inputs() {
+        // Zero and Duration::MAX RTTs reach the slot-end test and n_j; with an
+        // oracle that reads 0 and u64::MAX / 2 bits per second in turn.
+        for a in [0, u64::MAX / 2] {
+            let bw = SharedBandwidth::new();
+            bw.set_available(a);
+            bw.set_physical(100_000_000);
+            let mut cc = Guarantee::new(
+                config(20_000_000, EvalLength::Rtts(4), Some(2)),
+                MSS,
+                Some(Arc::new(bw)),
+            );
+            crate::testutil::fuzz_odd_inputs(&mut cc, |cc| assert!(cc.k().is_finite() && cc.k() >= 1.0));
+        }
+    }
+
+    #[test]
     fn window_is_finite_and_at_least_the_minimum() {
         let bw = SharedBandwidth::new();
         bw.set_available(u64::MAX / 2);

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample};
+use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, minimum_window};
 
 pub(crate) const MSS: u64 = 1200;
 pub(crate) const RTT: Duration = Duration::from_millis(20);
@@ -114,5 +114,70 @@ impl<C: CongestionController> Harness<C> {
         if let Some((sent, _)) = self.flight.pop_front() {
             self.lose(sent, CongestionKind::Loss);
         }
+    }
+}
+
+/// Drive `cc` through 20 000 pseudo-random events with odd inputs (zero, 1 ns
+/// and `Duration::MAX` RTTs, MTUs from 1 to 9000, huge and zero ACKs, losses,
+/// persistent congestion, app-limited ACKs). After each: the snapshot agrees
+/// with the window, the window is at least the minimum, and `check` holds.
+pub(crate) fn fuzz_odd_inputs<C: CongestionController>(cc: &mut C, mut check: impl FnMut(&C)) {
+    let t0 = Instant::now();
+    let mut now = t0;
+    let mut mss = MSS;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let durations = [
+        Duration::ZERO,
+        Duration::from_nanos(1),
+        Duration::from_millis(20),
+        Duration::from_secs(1_000_000),
+        Duration::MAX,
+    ];
+    for i in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let pick = |n: u64| durations[(n % durations.len() as u64) as usize];
+        now += Duration::from_micros(x % 50_000);
+        let rtt = RttSample {
+            latest: pick(x >> 8),
+            smoothed: pick(x >> 16),
+            min: pick(x >> 24),
+        };
+        match x % 23 {
+            k @ (0 | 1) => {
+                let kind = if k == 0 {
+                    CongestionKind::Loss
+                } else {
+                    CongestionKind::PersistentCongestion
+                };
+                cc.on_congestion(
+                    now,
+                    &Congestion {
+                        kind,
+                        sent: now,
+                        lost_bytes: MSS,
+                    },
+                );
+            }
+            2 => {
+                let mtu = [1200, 1500, 9000, 1][(x >> 32) as usize % 4];
+                mss = u64::from(mtu);
+                cc.on_mtu_update(mtu);
+            }
+            _ => {
+                let sent = now.checked_sub(rtt.latest).unwrap_or(t0).max(t0);
+                let ack = Ack {
+                    sent,
+                    bytes: (x >> 40) & 0xffff,
+                    rtt,
+                    app_limited: i % 7 == 0,
+                };
+                cc.on_ack(now, &ack);
+            }
+        }
+        assert_eq!(cc.snapshot().cwnd_bytes, cc.window());
+        assert!(cc.window() >= minimum_window(mss));
+        check(cc);
     }
 }
