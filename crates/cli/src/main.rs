@@ -191,19 +191,7 @@ fn parse_socket_addr(s: &str) -> Result<SocketAddr, String> {
         .map_err(|_| format!("`{s}` is not an IP address with a port, such as 0.0.0.0:4433"))
 }
 fn parse_eval_slot(s: &str) -> Result<EvalSlot, String> {
-    if let Some(n) = s.strip_suffix("rtt") {
-        return n
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| n > 0)
-            .map(EvalSlot::Rtts)
-            .ok_or_else(|| format!("`{s}`: expected a positive number of RTTs such as 32rtt"));
-    }
-    match parse_duration(s) {
-        Ok(d) if !d.is_zero() => Ok(EvalSlot::Time(d)),
-        Ok(_) => Err(format!("`{s}`: the evaluation slot must be positive")),
-        Err(e) => Err(format!("{e} (or a number of RTTs such as 32rtt)")),
-    }
+    s.parse::<EvalSlot>().map_err(|e| e.to_string())
 }
 
 /// A failure and the exit code it deserves.

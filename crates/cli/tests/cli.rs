@@ -102,6 +102,10 @@ fn bad_scenario_files_name_the_line() {
         (good.replacen("\nduration =", "\ndurration =", 1), "durration"),
         (good.replacen("rate = \"60Mbit/s\"", "rate = \"60Mbits\"", 1), "60Mbits"),
         ("this is not toml".to_string(), "scenario"),
+        (
+            good.replacen("\n[[flows]]\n", "\n[[flows]]\neval_slot = \"0rtt\"\n", 1),
+            "0rtt",
+        ),
     ];
     for (i, (text, what)) in cases.iter().enumerate() {
         let path = dir.join(format!("bad{i}.toml"));
@@ -113,6 +117,7 @@ fn bad_scenario_files_name_the_line() {
         assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
         assert!(err.contains(&p), "names the file: {err}");
         assert!(err.contains(what) || *what == "scenario", "names `{what}`: {err}");
+        assert!(err.contains(&format!("{p}:")), "a line number: {err}");
     }
 }
 

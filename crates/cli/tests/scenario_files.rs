@@ -74,7 +74,7 @@ fn shipped_scenarios_match_the_papers() {
     }
     let files = load_file("seed003-files.toml");
     let f = files.flows[0].files.as_ref().expect("file workload");
-    assert_eq!(f.mean_size, Some(625_000));
+    assert_eq!(f.mean_size, 625_000);
 }
 
 /// A small valid scenario with `line` appended to the `[topology.bottleneck]` table.

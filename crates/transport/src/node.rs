@@ -77,6 +77,40 @@ pub enum EvalSlot {
     Rtts(u32),
 }
 
+impl std::str::FromStr for EvalSlot {
+    type Err = Error;
+    /// A duration (`1s`, `500ms`) or a whole number of RTTs (`32rtt`); zero is refused.
+    fn from_str(text: &str) -> Result<Self, Error> {
+        let bad = || {
+            Error::Config(format!(
+                "evaluation slot `{text}`: expected a duration such as 1s or RTTs such as 32rtt"
+            ))
+        };
+        if let Some(n) = text.strip_suffix("rtt") {
+            return n
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .map(EvalSlot::Rtts)
+                .ok_or_else(bad);
+        }
+        tput_cc::units::parse_duration(text)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .map(EvalSlot::Time)
+            .ok_or_else(bad)
+    }
+}
+
+impl std::fmt::Display for EvalSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalSlot::Time(d) => f.write_str(&tput_cc::units::format_duration(*d)),
+            EvalSlot::Rtts(n) => write!(f, "{n}rtt"),
+        }
+    }
+}
+
 /// A transfer a client starts.
 #[derive(Debug, Clone)]
 pub struct TransferSpec {

@@ -70,6 +70,37 @@ mod human_size {
         let text = String::deserialize(d)?;
         parse_size(&text).map(Some).map_err(serde::de::Error::custom)
     }
+
+    pub mod required {
+        use serde::{Deserializer, Serializer};
+
+        pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+            super::serialize(&Some(*v), s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+            super::deserialize(d).map(|v| v.unwrap_or_default())
+        }
+    }
+}
+
+/// `Option<EvalSlot>` as `"1s"` / `"32rtt"` in serde.
+mod eval_slot_serde {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::node::EvalSlot;
+
+    pub fn serialize<S: Serializer>(v: &Option<EvalSlot>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(e) => s.serialize_str(&e.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<EvalSlot>, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map(Some).map_err(serde::de::Error::custom)
+    }
 }
 
 fn spec_from_str<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ControllerSpec, D::Error> {
@@ -218,6 +249,10 @@ pub struct CutoffSpec {
     pub phase: Option<Duration>,
     /// `drop`, `hold` or `pause`.
     pub mode: CutModeSpec,
+    /// With `pause`: how long before the cut the transmitter stops (default:
+    /// one 1500-byte frame at the link's slowest rate).
+    #[serde(default, with = "human_duration::option")]
+    pub pause_lead: Option<Duration>,
 }
 
 /// What happens to traffic during a cut.
@@ -269,8 +304,8 @@ pub struct FlowGroup {
     #[serde(default)]
     pub target: Option<Rate>,
     /// Evaluation slot: a duration (`1s`) or RTTs (`32rtt`); default 1s.
-    #[serde(default)]
-    pub eval_slot: Option<String>,
+    #[serde(default, with = "eval_slot_serde")]
+    pub eval_slot: Option<EvalSlot>,
     /// Application rate limit of each flow's sender (e.g. constant-rate cross traffic).
     #[serde(default)]
     pub rate_limit: Option<Rate>,
@@ -328,8 +363,8 @@ pub struct FilesSpec {
     #[serde(with = "human_duration")]
     pub mean_gap: Duration,
     /// Mean file size.
-    #[serde(with = "human_size")]
-    pub mean_size: Option<u64>,
+    #[serde(with = "human_size::required")]
+    pub mean_size: u64,
     /// Pareto shape (> 1).
     pub shape: f64,
 }
@@ -415,6 +450,9 @@ fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
         if let Some(p) = cut.phase {
             co = co.with_phase(p);
         }
+        if let Some(lead) = cut.pause_lead {
+            co = co.with_pause_lead(lead);
+        }
         c = c.with_cutoff(co);
     }
     if !l.rate_schedule.is_empty() {
@@ -436,25 +474,6 @@ fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
     }
     c.validate().map_err(|e| bad(e.to_string()))?;
     Ok(c)
-}
-
-fn eval_slot(text: Option<&str>) -> Result<EvalSlot, Error> {
-    let Some(t) = text else {
-        return Ok(EvalSlot::Time(Duration::from_secs(1)));
-    };
-    if let Some(n) = t.strip_suffix("rtt") {
-        let n: u32 = n
-            .parse()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| Error::Config(format!("eval_slot `{t}`: expected a duration or a number of RTTs")))?;
-        return Ok(EvalSlot::Rtts(n));
-    }
-    tput_cc::units::parse_duration(t)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .map(EvalSlot::Time)
-        .ok_or_else(|| Error::Config(format!("eval_slot `{t}`: expected a duration or a number of RTTs")))
 }
 
 /// Check a scenario without running it; the error names the bad value.
@@ -484,12 +503,11 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
         if stop > s.duration {
             return Err(Error::Config(format!("{what}: stop is after the scenario's duration")));
         }
-        eval_slot(g.eval_slot.as_deref()).map_err(|e| Error::Config(format!("{what}: {e}")))?;
         if let Some(f) = &g.files {
             if g.bytes.is_some() {
                 return Err(Error::Config(format!("{what}: files and bytes exclude each other")));
             }
-            if f.mean_gap.is_zero() || f.mean_size.unwrap_or(0) == 0 || f.shape.is_nan() || f.shape <= 1.0 {
+            if f.mean_gap.is_zero() || f.mean_size == 0 || f.shape.is_nan() || f.shape <= 1.0 {
                 return Err(Error::Config(format!(
                     "{what}.files: mean_gap and mean_size must be positive, shape > 1"
                 )));
@@ -659,7 +677,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             duration: if g.bytes.is_some() { None } else { Some(stop - start) },
             cc: g.cc.clone(),
             target: g.target,
-            eval_slot: eval_slot(g.eval_slot.as_deref())?,
+            eval_slot: g.eval_slot.unwrap_or(EvalSlot::Time(Duration::from_secs(1))),
             interval: s.interval,
             rate_limit: g.rate_limit,
             flow,
@@ -673,7 +691,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
                     Rng::derive(s.seed, 2_000_000 + u64::from(flow)),
                     SimTime::from_duration(start),
                     f.mean_gap.as_secs_f64(),
-                    f.mean_size.unwrap_or(1) as f64,
+                    f.mean_size as f64,
                     f.shape,
                 )
                 .map_err(|e| Error::Config(e.to_string()))?;
