@@ -27,50 +27,26 @@ use std::time::{Duration, Instant};
 use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
 fn link(rate: &str, delay: Duration, queue_packets: u32) -> LinkSpec {
-    LinkSpec {
-        rate: rate.parse().expect("valid rate"),
-        delay,
-        queue_packets: Some(queue_packets),
-        queue_bytes: None,
-        overhead_bytes: None,
-        cutoff: None,
-        rate_schedule: Vec::new(),
-        loss: None,
-        ber: None,
-    }
+    LinkSpec::new(rate.parse().expect("valid rate"), delay).with_queue_packets(queue_packets)
 }
 
 fn group(cc: &str, count: u32, target: Option<&str>) -> FlowGroup {
-    FlowGroup {
-        cc: cc.parse().expect("valid controller spec"),
-        count,
-        start: None,
-        stop: None,
-        bytes: None,
-        direction: None,
-        target: target.map(|t| t.parse().expect("valid rate")),
-        eval_slot: None,
-        rate_limit: None,
-        oracle_own: None,
-        files: None,
+    let g = FlowGroup::new(cc.parse().expect("valid controller spec")).times(count);
+    match target {
+        Some(t) => g.with_target(t.parse().expect("valid rate")),
+        None => g,
     }
 }
 
 /// Seed 000's dumbbell carrying `flows` for `secs` simulated seconds.
 fn seed000(name: &str, secs: u64, flows: Vec<FlowGroup>) -> Scenario {
+    let topology = TopologySpec::dumbbell(
+        link("100Mbit/s", Duration::from_millis(5), 30),
+        link("1Gbit/s", Duration::from_micros(2500), 1000),
+    );
     Scenario {
         name: Some(name.into()),
-        duration: Duration::from_secs(secs),
-        seed: 1,
-        interval: Duration::from_secs(1),
-        mtu: 1200,
-        oracle_window: Duration::from_millis(100),
-        topology: TopologySpec::Dumbbell {
-            bottleneck: link("100Mbit/s", Duration::from_millis(5), 30),
-            access: link("1Gbit/s", Duration::from_micros(2500), 1000),
-            reverse_bottleneck: None,
-        },
-        flows,
+        ..Scenario::new(Duration::from_secs(secs), topology, flows)
     }
 }
 

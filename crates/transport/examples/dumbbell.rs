@@ -49,19 +49,14 @@ fn main() -> ExitCode {
     if secs > 10 {
         flows.push(group("newreno", 25, 10));
     }
+    let topology = TopologySpec::dumbbell(
+        link("100Mbit/s", Duration::from_millis(5), 30),
+        link("1Gbit/s", Duration::from_micros(2500), 1000),
+    );
     let scenario = Scenario {
         name: Some("seed000-fig4".into()),
-        duration: Duration::from_secs(secs),
         seed,
-        interval: Duration::from_secs(1),
-        mtu: 1200,
-        oracle_window: Duration::from_millis(100),
-        topology: TopologySpec::Dumbbell {
-            bottleneck: link("100Mbit/s", Duration::from_millis(5), 30),
-            access: link("1Gbit/s", Duration::from_micros(2500), 1000),
-            reverse_bottleneck: None,
-        },
-        flows,
+        ..Scenario::new(Duration::from_secs(secs), topology, flows)
     };
     let t = Instant::now();
     let result = match run(&scenario, |_| {}) {

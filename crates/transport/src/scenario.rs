@@ -156,6 +156,23 @@ pub struct Scenario {
     pub flows: Vec<FlowGroup>,
 }
 
+impl Scenario {
+    /// A scenario with the defaults of the file format: seed 1, one-second
+    /// interval, 1200-byte packets, a 100 ms oracle window.
+    pub fn new(duration: Duration, topology: TopologySpec, flows: Vec<FlowGroup>) -> Self {
+        Self {
+            name: None,
+            duration,
+            seed: default_seed(),
+            interval: default_interval(),
+            mtu: default_mtu(),
+            oracle_window: default_oracle_window(),
+            topology,
+            flows,
+        }
+    }
+}
+
 /// The network of a scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -177,6 +194,17 @@ pub enum TopologySpec {
         /// The links from sender side to receiver side; the reverse path mirrors them without impairments.
         hops: Vec<LinkSpec>,
     },
+}
+
+impl TopologySpec {
+    /// A dumbbell whose reverse bottleneck mirrors the forward one without impairments.
+    pub fn dumbbell(bottleneck: LinkSpec, access: LinkSpec) -> Self {
+        Self::Dumbbell {
+            bottleneck,
+            access,
+            reverse_bottleneck: None,
+        }
+    }
 }
 
 /// One link.

@@ -14,19 +14,10 @@ fn group(cc: &str, count: u32) -> FlowGroup {
 
 /// Seed 000's dumbbell: 100 Mbit/s, 5 ms, 30-packet bottleneck; 1 Gbit/s, 2.5 ms access links.
 fn seed000(secs: u64, flows: Vec<FlowGroup>, seed: u64) -> Scenario {
+    let topology = TopologySpec::dumbbell(link("100Mbit/s", 5000, 30), link("1Gbit/s", 2500, 1000));
     Scenario {
-        name: None,
-        duration: Duration::from_secs(secs),
         seed,
-        interval: Duration::from_secs(1),
-        mtu: 1200,
-        oracle_window: Duration::from_millis(100),
-        topology: TopologySpec::Dumbbell {
-            bottleneck: link("100Mbit/s", 5000, 30),
-            access: link("1Gbit/s", 2500, 1000),
-            reverse_bottleneck: None,
-        },
-        flows,
+        ..Scenario::new(Duration::from_secs(secs), topology, flows)
     }
 }
 
