@@ -5,13 +5,13 @@
 //! Windows are in bytes; the paper's packets are `max_datagram_size` bytes,
 //! so `win^k`, `gamma` and `diff` are evaluated in packets and converted back.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
+    initial_window, minimum_window,
 };
 
 /// Parameters of [`Compound`] (Tan et al. 2006 §3; defaults from the paper).
@@ -106,15 +106,8 @@ pub struct Compound {
     dwnd: f64,
     /// Slow-start threshold for `cwnd`, bytes; infinite until the first reduction.
     ssthresh: f64,
-    /// `BaseRTT`: the smallest non-zero RTT seen.
-    base_rtt: Option<Duration>,
-    /// When the current round began; it ends with the ACK of a packet sent at
-    /// or after this instant. `None` before the first ACK.
-    round_start: Option<Instant>,
-    /// Smallest non-zero RTT sample of the current round.
-    round_min_rtt: Option<Duration>,
-    /// Whether any ACK of the current round was application-limited.
-    round_app_limited: bool,
+    /// BaseRTT and the once-per-RTT rounds (§3.2).
+    rounds: DelayRounds,
     /// `diff` of the last round, packets.
     diff: f64,
     recovery: Recovery,
@@ -129,10 +122,7 @@ impl Compound {
             cwnd: initial_window(mss) as f64,
             dwnd: 0.0,
             ssthresh: f64::INFINITY,
-            base_rtt: None,
-            round_start: None,
-            round_min_rtt: None,
-            round_app_limited: false,
+            rounds: DelayRounds::default(),
             diff: 0.0,
             recovery: Recovery::default(),
         }
@@ -151,9 +141,9 @@ impl Compound {
     }
 
     /// The end of a round: `diff` and the `dwnd` control law (§3.2).
-    fn end_round(&mut self, app_limited: bool) {
-        let rtt = self.round_min_rtt.take();
-        let (Some(base), Some(rtt)) = (self.base_rtt, rtt) else {
+    fn end_round(&mut self, end: RoundEnd) {
+        let app_limited = end.app_limited;
+        let Some((base, rtt)) = end.rtts else {
             return;
         };
         let (base, rtt) = (base.as_secs_f64(), rtt.as_secs_f64());
@@ -180,26 +170,10 @@ impl Compound {
 impl CongestionController for Compound {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
         let inside_recovery = self.recovery.on_ack(ack.sent);
-        for sample in [ack.rtt.min, ack.rtt.latest] {
-            if sample > Duration::ZERO && self.base_rtt.is_none_or(|b| sample < b) {
-                self.base_rtt = Some(sample);
-            }
+        // §3.2: BaseRTT, and the end of a round once per RTT.
+        if let Some(end) = self.rounds.on_ack(now, ack) {
+            self.end_round(end);
         }
-        match self.round_start {
-            None => self.round_start = Some(now),
-            Some(start) if ack.sent >= start => {
-                let app_limited = self.round_app_limited || ack.app_limited;
-                self.end_round(app_limited);
-                self.round_start = Some(now);
-                self.round_app_limited = false;
-            }
-            Some(_) => {}
-        }
-        let latest = ack.rtt.latest;
-        if latest > Duration::ZERO && self.round_min_rtt.is_none_or(|r| latest < r) {
-            self.round_min_rtt = Some(latest);
-        }
-        self.round_app_limited |= ack.app_limited;
         if inside_recovery || ack.app_limited {
             return;
         }
@@ -268,6 +242,7 @@ mod tests {
     use super::*;
     use crate::controller::Phase;
     use crate::testutil::*;
+    use std::time::Duration;
 
     const BASE: Duration = Duration::from_millis(20);
     const PKT: f64 = MSS as f64;

@@ -272,3 +272,67 @@ impl Recovery {
         *self = Self::default();
     }
 }
+
+/// BaseRTT and once-per-RTT rounds for the delay-based controllers (Vegas
+/// §3.2, Compound TCP §3). BaseRTT is the smallest non-zero RTT seen. A round
+/// ends with the ACK of a packet sent at or after the round's start; that
+/// ACK's own sample counts towards the next round.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DelayRounds {
+    base_rtt: Option<Duration>,
+    /// When the current round began; `None` before the first ACK.
+    round_start: Option<Instant>,
+    /// Smallest non-zero RTT sample of the current round.
+    round_min_rtt: Option<Duration>,
+    /// Whether any ACK of the current round was application-limited.
+    round_app_limited: bool,
+}
+
+/// What a finished round measured.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RoundEnd {
+    /// BaseRTT and the round's smallest RTT sample, when both are known.
+    pub rtts: Option<(Duration, Duration)>,
+    /// Whether any ACK of the round (the closing one included) was application-limited.
+    pub app_limited: bool,
+}
+
+impl DelayRounds {
+    /// BaseRTT so far.
+    pub(crate) fn base_rtt(&self) -> Option<Duration> {
+        self.base_rtt
+    }
+
+    /// Note an ACK at `now`; returns the round it closed, if any.
+    pub(crate) fn on_ack(&mut self, now: Instant, ack: &Ack) -> Option<RoundEnd> {
+        for sample in [ack.rtt.min, ack.rtt.latest] {
+            if sample > Duration::ZERO && self.base_rtt.is_none_or(|b| sample < b) {
+                self.base_rtt = Some(sample);
+            }
+        }
+        let ended = match self.round_start {
+            None => {
+                self.round_start = Some(now);
+                None
+            }
+            Some(start) if ack.sent >= start => {
+                let min = self.round_min_rtt.take();
+                let end = RoundEnd {
+                    rtts: self.base_rtt.zip(min),
+                    app_limited: self.round_app_limited || ack.app_limited,
+                };
+                self.round_start = Some(now);
+                self.round_app_limited = false;
+                Some(end)
+            }
+            Some(_) => None,
+        };
+        // This ACK's sample belongs to the round now under way.
+        let latest = ack.rtt.latest;
+        if latest > Duration::ZERO && self.round_min_rtt.is_none_or(|r| latest < r) {
+            self.round_min_rtt = Some(latest);
+        }
+        self.round_app_limited |= ack.app_limited;
+        ended
+    }
+}

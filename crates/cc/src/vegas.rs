@@ -8,13 +8,13 @@
 //! (`alpha`, `beta`, `gamma`, `diff`, the +/-1 steps) are `max_datagram_size`
 //! bytes.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
+    initial_window, minimum_window,
 };
 
 /// Parameters of [`Vegas`], in packets (Brakmo & Peterson 1994 §3.2).
@@ -105,15 +105,8 @@ pub struct Vegas {
     cwnd: u64,
     /// Slow-start threshold, bytes (`u64::MAX` while infinite).
     ssthresh: u64,
-    /// `BaseRTT`: the smallest non-zero RTT seen.
-    base_rtt: Option<Duration>,
-    /// When the current round began; the round ends with the ACK of a packet
-    /// sent at or after this instant. `None` before the first ACK.
-    round_start: Option<Instant>,
-    /// Smallest non-zero RTT sample of the current round.
-    round_min_rtt: Option<Duration>,
-    /// Whether any ACK of the current round was application-limited.
-    round_app_limited: bool,
+    /// BaseRTT and the once-per-RTT rounds (§3.2).
+    rounds: DelayRounds,
     /// Slow start: whether the current round keeps the window fixed (§3.3).
     ss_hold: bool,
     /// `diff` of the last round, packets.
@@ -129,10 +122,7 @@ impl Vegas {
             mss,
             cwnd: initial_window(mss),
             ssthresh: u64::MAX,
-            base_rtt: None,
-            round_start: None,
-            round_min_rtt: None,
-            round_app_limited: false,
+            rounds: DelayRounds::default(),
             ss_hold: false,
             diff: 0.0,
             recovery: Recovery::default(),
@@ -144,9 +134,9 @@ impl Vegas {
     }
 
     /// The end of a round (§3.2, §3.3): compute `diff` and adjust the window.
-    fn end_round(&mut self, app_limited: bool) {
-        let rtt = self.round_min_rtt.take();
-        let (Some(base), Some(rtt)) = (self.base_rtt, rtt) else {
+    fn end_round(&mut self, end: RoundEnd) {
+        let app_limited = end.app_limited;
+        let Some((base, rtt)) = end.rtts else {
             return;
         };
         let (base, rtt) = (base.as_secs_f64(), rtt.as_secs_f64());
@@ -186,28 +176,10 @@ impl Vegas {
 impl CongestionController for Vegas {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
         let inside_recovery = self.recovery.on_ack(ack.sent);
-        // §3.2: BaseRTT is the minimum of all measured round-trip times.
-        for sample in [ack.rtt.min, ack.rtt.latest] {
-            if sample > Duration::ZERO && self.base_rtt.is_none_or(|b| sample < b) {
-                self.base_rtt = Some(sample);
-            }
+        // §3.2: BaseRTT, and the end of a round once per RTT.
+        if let Some(end) = self.rounds.on_ack(now, ack) {
+            self.end_round(end);
         }
-        match self.round_start {
-            None => self.round_start = Some(now),
-            Some(start) if ack.sent >= start => {
-                let app_limited = self.round_app_limited || ack.app_limited;
-                self.end_round(app_limited);
-                self.round_start = Some(now);
-                self.round_app_limited = false;
-            }
-            Some(_) => {}
-        }
-        // This ACK's sample belongs to the round now under way.
-        let latest = ack.rtt.latest;
-        if latest > Duration::ZERO && self.round_min_rtt.is_none_or(|r| latest < r) {
-            self.round_min_rtt = Some(latest);
-        }
-        self.round_app_limited |= ack.app_limited;
         if inside_recovery || ack.app_limited {
             return;
         }
@@ -250,7 +222,7 @@ impl CongestionController for Vegas {
             ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
             phase: self.recovery.phase(self.in_slow_start()),
             state: AlgorithmState::Vegas {
-                base_rtt_secs: self.base_rtt.map_or(0.0, |d| d.as_secs_f64()),
+                base_rtt_secs: self.rounds.base_rtt().map_or(0.0, |d| d.as_secs_f64()),
                 diff_packets: self.diff,
             },
         }
@@ -266,6 +238,7 @@ mod tests {
     use super::*;
     use crate::controller::Phase;
     use crate::testutil::*;
+    use std::time::Duration;
 
     const BASE: Duration = Duration::from_millis(20);
 
