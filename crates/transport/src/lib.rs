@@ -21,9 +21,7 @@ mod stats;
 mod tls;
 pub mod udp;
 
-pub use node::{
-    CLOSE_BUSY, CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, EvalSlot, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec,
-};
+pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, EvalSlot, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
 pub use pattern::Pattern;
 pub use proto::Direction;
 pub use stats::{IntervalStats, ReceiverReport, SlotStats, TransferOutcome};

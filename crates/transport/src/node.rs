@@ -25,8 +25,6 @@ use crate::tls::{Identity, ServerTrust, client_crypto, server_crypto};
 pub const CLOSE_PROTOCOL_ERROR: u32 = 1;
 /// Application error code a node closes with when payload verification fails.
 pub const CLOSE_CORRUPT: u32 = 2;
-/// Application error code of a server that is full.
-pub const CLOSE_BUSY: u32 = 3;
 
 const CHUNK: usize = 64 * 1024;
 
@@ -845,14 +843,15 @@ impl Node {
 
     fn receive(c: &mut Conn, id: StreamId, now: Instant) {
         let mut finished = false;
-        let mut bad = None;
+        // (close code, reason) if the payload cannot be accepted.
+        let mut failure = None;
         if let Ok(mut chunks) = c.conn.recv_stream(id).read(true) {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => {
                         let meter = c.meter.as_mut().expect("receiving has a meter");
                         if let Err(at) = c.pattern.verify(meter.bytes, &chunk.bytes) {
-                            bad = Some(at);
+                            failure = Some((CLOSE_CORRUPT, format!("payload byte {at} does not match the pattern")));
                             break;
                         }
                         meter.add(now, chunk.bytes.len() as u64);
@@ -863,25 +862,15 @@ impl Node {
                     }
                     Err(quinn_proto::ReadError::Blocked) => break,
                     Err(e) => {
-                        bad = None;
-                        c.error = Some(format!("payload stream reset by the peer: {e}"));
+                        failure = Some((CLOSE_PROTOCOL_ERROR, format!("payload stream reset by the peer: {e}")));
                         break;
                     }
                 }
             }
             let _ = chunks.finalize();
         }
-        if let Some(at) = bad {
-            c.fail(
-                now,
-                CLOSE_CORRUPT,
-                format!("payload byte {at} does not match the pattern"),
-            );
-            return;
-        }
-        if c.error.is_some() {
-            let why = c.error.clone().unwrap_or_default();
-            c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+        if let Some((code, why)) = failure {
+            c.fail(now, code, why);
             return;
         }
         if finished {

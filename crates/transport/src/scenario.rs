@@ -443,19 +443,6 @@ pub struct ScenarioResult {
     pub simulated_secs: f64,
 }
 
-impl ScenarioResult {
-    /// Mean success ratio of the flows of `group` that had a target.
-    pub fn group_success(&self, group: usize) -> Option<f64> {
-        let v: Vec<f64> = self
-            .flows
-            .iter()
-            .filter(|f| f.group == group)
-            .filter_map(|f| f.success_ratio)
-            .collect();
-        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-    }
-}
-
 fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
     let bad = |why: String| Error::Config(format!("{what}: {why}"));
     let mut c = LinkConfig::new(l.rate.bits_per_sec(), l.delay);
