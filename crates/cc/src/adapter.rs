@@ -16,6 +16,7 @@ use std::time::Instant;
 use quinn_proto::RttEstimator;
 use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
+use crate::aggregate::Aggregate;
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, Snapshot};
 use crate::spec::ControllerSpec;
@@ -52,6 +53,7 @@ impl ControllerProbe {
 pub struct QuinnFactory {
     spec: ControllerSpec,
     bandwidth: Option<Arc<dyn BandwidthSource>>,
+    aggregate: Option<Aggregate>,
     probe: Option<ControllerProbe>,
 }
 
@@ -61,12 +63,18 @@ impl QuinnFactory {
         Self {
             spec,
             bandwidth: None,
+            aggregate: None,
             probe: None,
         }
     }
     /// Give controllers that need `A` and `P` (the guarantee controller) this source.
     pub fn with_bandwidth(mut self, bandwidth: Arc<dyn BandwidthSource>) -> Self {
         self.bandwidth = Some(bandwidth);
+        self
+    }
+    /// Guarantee controllers built by this factory join `group` (see [`Aggregate`]).
+    pub fn with_aggregate(mut self, group: Aggregate) -> Self {
+        self.aggregate = Some(group);
         self
     }
     /// Report snapshots to `probe`.
@@ -82,7 +90,9 @@ impl QuinnFactory {
 
 impl ControllerFactory for QuinnFactory {
     fn build(self: Arc<Self>, _now: Instant, current_mtu: u16) -> Box<dyn Controller> {
-        let inner = self.spec.build_with(current_mtu, self.bandwidth.clone());
+        let inner = self
+            .spec
+            .build_in(current_mtu, self.bandwidth.clone(), self.aggregate.as_ref());
         let probe = self.probe.clone();
         if let Some(p) = &probe {
             p.store(inner.snapshot());

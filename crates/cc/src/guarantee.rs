@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
@@ -199,6 +200,8 @@ pub struct Guarantee {
     config: GuaranteeConfig,
     mss: u64,
     bandwidth: Option<Arc<dyn BandwidthSource>>,
+    /// Seat in an [`Aggregate`]; shared by clones, leaves when the last one drops.
+    member: Option<Arc<Membership>>,
     /// Target `bw`, bytes per second.
     bw: f64,
     /// Congestion window, bytes.
@@ -314,6 +317,7 @@ impl Guarantee {
             config,
             mss,
             bandwidth,
+            member: None,
             cwnd: initial_window(mss) as f64,
             ssthresh: f64::INFINITY,
             recovery: Recovery::default(),
@@ -325,6 +329,14 @@ impl Guarantee {
             evals_completed: 0,
             evals_met: 0,
         }
+    }
+
+    /// Join `group`: from now on `A` and the goal carry are coordinated with
+    /// the other members, as described in [`Aggregate`]. Without other members
+    /// the controller behaves exactly as alone.
+    pub fn with_aggregate(mut self, group: &Aggregate) -> Self {
+        self.member = Some(Arc::new(group.join(self.bw)));
+        self
     }
 
     /// The slope `k_bw` (packets per RTT) that makes control slot `i` reach its
@@ -394,6 +406,14 @@ impl Guarantee {
             .as_ref()
             .and_then(|b| b.available(now))
             .filter(|a| a.is_finite() && *a >= 0.0);
+        let available = match &self.member {
+            Some(m) => {
+                let srtt = ack.rtt.smoothed.as_secs_f64();
+                let rate = if srtt > 0.0 { self.cwnd / srtt } else { 0.0 };
+                m.share_available(available, rate)
+            }
+            None => available,
+        };
         let mut slots = match self.slots {
             Some(mut slots) => {
                 slots.integrate_available(now, self.available);
@@ -459,10 +479,15 @@ impl Guarantee {
             slots.index = 1;
             slots.goal = self.bw;
             slots.congested = false;
+            if let Some(m) = &self.member {
+                m.pool_carry(0.0);
+            }
         } else {
-            // §2.3: g_{i+1} = bw + (g_i - tput_i).
+            // §2.3: g_{i+1} = bw + (g_i - tput_i); in an aggregate, the
+            // member's share of the group's pooled carry.
             slots.index += 1;
-            slots.goal = self.bw + (slots.goal - tput);
+            let carry = slots.goal - tput;
+            slots.goal = self.bw + self.member.as_ref().map_or(carry, |m| m.pool_carry(carry));
         }
         slots.begin_control_slot(now, srtt);
     }
@@ -946,6 +971,85 @@ mod tests {
         assert_close(st.goal, -58_000.0);
         assert!(!st.congested);
         assert_eq!(h.cc.k(), 1.0);
+    }
+
+    // ---- aggregate -------------------------------------------------------
+
+    #[test]
+    fn a_lone_aggregate_member_behaves_as_the_paper_controller() {
+        let bw = SharedBandwidth::new();
+        bw.set_available(bits(2_000_000));
+        let group = Aggregate::new();
+        let c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let mut alone = harness(c.clone(), Some(&bw));
+        let mut member = harness(c, Some(&bw));
+        member.cc = member.cc.with_aggregate(&group);
+        member.now = alone.now;
+        for h in [&mut alone, &mut member] {
+            // Slow start to ~80 packets, then congestion avoidance with a loss
+            // every 6 rounds: control and evaluation slots close, goals carry.
+            for r in 0..40 {
+                h.round();
+                if r % 6 == 2 {
+                    h.lose_oldest();
+                }
+            }
+        }
+        assert_eq!(member.cc.snapshot(), alone.cc.snapshot());
+        assert_eq!(member.cc.k(), alone.cc.k());
+        assert_eq!(member.cc.evaluations(), alone.cc.evaluations());
+        assert!(alone.cc.evaluations().0 >= 2, "{:?}", alone.cc.evaluations());
+    }
+
+    #[test]
+    fn aggregate_members_split_the_headroom_and_pool_their_carry() {
+        // A = 1.5e6 B/s for the group. Member b reports a rate of 10 packets
+        // per 20 ms = 600 kB/s; a (same target, same rate) then gets
+        // A_a = 600e3 + 0.5 * (1.5e6 - 1.2e6) = 750 kB/s instead of 1.5e6:
+        // k_max = 750e3 * 0.02 / 1200 - 2 * 10 = -7.5 -> k = k_min (alone: 5).
+        let bw = SharedBandwidth::new();
+        bw.set_available(bits(1_500_000));
+        let group = Aggregate::new();
+        let c = config(7_500_000, EvalLength::Rtts(32), None);
+        let mut a = harness(c.clone(), Some(&bw));
+        a.cc = a.cc.with_aggregate(&group);
+        let mut b = harness(c, Some(&bw));
+        b.cc = b.cc.with_aggregate(&group);
+        b.now = a.now;
+        let t0 = a.now;
+        ack_at(&mut b, t0, 20, MSS);
+        ack_at(&mut a, t0, 20, MSS);
+        assert_eq!(state(&a.cc).available, 750_000.0);
+        assert_eq!(a.cc.k(), 1.0);
+        drop(b);
+        ack_at(&mut a, t0, 21, MSS);
+        assert_eq!(state(&a.cc).available, 1_500_000.0);
+        // Alone again: k_max = 25 - 2 * 11 (slow start grew cwnd by one packet).
+        assert_close(a.cc.k(), 3.0);
+    }
+
+    #[test]
+    fn a_member_ahead_lowers_the_goal_of_one_behind() {
+        // d = 4, s = 2 as in the carry test (control slots of 40 ms). Member b
+        // delivers 120 kB in its first slot (ahead), member a 2400 B (behind).
+        let group = Aggregate::new();
+        let c = config(1_200_000, EvalLength::Rtts(4), Some(2));
+        let mut a = harness(c.clone(), None);
+        a.cc = a.cc.with_aggregate(&group);
+        let mut b = harness(c, None);
+        b.cc = b.cc.with_aggregate(&group);
+        b.now = a.now;
+        let t0 = a.now;
+        ack_at(&mut b, t0, 20, MSS);
+        ack_at(&mut b, t0, 40, 120_000 - MSS);
+        ack_at(&mut b, t0, 60, MSS); // tput_b = 120 kB / 40 ms = 3e6: carry -1.8e6
+        assert_close(state(&b.cc).goal, 1_200_000.0 - 0.5 * 1_800_000.0);
+        for ms in [20, 40, 60] {
+            ack_at(&mut a, t0, ms, MSS); // tput_a = 60e3: carry +1.14e6
+        }
+        // Pooled carry: -1.8e6 + 1.14e6 = -0.66e6, half of it each.
+        assert_close(state(&a.cc).goal, 1_200_000.0 - 330_000.0);
+        // Alone, a would chase 2.34e6.
     }
 
     #[test]

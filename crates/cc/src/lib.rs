@@ -12,7 +12,8 @@
 //!
 //! Without a bandwidth source (or with `abw=inline`) the guarantee controller
 //! is wrapped in [`Estimating`], which measures `A` and `P` with the
-//! [`InlineEstimator`] from the connection's own ACK stream.
+//! [`InlineEstimator`] from the connection's own ACK stream. Several guarantee
+//! controllers can pursue one aggregate target through an [`Aggregate`].
 //!
 //! Controllers are named by [`ControllerSpec`] strings and listed by
 //! [`registry`]. [`QuinnFactory`] installs any of them into quinn-proto:
@@ -28,6 +29,7 @@
 //! ```
 
 mod adapter;
+mod aggregate;
 mod bandwidth;
 mod compound;
 mod controller;
@@ -44,6 +46,7 @@ mod vegas;
 mod testutil;
 
 pub use adapter::{ControllerProbe, QuinnController, QuinnFactory};
+pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use compound::{Compound, CompoundConfig};
 pub use controller::{

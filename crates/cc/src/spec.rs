@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::aggregate::Aggregate;
 use crate::bandwidth::BandwidthSource;
 use crate::compound::{Compound, CompoundConfig};
 use crate::controller::CongestionController;
@@ -468,7 +469,22 @@ impl ControllerSpec {
     /// `physical=` as its `P`), and comes wrapped in the [`Estimating`]
     /// decorator that feeds the estimator.
     pub fn build_with(&self, mss: u16, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Box<dyn CongestionController> {
+        self.build_in(mss, bandwidth, None)
+    }
+
+    /// [`build_with`](Self::build_with), and a guarantee controller joins
+    /// `aggregate` (see [`Aggregate`]); other controllers ignore it.
+    pub fn build_in(
+        &self,
+        mss: u16,
+        bandwidth: Option<Arc<dyn BandwidthSource>>,
+        aggregate: Option<&Aggregate>,
+    ) -> Box<dyn CongestionController> {
         let mss = u64::from(mss);
+        let join = |g: Guarantee| match aggregate {
+            Some(group) => g.with_aggregate(group),
+            None => g,
+        };
         match self {
             Self::NewReno(c) => Box::new(NewReno::new(c.clone(), mss)),
             Self::Cubic(c) => Box::new(Cubic::new(c.clone(), mss)),
@@ -476,13 +492,13 @@ impl ControllerSpec {
             Self::Compound(c) => Box::new(Compound::new(c.clone(), mss)),
             Self::Fixed(c) => Box::new(FixedWindow::new(c.clone(), mss)),
             Self::Guarantee(c) => match (c.abw, bandwidth) {
-                (AbwSource::Auto, Some(source)) => Box::new(Guarantee::new(c.clone(), mss, Some(source))),
+                (AbwSource::Auto, Some(source)) => Box::new(join(Guarantee::new(c.clone(), mss, Some(source)))),
                 _ => {
                     let estimator = InlineEstimator::new(EstimatorConfig {
                         physical: c.physical.map(Rate::bytes_per_sec),
                         ..EstimatorConfig::default()
                     });
-                    let inner = Guarantee::new(c.clone(), mss, Some(Estimating::source(&estimator)));
+                    let inner = join(Guarantee::new(c.clone(), mss, Some(Estimating::source(&estimator))));
                     Box::new(Estimating::new(estimator, Box::new(inner)))
                 }
             },
