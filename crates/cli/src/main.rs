@@ -4,8 +4,6 @@
 //! Exit codes: 0 success; 1 a transfer or run failed; 2 bad input (an
 //! argument, a scenario file, an address), always with one line naming it.
 
-mod plot;
-
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::ops::ControlFlow;
@@ -301,6 +299,7 @@ fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
             rate_limit: opts.rate_limit,
             flow: i,
             bandwidth: None,
+            aggregate: None,
         })
         .collect()
 }
@@ -706,6 +705,17 @@ struct SimSummary {
     trace_hash: String,
     bottleneck: BottleneckSummary,
     flows: Vec<FlowSummary>,
+    aggregates: Vec<AggregateSummary>,
+}
+
+#[derive(Serialize)]
+struct AggregateSummary {
+    group: usize,
+    flows: u32,
+    target_bps: f64,
+    slots: usize,
+    slots_met: usize,
+    success_ratio: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -766,6 +776,18 @@ fn sim_summary(s: &Scenario, r: &ScenarioResult) -> SimSummary {
                 errors: f.errors.clone(),
             })
             .collect(),
+        aggregates: r
+            .aggregates
+            .iter()
+            .map(|a| AggregateSummary {
+                group: a.group,
+                flows: a.flows,
+                target_bps: a.target_bps,
+                slots: a.slot_throughput_bps.len(),
+                slots_met: a.slots_met,
+                success_ratio: a.success_ratio,
+            })
+            .collect(),
     }
 }
 
@@ -801,6 +823,17 @@ fn print_sim(s: &SimSummary) {
         for e in &f.errors {
             println!("      error: {e}");
         }
+    }
+    for a in &s.aggregates {
+        let success = a
+            .success_ratio
+            .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, a.slots_met, a.slots));
+        println!(
+            "group {} ({} flows, one aggregate): target {}, success {success}",
+            a.group,
+            a.flows,
+            mbps(a.target_bps)
+        );
     }
 }
 
@@ -891,11 +924,11 @@ fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &SimSumm
             .map(|x| (x.time_ns as f64 / 1e9, x.interval_bytes as f64 * 8.0 / interval / 1e6))
             .collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        tput.push(plot::Series {
+        tput.push(tput_netsim::plot::Series {
             name: format!("{} {}", f.flow, f.cc),
             points: pts,
         });
-        cwnd.push(plot::Series {
+        cwnd.push(tput_netsim::plot::Series {
             name: format!("{} {}", f.flow, f.cc),
             points: f
                 .intervals
@@ -907,12 +940,12 @@ fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &SimSumm
     write_file(
         dir,
         "throughput.svg",
-        plot::line_chart("Delivered throughput per flow", "time (s)", "Mbit/s", &tput).as_bytes(),
+        tput_netsim::plot::line_chart("Delivered throughput per flow", "time (s)", "Mbit/s", &tput).as_bytes(),
     )?;
     write_file(
         dir,
         "cwnd.svg",
-        plot::line_chart(
+        tput_netsim::plot::line_chart(
             "Congestion window per flow",
             "time since the flow began (s)",
             "kB",
@@ -920,7 +953,7 @@ fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &SimSumm
         )
         .as_bytes(),
     )?;
-    let queue = vec![plot::Series {
+    let queue = vec![tput_netsim::plot::Series {
         name: "bottleneck".into(),
         points: r
             .queue
@@ -931,7 +964,7 @@ fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &SimSumm
     write_file(
         dir,
         "queue.svg",
-        plot::line_chart("Bottleneck queue", "time (s)", "packets", &queue).as_bytes(),
+        tput_netsim::plot::line_chart("Bottleneck queue", "time (s)", "packets", &queue).as_bytes(),
     )?;
     Ok(())
 }

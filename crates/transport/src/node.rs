@@ -13,7 +13,7 @@ use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
     Dir, Endpoint, EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, TransportConfig, VarInt,
 };
-use tput_cc::{BandwidthSource, ControllerProbe, ControllerSpec, QuinnFactory, units::Rate};
+use tput_cc::{Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, QuinnFactory, units::Rate};
 
 use crate::Error;
 use crate::pattern::Pattern;
@@ -47,6 +47,8 @@ pub struct NodeConfig {
     pub server_cc: ControllerSpec,
     /// `A` and `P` for a guarantee controller on accepted connections.
     pub server_bandwidth: Option<Arc<dyn BandwidthSource>>,
+    /// A guarantee controller on accepted connections joins this group.
+    pub server_aggregate: Option<Aggregate>,
     /// Stream and connection receive windows, bytes (quinn's defaults if `None`).
     pub receive_window: Option<u64>,
 }
@@ -61,6 +63,7 @@ impl Default for NodeConfig {
             max_connections: 64,
             server_cc: ControllerSpec::Cubic(Default::default()),
             server_bandwidth: None,
+            server_aggregate: None,
             receive_window: None,
         }
     }
@@ -132,6 +135,9 @@ pub struct TransferSpec {
     pub flow: u32,
     /// `A` and `P` for a guarantee controller on this connection.
     pub bandwidth: Option<Arc<dyn BandwidthSource>>,
+    /// A guarantee controller on this connection joins this group
+    /// (one aggregate target for several connections; see [`Aggregate`]).
+    pub aggregate: Option<Aggregate>,
 }
 
 impl TransferSpec {
@@ -148,6 +154,7 @@ impl TransferSpec {
             rate_limit: None,
             flow: 0,
             bandwidth: None,
+            aggregate: None,
         }
     }
 }
@@ -385,6 +392,10 @@ impl Node {
                     Some(bw) => factory.with_bandwidth(bw.clone()),
                     None => factory,
                 };
+                let factory = match &config.server_aggregate {
+                    Some(group) => factory.with_aggregate(group.clone()),
+                    None => factory,
+                };
                 sc.transport_config(Arc::new(Self::transport(&config, factory)));
                 sc.max_incoming(config.max_connections.max(1));
                 Some(Arc::new(sc))
@@ -444,6 +455,9 @@ impl Node {
         let mut factory = QuinnFactory::new(spec.cc.clone()).with_probe(probe.clone());
         if let Some(bw) = &spec.bandwidth {
             factory = factory.with_bandwidth(bw.clone());
+        }
+        if let Some(group) = &spec.aggregate {
+            factory = factory.with_aggregate(group.clone());
         }
         let mut cc = ClientConfig::new(Arc::new(client_crypto(trust)?));
         cc.transport_config(Arc::new(Self::transport(&self.config, factory)));

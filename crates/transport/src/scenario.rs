@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use tput_cc::{BandwidthSource, ControllerSpec, units::Rate};
+use tput_cc::{Aggregate, BandwidthSource, ControllerSpec, units::Rate};
 use tput_netsim::{
     Addr, Chain, CutMode, CutOff, Dumbbell, DumbbellConfig, FileArrivals, FlowSample, LinkConfig, LinkId, LinkStats,
     QueueLimit, QueueSample, RandomLoss, RateStep, Rng, SimTime, Simulator,
@@ -344,6 +344,12 @@ pub struct FlowGroup {
     /// File transfers instead of one bulk transfer.
     #[serde(default)]
     pub files: Option<FilesSpec>,
+    /// The group's guarantee flows pursue one aggregate target (the sum of
+    /// their controllers' targets) through one shared [`Aggregate`]
+    /// coordinator; the result reports the group's success judged on the sum
+    /// ([`ScenarioResult::aggregates`]). Other controllers ignore it.
+    #[serde(default)]
+    pub aggregate: bool,
 }
 
 impl FlowGroup {
@@ -361,6 +367,7 @@ impl FlowGroup {
             rate_limit: None,
             oracle_own: None,
             files: None,
+            aggregate: false,
         }
     }
 
@@ -379,6 +386,12 @@ impl FlowGroup {
     /// With a target judged per evaluation slot.
     pub fn with_target(mut self, target: Rate) -> Self {
         self.target = Some(target);
+        self
+    }
+
+    /// Coordinated through one [`Aggregate`] (see [`FlowGroup::aggregate`]).
+    pub fn aggregated(mut self) -> Self {
+        self.aggregate = true;
         self
     }
 }
@@ -441,6 +454,49 @@ pub struct ScenarioResult {
     pub link_packets: u64,
     /// Simulated seconds, including the drain after `duration`.
     pub simulated_secs: f64,
+    /// One entry per group with `aggregate = true`.
+    pub aggregates: Vec<AggregateResult>,
+}
+
+/// A coordinated group judged as one flow: evaluation slot `i` of the group
+/// carries the sum of its flows' throughputs in their slot `i` (the flows
+/// start together, so their slots line up to within the handshake jitter)
+/// and is met when that sum reaches the sum of their targets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregateResult {
+    /// Index of the group in [`Scenario::flows`].
+    pub group: usize,
+    /// Flows in the group.
+    pub flows: u32,
+    /// Sum of the flows' targets, bits per second (0 if they have none).
+    pub target_bps: f64,
+    /// Throughput of the group per evaluation slot, bits per second (slots
+    /// that every flow completed).
+    pub slot_throughput_bps: Vec<f64>,
+    /// Slots that reached `target_bps`.
+    pub slots_met: usize,
+    /// `slots_met / slots`; `None` without targets or slots.
+    pub success_ratio: Option<f64>,
+}
+
+impl AggregateResult {
+    /// Judge `flows` (all of `group`) as one against `target_bps`, as
+    /// described on [`AggregateResult`]; usable for uncoordinated groups too.
+    pub fn judge(group: usize, target_bps: f64, flows: &[&FlowResult]) -> Self {
+        let common = flows.iter().map(|f| f.slots.len()).min().unwrap_or(0);
+        let slot_throughput_bps: Vec<f64> = (0..common)
+            .map(|i| flows.iter().map(|f| f.slots[i].throughput_bps).sum())
+            .collect();
+        let slots_met = slot_throughput_bps.iter().filter(|&&t| t >= target_bps).count();
+        Self {
+            group,
+            flows: flows.len() as u32,
+            target_bps,
+            success_ratio: (target_bps > 0.0 && common > 0).then(|| slots_met as f64 / common as f64),
+            slot_throughput_bps,
+            slots_met,
+        }
+    }
 }
 
 fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
@@ -660,6 +716,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         Some(Arc::new(OracleBandwidth(h)))
     };
 
+    let aggregates: Vec<Option<Aggregate>> = s.flows.iter().map(|g| g.aggregate.then(Aggregate::new)).collect();
     let epoch = Instant::now();
     let identity = Identity::self_signed(&["localhost"])?;
     let trust = ServerTrust::Root(identity.cert_der().to_vec());
@@ -682,6 +739,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         let mut server_cfg = node_config(seed ^ 1);
         server_cfg.server_cc = g.cc.clone();
         server_cfg.server_bandwidth = oracle.clone();
+        server_cfg.server_aggregate = aggregates[group_of[i]].clone();
         let server = Node::server(server_cfg, &identity)?;
         net.sim
             .attach(dst, QuicHost::new(server, epoch, trust.clone()))
@@ -697,6 +755,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             rate_limit: g.rate_limit,
             flow,
             bandwidth: oracle.clone(),
+            aggregate: aggregates[group_of[i]].clone(),
         };
         let mut client = QuicHost::new(Node::client(node_config(seed ^ 2))?, epoch, trust.clone());
         match &g.files {
@@ -770,7 +829,19 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             errors,
         });
     }
+    let aggregates = s
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.aggregate)
+        .map(|(gi, g)| {
+            let members: Vec<&FlowResult> = flows.iter().filter(|f| f.group == gi).collect();
+            let target = g.target.map_or(0.0, |t| t.bits_per_sec() as f64 * f64::from(g.count));
+            AggregateResult::judge(gi, target, &members)
+        })
+        .collect();
     Ok(ScenarioResult {
+        aggregates,
         name: s.name.clone(),
         flows,
         bottleneck: net.sim.link_stats(net.bottleneck),
