@@ -89,6 +89,7 @@ mod host;
 mod link;
 mod metrics;
 mod oracle;
+pub mod plot;
 mod queue;
 mod rng;
 mod sim;

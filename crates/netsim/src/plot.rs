@@ -1,9 +1,10 @@
-//! A tiny, dependency-free SVG line chart for `tputctl sim` results.
+//! A tiny, dependency-free SVG line chart for simulation results (`tputctl sim`
+//! plots, the paper reproductions in `tput-benches`).
 //!
 //! [`line_chart`] draws any number of [`Series`] on one pair of linear axes:
 //! an 800x450 `viewBox`, grid lines and tick labels at "nice" values (1, 2,
 //! 2.5 or 5 times a power of ten), axis labels, a title and a legend of at
-//! most [`LEGEND_MAX`] entries (then "+N more"). Non-finite points are skipped;
+//! most 12 entries (then "+N more"). Non-finite points are skipped;
 //! empty series, single points and constant values draw without panicking.
 //! The y axis starts at 0 whenever no value is negative.
 
