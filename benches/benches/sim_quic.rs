@@ -9,9 +9,8 @@
 //! 120 s. `TPUT_BENCH_SHORT=1` shortens them to 2 s and 5 s. The simulated time
 //! includes the runner's 5 s drain after the scenario's duration.
 //!
-//! Per case it prints simulated seconds, CPU seconds of the process (the sum
-//! of `/proc/self/task/*/schedstat` run times, in ns; `/proc/self/stat`
-//! utime+stime at 100 Hz if that is missing; wall time off Linux), wall
+//! Per case it prints simulated seconds, CPU seconds of the process
+//! (`/proc/self/stat` utime + stime, 10 ms resolution; wall time off Linux), wall
 //! seconds, packets that crossed a link, link packets per CPU second and the
 //! speed-up over real time (simulated / wall seconds), plus the payload MB the
 //! receivers verified (a sanity check). The figures also go to
@@ -21,9 +20,9 @@
 //! quick check; `FILTER`, e.g. `b:`, runs only the cases whose name contains it)
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use tput_benches::cpu_secs;
 use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
 fn link(rate: &str, delay: Duration, queue_packets: u32) -> LinkSpec {
@@ -48,26 +47,6 @@ fn seed000(name: &str, secs: u64, flows: Vec<FlowGroup>) -> Scenario {
         name: Some(name.into()),
         ..Scenario::new(Duration::from_secs(secs), topology, flows)
     }
-}
-
-/// CPU seconds used so far by this process (see the crate header).
-fn cpu_secs() -> Option<f64> {
-    let schedstat = std::fs::read_dir("/proc/self/task").ok().and_then(|tasks| {
-        let mut ns = 0u64;
-        for t in tasks {
-            let text = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
-            ns += text.split_whitespace().next()?.parse::<u64>().ok()?;
-        }
-        Some(ns as f64 / 1e9)
-    });
-    schedstat.filter(|&s| s > 0.0).or_else(|| {
-        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        // Fields after the `(comm)`: state is field 3, utime 14 and stime 15.
-        let rest = &stat[stat.rfind(')')? + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-        Some(ticks as f64 / 100.0)
-    })
 }
 
 struct Row {
@@ -153,10 +132,7 @@ fn main() {
     }
     json.push_str("]}\n");
 
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let dir = target.join("repro");
+    let dir = tput_benches::repro_dir();
     let path = dir.join("sim_quic.json");
     match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, json)) {
         Ok(()) => println!("wrote {}", path.display()),

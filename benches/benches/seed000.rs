@@ -1,0 +1,63 @@
+//! Seed 000 reproduced (Figs. 4/5, 6, 7, the aggregate controller, Fig. 6
+//! with the inline estimator); see `tput_benches::seed000` for the set-up.
+//!
+//! `cargo bench -p tput-benches --bench seed000` runs the full size (about
+//! 360 simulations of 120 s; tens of minutes on two cores). Environment:
+//!
+//! - `TPUT_BENCH_SHORT=1`: a smoke test of every figure (x in {1, 10}, one
+//!   seed, 5 s points), well under a minute in a release build;
+//! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
+//! - `TPUT_BENCH_FIGURES=fig6,fig7`: only these (`fig4`, `fig6`,
+//!   `fig6-inline`, `fig7`; Fig. 6's curves are the baseline of the other two).
+//!
+//! Tables go to stdout and `target/repro/seed000/tables.txt`; CSV and SVG
+//! files beside them. Progress lines go to stderr.
+
+use std::time::Instant;
+
+use tput_benches::seed000::{Options, reproduce};
+
+fn main() {
+    let out = tput_benches::repro_dir().join("seed000");
+    let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
+    let mut o = if short { Options::short(out) } else { Options::full(out) };
+    if let Some(jobs) = std::env::var("TPUT_BENCH_JOBS").ok().and_then(|j| j.parse().ok()) {
+        o.jobs = jobs;
+    }
+    if let Ok(figs) = std::env::var("TPUT_BENCH_FIGURES") {
+        o.figures = figs
+            .split(',')
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
+    }
+    let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
+    match reproduce(&o, |line| eprintln!("{line}")) {
+        Ok(report) => {
+            print!("{}", report.text);
+            let wall = wall0.elapsed().as_secs_f64();
+            let cpu = cpu0.zip(tput_benches::cpu_secs()).map(|(a, b)| b - a);
+            let sims: f64 = report.points.iter().map(|p| p.cpu_secs).sum::<f64>()
+                + report.timeline.as_ref().map_or(0.0, |t| t.cpu_secs);
+            println!(
+                "{} simulations ({} failed) on {} thread(s): wall {:.1} s, CPU {} s (simulations alone {:.1} s)",
+                report.points.len() + report.failures.len() + usize::from(report.timeline.is_some()),
+                report.failures.len(),
+                o.jobs,
+                wall,
+                cpu.map_or("?".into(), |c| format!("{c:.1}")),
+                sims
+            );
+            for f in &report.files {
+                println!("wrote {}", f.display());
+            }
+            if !report.failures.is_empty() {
+                std::process::exit(1);
+            }
+        }
+        Err(e) => {
+            eprintln!("seed000: {e}");
+            std::process::exit(2);
+        }
+    }
+}
