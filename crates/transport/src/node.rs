@@ -17,7 +17,7 @@ use tput_cc::{Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, Quinn
 
 use crate::Error;
 use crate::pattern::Pattern;
-use crate::proto::{Direction, MAX_REPORT_BYTES, REQUEST_LEN, Request};
+use crate::proto::{Direction, MAX_REPORT_BYTES, REQUEST_LEN, RESET_TIME_UP, Request};
 use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, TransferOutcome};
 use crate::tls::{Identity, ServerTrust, client_crypto, server_crypto};
 
@@ -812,12 +812,19 @@ impl Node {
         loop {
             let past_deadline = deadline.is_some_and(|d| now >= d);
             if past_deadline {
-                // Time is up: a chunk still waiting for flow-control credit was
-                // never written, so it is simply not sent.
+                // Time is up (proto step 2): drop what is written but unsent
+                // with a reset the receiver takes as the end. A client then
+                // waits for the report; a server (download) for the client's close.
                 c.pending = Bytes::new();
+                let _ = c.conn.send_stream(id).reset(VarInt::from_u32(RESET_TIME_UP));
+                c.stage = if c.client.is_some() {
+                    Stage::AwaitReport
+                } else {
+                    Stage::AwaitAcked
+                };
+                return;
             }
-            let limit_reached = req.bytes.is_some_and(|b| c.sent >= b) || past_deadline;
-            if limit_reached && c.pending.is_empty() {
+            if req.bytes.is_some_and(|b| c.sent >= b) && c.pending.is_empty() {
                 let _ = c.conn.send_stream(id).finish();
                 c.stage = Stage::AwaitAcked;
                 return;
@@ -857,6 +864,8 @@ impl Node {
 
     fn receive(c: &mut Conn, id: StreamId, now: Instant) {
         let mut finished = false;
+        // Ended by the sender's time-up reset rather than a FIN.
+        let mut time_up = false;
         // (close code, reason) if the payload cannot be accepted.
         let mut failure = None;
         if let Ok(mut chunks) = c.conn.recv_stream(id).read(true) {
@@ -875,6 +884,15 @@ impl Node {
                         break;
                     }
                     Err(quinn_proto::ReadError::Blocked) => break,
+                    Err(quinn_proto::ReadError::Reset(code))
+                        if code == VarInt::from_u32(RESET_TIME_UP)
+                            && c.request.is_some_and(|r| r.duration.is_some()) =>
+                    {
+                        // A transfer for a duration ends this way (proto step 2).
+                        finished = true;
+                        time_up = true;
+                        break;
+                    }
                     Err(e) => {
                         failure = Some((CLOSE_PROTOCOL_ERROR, format!("payload stream reset by the peer: {e}")));
                         break;
@@ -892,6 +910,7 @@ impl Node {
             let req = c.request.expect("receiving has a request");
             if let Some(b) = req.bytes
                 && meter.bytes != b
+                && !time_up
             {
                 let why = format!("stream ended after {} of {b} bytes", meter.bytes);
                 c.fail(now, CLOSE_PROTOCOL_ERROR, why);
@@ -966,7 +985,15 @@ impl Node {
         match parsed {
             Ok(report) => {
                 let expected = c.sent;
-                if report.bytes != expected {
+                // A transfer for a duration ends with a reset that drops what
+                // was written but not yet sent (proto step 2): fewer may arrive.
+                let timed = c.request.is_some_and(|r| r.duration.is_some());
+                let consistent = if timed {
+                    report.bytes <= expected
+                } else {
+                    report.bytes == expected
+                };
+                if !consistent {
                     let why = format!("receiver verified {} bytes, {expected} were sent", report.bytes);
                     c.receiver = Some(report);
                     c.fail(now, CLOSE_PROTOCOL_ERROR, why);
@@ -1056,7 +1083,8 @@ impl Node {
             return;
         };
         let bytes = if local_sender {
-            c.sent
+            // What the receiver verified, when it said so; else what was written.
+            c.receiver.as_ref().map_or(c.sent, |r| r.bytes)
         } else {
             c.meter.as_ref().map_or(0, |m| m.bytes)
         };

@@ -5,6 +5,12 @@
 //!    target rate, evaluation slot and reporting interval (all big-endian).
 //! 2. The sender (client for an upload, server for a download) writes the
 //!    [`Pattern`](crate::Pattern) payload and finishes its half of the stream.
+//!    A transfer for a duration ends instead with RESET_STREAM carrying
+//!    [`RESET_TIME_UP`] when the duration is over (since version 2): data that
+//!    was written into QUIC's send buffer but not yet sent is dropped rather
+//!    than drained, so the transfer really lasts its duration (with a quinn
+//!    stream window of 1.25 MB the drain could otherwise add seconds at low
+//!    rates). The receiver takes that reset as the normal end.
 //! 3. For an upload the server answers with a length-prefixed JSON
 //!    [`ReceiverReport`](crate::ReceiverReport) (u32 big-endian length, at most
 //!    [`MAX_REPORT_BYTES`]) and finishes; the client closes the connection.
@@ -16,7 +22,9 @@ use crate::Error;
 /// The bytes that open every request.
 pub const MAGIC: [u8; 4] = *b"TPUT";
 /// The protocol version this crate speaks.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+/// Stream reset code that ends a transfer for a duration (see step 2).
+pub const RESET_TIME_UP: u32 = 0x7469;
 /// Size of an encoded [`Request`].
 pub const REQUEST_LEN: usize = 64;
 /// Largest report a peer may send.

@@ -74,7 +74,10 @@ pub struct TransferOutcome {
     pub local_sender: bool,
     /// The controller spec of this node's connection.
     pub cc: String,
-    /// Payload bytes this node sent or received.
+    /// Payload bytes this node received and verified, or, as the sender, the
+    /// bytes the receiver's report says it verified (without a report: the
+    /// bytes written, which for a transfer for a duration may exceed what was
+    /// sent before its time-up reset).
     pub bytes: u64,
     /// Seconds from connection start to the end of the transfer.
     pub elapsed_secs: f64,

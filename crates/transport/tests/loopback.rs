@@ -122,8 +122,16 @@ async fn sender_reports_intervals_and_slots() {
     assert!(o.ok(), "{:?}", o.error);
     assert!(seen >= 4, "{seen} interval records");
     assert_eq!(o.intervals.len(), seen);
-    assert_eq!(o.intervals.iter().map(|i| i.bytes).sum::<u64>(), o.bytes);
     let r = o.receiver.as_ref().unwrap();
+    // Intervals count bytes written; the time-up reset drops what was written
+    // but not sent, so the receiver may have verified fewer.
+    assert_eq!(o.bytes, r.bytes);
+    let written = o.intervals.iter().map(|i| i.bytes).sum::<u64>();
+    assert!(
+        written >= o.bytes && o.bytes > 0,
+        "written {written}, verified {}",
+        o.bytes
+    );
     assert!(r.slots.len() >= 3, "{} slots", r.slots.len());
     assert_eq!(r.success_ratio, Some(1.0), "1 Mbit/s over loopback is always met");
 }

@@ -1,0 +1,87 @@
+//! The seed-000 reproduction at toy size: every figure runs, writes its
+//! files and reports sane numbers; the timeline is deterministic.
+
+use std::time::Duration;
+
+use tput_benches::seed000::{FIGURES, Options, reproduce, timeline};
+
+#[test]
+fn every_figure_runs_at_toy_size_and_writes_its_files() {
+    let dir = std::env::temp_dir().join(format!("tput-seed000-test-{}", std::process::id()));
+    let o = Options {
+        point_duration: Duration::from_secs(3),
+        timeline_duration: Duration::from_secs(6),
+        reno_counts: vec![2],
+        targets_pct: vec![10],
+        seeds: vec![1],
+        jobs: 2,
+        ..Options::short(dir.clone())
+    };
+    let mut lines = Vec::new();
+    let report = reproduce(&o, |l| lines.push(l.to_string())).expect("reproduction runs");
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    // fig6: guarantee, newreno, fixed; fig6-inline: one; fig7: independent, coordinated.
+    assert_eq!(report.points.len(), 6);
+    assert_eq!(lines.len(), 7, "one progress line per simulation: {lines:?}");
+    for p in &report.points {
+        assert!((0.0..=1.0).contains(&p.success), "{p:?}");
+        assert!((0.0..=1.0).contains(&p.aggregate_success), "{p:?}");
+        assert!(p.tested_mbps > 0.0 && p.reno_mbps > 0.0, "{p:?}");
+        if p.variant != "5 independent" {
+            assert_eq!(
+                p.success, p.aggregate_success,
+                "one flow or one coordinated group: {p:?}"
+            );
+        }
+    }
+    // The fixed window sends at most its rate: cwnd = 10 Mbit/s * min RTT.
+    let fixed = report
+        .points
+        .iter()
+        .find(|p| p.variant == "fixed")
+        .expect("fixed point");
+    assert!(fixed.tested_mbps < 10.5, "{fixed:?}");
+    let t = report.timeline.as_ref().expect("fig4 ran");
+    assert_eq!(t.phases.len(), 2, "0-5 s and 5-6 s");
+    assert!(t.samples.len() >= 55, "{} samples of 100 ms", t.samples.len());
+    for name in [
+        "tables.txt",
+        "points.csv",
+        "summary_10pct.csv",
+        "fig4_timeline.csv",
+        "fig4_cwnd.svg",
+        "fig5_slot.svg",
+        "fig6_10pct.svg",
+        "fig6_inline_10pct.svg",
+        "fig7_10pct.svg",
+    ] {
+        let path = dir.join(name);
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 100, "{} missing or empty", path.display());
+    }
+    let tables = std::fs::read_to_string(dir.join("tables.txt")).expect("tables");
+    for heading in ["Fig. 4/5", "Fig. 6, target 10%", "inline estimator", "Fig. 7"] {
+        assert!(tables.contains(heading), "no {heading:?} in\n{tables}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unknown_figures_are_refused_by_name() {
+    let o = Options {
+        figures: vec!["fig6".into(), "fig9".into()],
+        ..Options::short(std::env::temp_dir())
+    };
+    let e = reproduce(&o, |_| {}).expect_err("fig9 does not exist");
+    assert!(e.contains("fig9") && e.contains(FIGURES[0]), "{e}");
+}
+
+#[test]
+fn the_timeline_is_deterministic_per_seed() {
+    let a = timeline(Duration::from_secs(2), 7).expect("runs");
+    let b = timeline(Duration::from_secs(2), 7).expect("runs");
+    assert_eq!(a.samples, b.samples);
+    assert_eq!(a.slots, b.slots);
+    let c = timeline(Duration::from_secs(2), 8).expect("runs");
+    assert_ne!(a.samples, c.samples, "another seed, other start phases");
+}
