@@ -2,13 +2,15 @@
 //! with the inline estimator); see `tput_benches::seed000` for the set-up.
 //!
 //! `cargo bench -p tput-benches --bench seed000` runs the full size (about
-//! 360 simulations of 120 s; tens of minutes on two cores). Environment:
+//! 420 simulations of 120 s; tens of minutes on two cores). Environment:
 //!
 //! - `TPUT_BENCH_SHORT=1`: a smoke test of every figure (x in {1, 10}, one
 //!   seed, 5 s points), well under a minute in a release build;
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_FIGURES=fig6,fig7`: only these (`fig4`, `fig6`,
-//!   `fig6-inline`, `fig7`; Fig. 6's curves are the baseline of the other two).
+//!   `fig6-inline`, `fig6-eq45`, `fig7`; Fig. 6's guarantee curve is the
+//!   baseline of the others);
+//! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed000`.
 //!
 //! Tables go to stdout and `target/repro/seed000/tables.txt`; CSV and SVG
 //! files beside them. Progress lines go to stderr.
@@ -18,7 +20,9 @@ use std::time::Instant;
 use tput_benches::seed000::{Options, reproduce};
 
 fn main() {
-    let out = tput_benches::repro_dir().join("seed000");
+    let out = std::env::var_os("TPUT_BENCH_OUT")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| tput_benches::repro_dir().join("seed000"));
     let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
     let mut o = if short { Options::short(out) } else { Options::full(out) };
     if let Some(jobs) = std::env::var("TPUT_BENCH_JOBS").ok().and_then(|j| j.parse().ok()) {

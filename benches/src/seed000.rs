@@ -39,6 +39,9 @@
 //!   NewReno, fixed window; mean and spread over the seeds.
 //! - Fig. 6 with `abw=inline`: the guarantee controller measuring `A` and `P`
 //!   itself ([`tput_cc::InlineEstimator`]) instead of reading the oracle.
+//! - Fig. 6 with `kmax_cwnd=1` (`fig6-eq45`): `k_max = A*srtt - cwnd` as the
+//!   paper's eqs. (4)/(5) print it, against the summary's `2*cwnd` that the
+//!   digest makes the default: the inconsistency's effect, measured.
 //! - Fig. 7: five guarantee flows with 2% / 4% each. The paper's y is the mean
 //!   of the five flows' success ratios; we also judge the five as one
 //!   (aggregate throughput per slot against the aggregate target) and run the
@@ -84,12 +87,12 @@ pub struct Options {
     pub targets_pct: Vec<u32>,
     /// Seeds per point.
     pub seeds: Vec<u64>,
-    /// Figures to run, by name: `fig4`, `fig6`, `fig6-inline`, `fig7`.
+    /// Figures to run, by name: see [`FIGURES`].
     pub figures: Vec<String>,
 }
 
 /// Every figure name [`Options::figures`] accepts.
-pub const FIGURES: [&str; 4] = ["fig4", "fig6", "fig6-inline", "fig7"];
+pub const FIGURES: [&str; 5] = ["fig4", "fig6", "fig6-inline", "fig6-eq45", "fig7"];
 
 impl Options {
     /// The full size: x in {1, 2, 5, 10, 15, 20, 25, 30, 35, 40},
@@ -142,7 +145,7 @@ struct Point {
 /// What a point measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointResult {
-    /// Figure (`fig6`, `fig6-inline`, `fig7`).
+    /// Figure (`fig6`, `fig6-inline`, `fig6-eq45`, `fig7`).
     pub figure: &'static str,
     /// Controller variant.
     pub variant: &'static str,
@@ -179,11 +182,31 @@ fn mbit(pct_of_bottleneck: f64) -> Rate {
     Rate::from_bits_per_sec((BOTTLENECK_BPS as f64 * pct_of_bottleneck / 100.0).round() as u64)
 }
 
-/// The guarantee controller's spec for a target of `pct` percent.
-fn guarantee(pct: f64, inline: bool) -> ControllerSpec {
-    let abw = if inline { ",abw=inline" } else { "" };
-    spec(&format!("guarantee:target={},eval=32rtt,slot=16rtt{abw}", mbit(pct)))
+/// The guarantee controller's spec for a target of `pct` percent, plus `extra` keys.
+fn guarantee(pct: f64, extra: &str) -> ControllerSpec {
+    spec(&format!("guarantee:target={},eval=32rtt,slot=16rtt{extra}", mbit(pct)))
 }
+
+/// Variants of the Fig. 6 guarantee flow compared with the oracle-fed default:
+/// (figure, variant, extra spec keys, table title, column, what the difference means).
+const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str); 2] = [
+    (
+        "fig6-inline",
+        "guarantee (inline A)",
+        ",abw=inline",
+        "Fig. 6 with the inline estimator (A and P measured from the ACK stream)",
+        "inline A",
+        "Success lost by measuring A instead of knowing it",
+    ),
+    (
+        "fig6-eq45",
+        "guarantee (k_max - 1*cwnd)",
+        ",kmax_cwnd=1",
+        "Fig. 6 with k_max = A*srtt - cwnd (eqs. 4/5 as printed; default 2*cwnd)",
+        "1*cwnd",
+        "Success lost with 1*cwnd instead of 2*cwnd (negative: gained)",
+    ),
+];
 
 /// Seed 000's dumbbell with `tested` (group 0, judged at `target_pct` each)
 /// and `n_reno` NewReno flows (one group each), every flow starting at a
@@ -245,20 +268,15 @@ fn points(o: &Options) -> Vec<Point> {
         for &n in &o.reno_counts {
             for &seed in &o.seeds {
                 if o.wants("fig6") {
-                    add("fig6", "guarantee", pct, n, seed, tested(guarantee(p, false), 1, p));
+                    add("fig6", "guarantee", pct, n, seed, tested(guarantee(p, ""), 1, p));
                     add("fig6", "newreno", pct, n, seed, tested(spec("newreno"), 1, p));
                     let fixed = spec(&format!("fixed:rate={}", mbit(p)));
                     add("fig6", "fixed", pct, n, seed, tested(fixed, 1, p));
                 }
-                if o.wants("fig6-inline") {
-                    add(
-                        "fig6-inline",
-                        "guarantee (inline A)",
-                        pct,
-                        n,
-                        seed,
-                        tested(guarantee(p, true), 1, p),
-                    );
+                for (fig, variant, extra, ..) in FIG6_VARIANTS {
+                    if o.wants(fig) {
+                        add(fig, variant, pct, n, seed, tested(guarantee(p, extra), 1, p));
+                    }
                 }
                 if o.wants("fig7") {
                     let each = p / 5.0;
@@ -268,9 +286,9 @@ fn points(o: &Options) -> Vec<Point> {
                         pct,
                         n,
                         seed,
-                        tested(guarantee(each, false), 5, each),
+                        tested(guarantee(each, ""), 5, each),
                     );
-                    let coordinated = tested(guarantee(each, false), 5, each).aggregated();
+                    let coordinated = tested(guarantee(each, ""), 5, each).aggregated();
                     add("fig7", "5 coordinated", pct, n, seed, coordinated);
                 }
             }
@@ -485,7 +503,7 @@ pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
         .map(|&(n, at)| (n, Duration::from_secs(at)))
         .filter(|&(_, at)| at < duration)
         .collect();
-    let mut s = scenario(tested(guarantee(20.0, false), 1, 20.0), &reno, seed, duration);
+    let mut s = scenario(tested(guarantee(20.0, ""), 1, 20.0), &reno, seed, duration);
     s.interval = Duration::from_millis(100);
     let cpu0 = thread_cpu_secs();
     let wall0 = Instant::now();
@@ -771,16 +789,19 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
                 }
             );
         }
-        if has("fig6-inline") {
+        for (fig, variant, _, title, column, lost_what) in FIG6_VARIANTS {
+            if !has(fig) {
+                continue;
+            }
             t.push_str(&table(
                 o,
                 points,
-                &format!("Fig. 6 with the inline estimator, target {pct}%: success ratio, {note}"),
+                &format!("{title}, target {pct}%: success ratio, {note}"),
                 pct,
                 &[
-                    ("oracle A", "fig6", "guarantee", success),
-                    ("inline A", "fig6-inline", "guarantee (inline A)", success),
-                    ("inline Mbit/s", "fig6-inline", "guarantee (inline A)", tested_mbps),
+                    ("default (oracle A)", "fig6", "guarantee", success),
+                    (column, fig, variant, success),
+                    ("Mbit/s", fig, variant, tested_mbps),
                 ],
             ));
             let lost: Vec<f64> = o
@@ -788,19 +809,20 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
                 .iter()
                 .filter_map(|&n| {
                     let a = stats(points, ("fig6", "guarantee", pct, n), success)?.0;
-                    let b = stats(points, ("fig6-inline", "guarantee (inline A)", pct, n), success)?.0;
+                    let b = stats(points, (fig, variant, pct, n), success)?.0;
                     Some(a - b)
                 })
                 .collect();
-            if !lost.is_empty() {
+            if lost.is_empty() {
+                t.push('\n');
+            } else {
                 let _ = writeln!(
                     t,
-                    "Success lost by measuring A instead of knowing it: mean {:.3} over the x axis (max {:.3})\n",
+                    "{lost_what}: mean {:.3} over the x axis (max {:.3}, min {:.3})\n",
                     mean(&lost),
-                    lost.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                    lost.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    lost.iter().copied().fold(f64::INFINITY, f64::min)
                 );
-            } else {
-                t.push('\n');
             }
         }
         if has("fig7") {
@@ -874,21 +896,17 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
                 curve("fig6", "fixed", pct, success, "fixed window"),
             ],
         ));
-        plots.push((
-            format!("fig6_inline_{pct}pct.svg"),
-            "Fig. 6, oracle vs inline A",
-            "fig6-inline",
-            vec![
-                curve("fig6", "guarantee", pct, success, "guarantee, oracle A"),
-                curve(
-                    "fig6-inline",
-                    "guarantee (inline A)",
-                    pct,
-                    success,
-                    "guarantee, inline A",
-                ),
-            ],
-        ));
+        for (fig, variant, _, title, column, _) in FIG6_VARIANTS {
+            plots.push((
+                format!("{}_{pct}pct.svg", fig.replace('-', "_")),
+                title,
+                fig,
+                vec![
+                    curve("fig6", "guarantee", pct, success, "default (oracle A, 2*cwnd)"),
+                    curve(fig, variant, pct, success, column),
+                ],
+            ));
+        }
         plots.push((
             format!("fig7_{pct}pct.svg"),
             "Fig. 7",
@@ -928,7 +946,8 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
             ("fig6", "guarantee"),
             ("fig6", "newreno"),
             ("fig6", "fixed"),
-            ("fig6-inline", "guarantee (inline A)"),
+            (FIG6_VARIANTS[0].0, FIG6_VARIANTS[0].1),
+            (FIG6_VARIANTS[1].0, FIG6_VARIANTS[1].1),
             ("fig7", "5 independent"),
             ("fig7", "5 coordinated"),
         ] {

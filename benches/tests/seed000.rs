@@ -20,9 +20,10 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     let mut lines = Vec::new();
     let report = reproduce(&o, |l| lines.push(l.to_string())).expect("reproduction runs");
     assert!(report.failures.is_empty(), "{:?}", report.failures);
-    // fig6: guarantee, newreno, fixed; fig6-inline: one; fig7: independent, coordinated.
-    assert_eq!(report.points.len(), 6);
-    assert_eq!(lines.len(), 7, "one progress line per simulation: {lines:?}");
+    // fig6: guarantee, newreno, fixed; fig6-inline and fig6-eq45: one each;
+    // fig7: independent, coordinated.
+    assert_eq!(report.points.len(), 7);
+    assert_eq!(lines.len(), 8, "one progress line per simulation: {lines:?}");
     for p in &report.points {
         assert!((0.0..=1.0).contains(&p.success), "{p:?}");
         assert!((0.0..=1.0).contains(&p.aggregate_success), "{p:?}");
@@ -53,6 +54,7 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
         "fig5_slot.svg",
         "fig6_10pct.svg",
         "fig6_inline_10pct.svg",
+        "fig6_eq45_10pct.svg",
         "fig7_10pct.svg",
     ] {
         let path = dir.join(name);
@@ -60,7 +62,7 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
         assert!(len > 100, "{} missing or empty", path.display());
     }
     let tables = std::fs::read_to_string(dir.join("tables.txt")).expect("tables");
-    for heading in ["Fig. 4/5", "Fig. 6, target 10%", "inline estimator", "Fig. 7"] {
+    for heading in ["Fig. 4/5", "Fig. 6, target 10%", "inline estimator", "eqs. 4/5", "Fig. 7"] {
         assert!(tables.contains(heading), "no {heading:?} in\n{tables}");
     }
     let _ = std::fs::remove_dir_all(&dir);
