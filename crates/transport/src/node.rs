@@ -166,8 +166,25 @@ pub struct Outgoing {
     pub destination: SocketAddr,
     /// Flow id of the connection that produced it (0 for endpoint responses).
     pub flow: u32,
-    /// The UDP payload.
+    /// The UDP payload: one datagram, or with `segment_size` several.
     pub payload: Bytes,
+    /// `Some(n)`: `payload` holds consecutive datagrams of `n` bytes each (the
+    /// last may be shorter), to be sent with one GSO call; only produced after
+    /// [`Node::set_max_segments`] allowed more than one. [`Outgoing::datagrams`] splits them.
+    pub segment_size: Option<usize>,
+}
+
+impl Outgoing {
+    /// The datagrams in `payload`, one by one (a cheap `Bytes` slice each).
+    pub fn datagrams(&self) -> impl Iterator<Item = Bytes> + '_ {
+        let n = self
+            .segment_size
+            .filter(|&n| n > 0)
+            .unwrap_or(self.payload.len().max(1));
+        (0..self.payload.len())
+            .step_by(n)
+            .map(move |at| self.payload.slice(at..(at + n).min(self.payload.len())))
+    }
 }
 
 /// Something a node reports while it runs.
@@ -332,6 +349,8 @@ pub struct Node {
     key_state: u64,
     cid_state: Arc<Mutex<u64>>,
     buf: Vec<u8>,
+    /// Most datagrams per [`Outgoing`] (GSO segments); 1 unless raised.
+    max_segments: usize,
 }
 
 impl std::fmt::Debug for Node {
@@ -414,6 +433,7 @@ impl Node {
             key_state: splitmix(seed ^ 5),
             cid_state: Arc::new(Mutex::new(splitmix(seed ^ 6))),
             buf: Vec::new(),
+            max_segments: 1,
         })
     }
 
@@ -501,6 +521,7 @@ impl Node {
                         destination: t.destination,
                         flow,
                         payload: Bytes::copy_from_slice(&buf[..t.size]),
+                        segment_size: None,
                     });
                 } else {
                     match self.endpoint.accept(incoming, now, &mut buf, self.server.clone()) {
@@ -521,6 +542,7 @@ impl Node {
                                     destination: t.destination,
                                     flow,
                                     payload: Bytes::copy_from_slice(&buf[..t.size]),
+                                    segment_size: None,
                                 });
                             }
                         }
@@ -532,6 +554,7 @@ impl Node {
                     destination: t.destination,
                     flow,
                     payload: Bytes::copy_from_slice(&buf[..t.size]),
+                    segment_size: None,
                 });
             }
             None => {}
@@ -541,6 +564,15 @@ impl Node {
     }
 
     /// The next datagram to send, if any.
+    /// Let one [`Outgoing`] carry up to `n` datagrams of a connection
+    /// (segmentation offload, GSO); 1 (the default, and what the simulator
+    /// uses) gives one datagram each. [`udp::drive`](crate::udp::drive) sets it
+    /// from what the socket supports.
+    pub fn set_max_segments(&mut self, n: usize) {
+        self.max_segments = n.max(1);
+    }
+
+    /// The next datagram (or GSO batch) to send.
     pub fn poll_transmit(&mut self) -> Option<Outgoing> {
         self.out.pop_front()
     }
@@ -629,14 +661,15 @@ impl Node {
             Self::sample(c, now, &mut self.events);
             let mut any = false;
             loop {
-                let mut buf = Vec::with_capacity(usize::from(self.config.mtu));
-                match c.conn.poll_transmit(now, 1, &mut buf) {
+                let mut buf = Vec::with_capacity(usize::from(self.config.mtu) * self.max_segments);
+                match c.conn.poll_transmit(now, self.max_segments, &mut buf) {
                     Some(t) => {
                         buf.truncate(t.size);
                         self.out.push_back(Outgoing {
                             destination: t.destination,
                             flow: c.flow,
                             payload: buf.into(),
+                            segment_size: t.segment_size,
                         });
                         any = true;
                     }

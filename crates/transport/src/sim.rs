@@ -55,6 +55,8 @@ pub struct QuicHost {
     outcomes: Vec<TransferOutcome>,
     intervals: Vec<(u64, IntervalStats)>,
     start_errors: Vec<String>,
+    /// Datagrams of a GSO batch not handed to the simulator yet.
+    pending: VecDeque<Datagram>,
 }
 
 impl std::fmt::Debug for QuicHost {
@@ -80,6 +82,7 @@ impl QuicHost {
             outcomes: Vec::new(),
             intervals: Vec::new(),
             start_errors: Vec::new(),
+            pending: VecDeque::new(),
         }
     }
 
@@ -184,15 +187,24 @@ impl Host for QuicHost {
 
     fn poll_transmit(&mut self, _now: SimTime) -> Option<Datagram> {
         loop {
+            if let Some(d) = self.pending.pop_front() {
+                return Some(d);
+            }
             let out = self.node.poll_transmit()?;
             match Addr::from_socket_addr(out.destination) {
-                Some(dst) => {
+                // One datagram, the simulator's usual case (the node is left at one segment).
+                Some(dst) if out.segment_size.is_none() => {
                     return Some(Datagram {
                         dst,
                         flow: out.flow,
                         payload: out.payload,
                     });
                 }
+                Some(dst) => self.pending.extend(out.datagrams().map(|payload| Datagram {
+                    dst,
+                    flow: out.flow,
+                    payload,
+                })),
                 None => tracing::warn!(dst = %out.destination, "dropping a datagram to a non-simulator address"),
             }
         }
