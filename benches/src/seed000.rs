@@ -902,7 +902,7 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
                 title,
                 fig,
                 vec![
-                    curve("fig6", "guarantee", pct, success, "default (oracle A, 2*cwnd)"),
+                    curve("fig6", "guarantee", pct, success, "oracle A, 2*cwnd"),
                     curve(fig, variant, pct, success, column),
                 ],
             ));
@@ -912,21 +912,9 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
             "Fig. 7",
             "fig7",
             vec![
-                curve("fig7", "5 independent", pct, success, "5 independent, per flow"),
-                curve(
-                    "fig7",
-                    "5 independent",
-                    pct,
-                    aggregate_success,
-                    "5 independent, aggregate",
-                ),
-                curve(
-                    "fig7",
-                    "5 coordinated",
-                    pct,
-                    aggregate_success,
-                    "5 coordinated, aggregate",
-                ),
+                curve("fig7", "5 independent", pct, success, "5 indep., per flow"),
+                curve("fig7", "5 independent", pct, aggregate_success, "5 indep., aggregate"),
+                curve("fig7", "5 coordinated", pct, aggregate_success, "5 coord., aggregate"),
                 curve("fig6", "guarantee", pct, success, "1 flow (Fig. 6)"),
             ],
         ));

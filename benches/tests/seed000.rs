@@ -62,7 +62,13 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
         assert!(len > 100, "{} missing or empty", path.display());
     }
     let tables = std::fs::read_to_string(dir.join("tables.txt")).expect("tables");
-    for heading in ["Fig. 4/5", "Fig. 6, target 10%", "inline estimator", "eqs. 4/5", "Fig. 7"] {
+    for heading in [
+        "Fig. 4/5",
+        "Fig. 6, target 10%",
+        "inline estimator",
+        "eqs. 4/5",
+        "Fig. 7",
+    ] {
         assert!(tables.contains(heading), "no {heading:?} in\n{tables}");
     }
     let _ = std::fs::remove_dir_all(&dir);
