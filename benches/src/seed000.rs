@@ -188,8 +188,9 @@ fn guarantee(pct: f64, extra: &str) -> ControllerSpec {
 }
 
 /// Variants of the Fig. 6 guarantee flow compared with the oracle-fed default:
-/// (figure, variant, extra spec keys, table title, column, what the difference means).
-const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str); 2] = [
+/// (figure, variant, extra spec keys, table title, column, what the difference
+/// means, plot title).
+const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str, &str); 2] = [
     (
         "fig6-inline",
         "guarantee (inline A)",
@@ -197,6 +198,7 @@ const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str); 2] = [
         "Fig. 6 with the inline estimator (A and P measured from the ACK stream)",
         "inline A",
         "Success lost by measuring A instead of knowing it",
+        "Fig. 6, oracle vs inline A",
     ),
     (
         "fig6-eq45",
@@ -205,6 +207,7 @@ const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str); 2] = [
         "Fig. 6 with k_max = A*srtt - cwnd (eqs. 4/5 as printed; default 2*cwnd)",
         "1*cwnd",
         "Success lost with 1*cwnd instead of 2*cwnd (negative: gained)",
+        "Fig. 6, k_max with 1*cwnd",
     ),
 ];
 
@@ -789,7 +792,7 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
                 }
             );
         }
-        for (fig, variant, _, title, column, lost_what) in FIG6_VARIANTS {
+        for (fig, variant, _, title, column, lost_what, _) in FIG6_VARIANTS {
             if !has(fig) {
                 continue;
             }
@@ -896,7 +899,7 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
                 curve("fig6", "fixed", pct, success, "fixed window"),
             ],
         ));
-        for (fig, variant, _, title, column, _) in FIG6_VARIANTS {
+        for (fig, variant, _, _, column, _, title) in FIG6_VARIANTS {
             plots.push((
                 format!("{}_{pct}pct.svg", fig.replace('-', "_")),
                 title,
