@@ -1,57 +1,55 @@
-//! One aggregate target for several guarantee connections from one host.
-//!
-//! Seed 000's Fig. 7 runs five [`Guarantee`](crate::Guarantee) flows with 2% or
-//! 4% of the bottleneck each and finds their success well below that of one
-//! flow with the same aggregate target: each sizes its `k_max` from the *same*
-//! available bandwidth `A`, so all five steepen together, overshoot together
-//! and lose together. The paper names "an integrated controller for several
-//! guarantee connections" as future work; [`Aggregate`] is that coordinator.
-//!
-//! Members join with their own target `bw_i`; their weight is
-//! `w_i = bw_i / Σ bw_j` over the members still connected. The coordinator
-//! changes two inputs of each member's §2.4 rules and nothing else:
-//!
-//! 1. **Headroom.** With `A` the bandwidth available to the group (the oracle
-//!    counts every member as "own" traffic, so `A = P - background`, the same
-//!    value for all) and `r_j = cwnd_j / srtt_j` the current sending rate of
-//!    member `j`, member `i` is given
-//!    `A_i = r_i + w_i * max(A - Σ r_j, 0)`:
-//!    its own rate plus its weighted share of what the group leaves unused.
-//!    Its `k_max` (eqs. 4/5) and `avgA` use `A_i` instead of `A`. Together the
-//!    members can only grow into the unused bandwidth once, not `n` times.
-//! 2. **Goal.** At each control slot end member `i` reports its carry
-//!    `c_i = g_i - tput_i` (§2.3); its next goal is `g_{i+1} = bw_i + w_i * Σ c_j`,
-//!    the group's pooled deficit (or surplus) split by weight, using each
-//!    member's latest carry. A member ahead of its share thus lowers the others'
-//!    goals and one behind raises them: the group chases the aggregate target,
-//!    not `n` separate ones. A member's carry returns to 0 when its evaluation
-//!    slot ends (the paper discards the carry there).
-//!
-//! With one member both rules reduce to the paper's: `A_1 = A`, `g = bw + c`.
-//! The rates `r_j` are the members' latest reports (at their latest ACK).
-//! Members leave when their controller (and every clone of it) is dropped.
-//!
-//! ```
-//! use tput_cc::{Aggregate, Guarantee, GuaranteeConfig, units::Rate};
-//!
-//! let group = Aggregate::new();
-//! let flows: Vec<Guarantee> = (0..5)
-//!     .map(|_| Guarantee::new(GuaranteeConfig::new(Rate::from_mbit_per_sec(2)), 1200, None).with_aggregate(&group))
-//!     .collect();
-//! assert_eq!(group.members(), 5);
-//! assert_eq!(group.target_bytes_per_sec(), 5.0 * 250_000.0);
-//! drop(flows);
-//! assert_eq!(group.members(), 0);
-//! ```
+//! One aggregate target for several guarantee connections from one host: [`Aggregate`].
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// A coordinator shared by [`Guarantee`](crate::Guarantee) controllers that
-/// pursue one aggregate target; see the [module documentation](self).
-///
-/// Clones share the same group. Join with
+/// A coordinator for several [`Guarantee`](crate::Guarantee) controllers
+/// pursuing one aggregate target. Clones share the same group; join with
 /// [`Guarantee::with_aggregate`](crate::Guarantee::with_aggregate).
+///
+/// Seed 000's Fig. 7 runs five [`Guarantee`](crate::Guarantee) flows with 2% or
+/// 4% of the bottleneck each and finds their success well below that of one
+/// flow with the same aggregate target: each sizes its `k_max` from the *same*
+/// available bandwidth `A`, so all five steepen together, overshoot together
+/// and lose together. The paper names "an integrated controller for several
+/// guarantee connections" as future work; [`Aggregate`] is that coordinator.
+///
+/// Members join with their own target `bw_i`; their weight is
+/// `w_i = bw_i / Σ bw_j` over the members still connected. The coordinator
+/// changes two inputs of each member's §2.4 rules and nothing else:
+///
+/// 1. **Headroom.** With `A` the bandwidth available to the group (the oracle
+///    counts every member as "own" traffic, so `A = P - background`, the same
+///    value for all) and `r_j = cwnd_j / srtt_j` the current sending rate of
+///    member `j`, member `i` is given
+///    `A_i = r_i + w_i * max(A - Σ r_j, 0)`:
+///    its own rate plus its weighted share of what the group leaves unused.
+///    Its `k_max` (eqs. 4/5) and `avgA` use `A_i` instead of `A`. Together the
+///    members can only grow into the unused bandwidth once, not `n` times.
+/// 2. **Goal.** At each control slot end member `i` reports its carry
+///    `c_i = g_i - tput_i` (§2.3); its next goal is `g_{i+1} = bw_i + w_i * Σ c_j`,
+///    the group's pooled deficit (or surplus) split by weight, using each
+///    member's latest carry. A member ahead of its share thus lowers the others'
+///    goals and one behind raises them: the group chases the aggregate target,
+///    not `n` separate ones. A member's carry returns to 0 when its evaluation
+///    slot ends (the paper discards the carry there).
+///
+/// With one member both rules reduce to the paper's: `A_1 = A`, `g = bw + c`.
+/// The rates `r_j` are the members' latest reports (at their latest ACK).
+/// Members leave when their controller (and every clone of it) is dropped.
+///
+/// ```
+/// use tput_cc::{Aggregate, Guarantee, GuaranteeConfig, units::Rate};
+///
+/// let group = Aggregate::new();
+/// let flows: Vec<Guarantee> = (0..5)
+///     .map(|_| Guarantee::new(GuaranteeConfig::new(Rate::from_mbit_per_sec(2)), 1200, None).with_aggregate(&group))
+///     .collect();
+/// assert_eq!(group.members(), 5);
+/// assert_eq!(group.target_bytes_per_sec(), 5.0 * 250_000.0);
+/// drop(flows);
+/// assert_eq!(group.members(), 0);
+/// ```
 #[derive(Clone, Default)]
 pub struct Aggregate {
     inner: Arc<Mutex<Vec<Member>>>,
