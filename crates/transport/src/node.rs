@@ -1142,3 +1142,34 @@ impl Node {
         })));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outgoing(len: usize, segment_size: Option<usize>) -> Outgoing {
+        Outgoing {
+            destination: "127.0.0.1:4433".parse().unwrap(),
+            flow: 0,
+            payload: (0..len).map(|i| i as u8).collect::<Vec<u8>>().into(),
+            segment_size,
+        }
+    }
+
+    #[test]
+    fn a_gso_batch_splits_into_its_datagrams() {
+        let sizes = |o: &Outgoing| o.datagrams().map(|d| d.len()).collect::<Vec<_>>();
+        assert_eq!(sizes(&outgoing(1200, None)), [1200]);
+        assert_eq!(sizes(&outgoing(3000, Some(1200))), [1200, 1200, 600]);
+        assert_eq!(sizes(&outgoing(2400, Some(1200))), [1200, 1200]);
+        // A batch of one, and a segment size larger than the payload.
+        assert_eq!(sizes(&outgoing(800, Some(1200))), [800]);
+        // Odd values do not loop or panic.
+        assert_eq!(sizes(&outgoing(5, Some(0))), [5]);
+        assert_eq!(sizes(&outgoing(0, None)).len(), 0);
+        // The pieces are the payload, in order.
+        let o = outgoing(3000, Some(1200));
+        let joined: Vec<u8> = o.datagrams().flat_map(|d| d.to_vec()).collect();
+        assert_eq!(joined, o.payload.to_vec());
+    }
+}

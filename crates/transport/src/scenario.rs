@@ -855,3 +855,47 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         simulated_secs: net.sim.now().as_secs_f64(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(group: usize, slots_bps: &[f64]) -> FlowResult {
+        FlowResult {
+            flow: 1,
+            group,
+            cc: "guarantee".into(),
+            bytes: 0,
+            intervals: Vec::new(),
+            slots: slots_bps
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| SlotStats {
+                    index: i as u64,
+                    start_secs: i as f64,
+                    bytes: (t / 8.0) as u64,
+                    throughput_bps: t,
+                    met: false,
+                })
+                .collect(),
+            success_ratio: None,
+            file_times: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_group_is_judged_on_the_sum_of_its_common_slots() {
+        let a = flow(0, &[6e6, 2e6, 5e6, 9e6]);
+        let b = flow(0, &[5e6, 7e6, 4e6]);
+        let r = AggregateResult::judge(0, 10e6, &[&a, &b]);
+        // Slot 3 exists for `a` only: left out.
+        assert_eq!(r.slot_throughput_bps, [11e6, 9e6, 9e6]);
+        assert_eq!(r.slots_met, 1);
+        assert_eq!(r.success_ratio, Some(1.0 / 3.0));
+        assert_eq!(r.flows, 2);
+        // No target, or no slot: no ratio.
+        assert_eq!(AggregateResult::judge(0, 0.0, &[&a]).success_ratio, None);
+        assert_eq!(AggregateResult::judge(0, 1e6, &[]).success_ratio, None);
+    }
+}
