@@ -351,6 +351,8 @@ pub struct Node {
     buf: Vec<u8>,
     /// Most datagrams per [`Outgoing`] (GSO segments); 1 unless raised.
     max_segments: usize,
+    /// Reused by [`Node::handle_timeout`] (a hot path in the simulator).
+    due: Vec<ConnectionHandle>,
 }
 
 impl std::fmt::Debug for Node {
@@ -434,6 +436,7 @@ impl Node {
             cid_state: Arc::new(Mutex::new(splitmix(seed ^ 6))),
             buf: Vec::new(),
             max_segments: 1,
+            due: Vec::new(),
         })
     }
 
@@ -588,14 +591,15 @@ impl Node {
 
     /// Time has reached a wake-up reported by [`poll_timeout`](Self::poll_timeout).
     pub fn handle_timeout(&mut self, now: Instant) {
-        let mut due = Vec::new();
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
         for (&h, c) in self.conns.iter_mut() {
             let wake = [c.conn.poll_timeout(), c.next_sample, Self::app_wakeup(c)];
             if wake.into_iter().flatten().any(|t| t <= now) {
                 due.push(h);
             }
         }
-        for h in due {
+        for &h in &due {
             if let Some(c) = self.conns.get_mut(&h)
                 && c.conn.poll_timeout().is_some_and(|t| t <= now)
             {
@@ -603,6 +607,7 @@ impl Node {
             }
             self.drive(h, now);
         }
+        self.due = due;
     }
 
     /// The next thing to report, if any.
