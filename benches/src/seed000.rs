@@ -21,11 +21,13 @@
 //!   is the fraction of slots whose verified payload throughput reached the
 //!   target. Plain NewReno (`newreno`) and the fixed window
 //!   (`fixed:rate=T`, `cwnd = T * min RTT`, never reduced) are judged the same
-//!   way (the paper's baselines).
-//! - Reno flows: NewReno (RFC 9002), each on its own access pair. Every flow
-//!   starts at a random instant in `[0, 100 ms)` drawn from the seed (the
-//!   tested flow too), so seeds differ in their phase; everything else is
-//!   deterministic per seed.
+//!   way (the paper's baselines). Fig. 7's five flows use slots of 32 x the
+//!   20 ms propagation RTT = 640 ms instead, one length for all five, so that
+//!   they can also be judged as one (slot by slot).
+//! - Reno flows: NewReno (RFC 9002), each on its own access pair. Each Reno
+//!   flow, and the tested flow(s) together, start at a random instant in
+//!   `[0, 100 ms)` drawn from the seed, so seeds differ in their phase;
+//!   everything else is deterministic per seed.
 //! - Fig. 6 / 7 points run 120 s simulated (plus the runner's 5 s drain, in
 //!   which nothing is judged: a transfer ends at 120 s).
 //!
@@ -63,7 +65,9 @@ use tput_netsim::plot::{Series, line_chart};
 use tput_transport::EvalSlot;
 
 use crate::thread_cpu_secs;
-use tput_transport::scenario::{AggregateResult, FlowGroup, LinkSpec, Scenario, ScenarioResult, TopologySpec, run};
+use tput_transport::scenario::{
+    AggregateResult, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TopologySpec, run,
+};
 
 /// Bottleneck rate, bits per second.
 const BOTTLENECK_BPS: u64 = 100_000_000;
@@ -211,23 +215,20 @@ const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str, &str); 2] = [
     ),
 ];
 
-/// Seed 000's dumbbell with `tested` (group 0, judged at `target_pct` each)
-/// and `n_reno` NewReno flows (one group each), every flow starting at a
-/// seeded random instant in `[0, 100 ms)` plus its group's `start`.
+/// Seed 000's dumbbell with `tested` and `reno` (count, start) NewReno flows,
+/// one group each, every group starting at a seeded random instant in
+/// `[0, 100 ms)` after its `start`. The tested flows start together: one
+/// group if `tested.aggregate` (the coordinator spans a group), else groups
+/// `0..tested.count` of one flow each.
 fn scenario(tested: FlowGroup, reno: &[(u32, Duration)], seed: u64, duration: Duration) -> Scenario {
     let mut rng = Rng::derive(seed, 0x5eed_0000);
     let mut jitter = || Duration::from_nanos(rng.below(100_000_000));
-    let mut flows = Vec::new();
-    for _ in 0..tested.count {
-        let mut g = tested.clone().times(1);
-        g.start = Some(g.start.unwrap_or_default() + jitter());
-        flows.push(g);
-    }
-    // Keep an aggregated group one group (the coordinator spans a group).
-    if tested.aggregate {
-        let starts: Vec<Duration> = flows.iter().map(|g| g.start.unwrap_or_default()).collect();
-        flows = vec![tested.clone().starting(starts.into_iter().min().unwrap_or_default())];
-    }
+    let start = tested.start.unwrap_or_default() + jitter();
+    let mut flows = if tested.aggregate {
+        vec![tested.clone().starting(start)]
+    } else {
+        vec![tested.clone().times(1).starting(start); tested.count as usize]
+    };
     for &(count, start) in reno {
         for _ in 0..count {
             flows.push(FlowGroup::new(spec("newreno")).starting(start + jitter()));
@@ -247,10 +248,17 @@ fn scenario(tested: FlowGroup, reno: &[(u32, Duration)], seed: u64, duration: Du
 }
 
 /// A tested group: `count` flows of `cc`, each judged against `pct` percent
-/// over 32-RTT evaluation slots.
+/// over evaluation slots of 32 RTTs: 32 handshake RTTs for one flow; for
+/// several, 32 x the 20 ms propagation RTT = 640 ms, so that their slots
+/// have one length and can be summed slot by slot (handshake RTTs differ by
+/// a few ms between flows).
 fn tested(cc: ControllerSpec, count: u32, pct: f64) -> FlowGroup {
     let mut g = FlowGroup::new(cc).times(count).with_target(mbit(pct));
-    g.eval_slot = Some(EvalSlot::Rtts(32));
+    g.eval_slot = Some(if count == 1 {
+        EvalSlot::Rtts(32)
+    } else {
+        EvalSlot::Time(Duration::from_millis(640))
+    });
     g
 }
 
@@ -300,13 +308,19 @@ fn points(o: &Options) -> Vec<Point> {
     out
 }
 
-fn measure(p: &Point) -> Result<PointResult, String> {
+/// Run `s`; with the CPU seconds of the calling thread (wall seconds off Linux).
+fn run_timed(s: &Scenario) -> Result<(ScenarioResult, f64), String> {
     let (cpu0, wall0) = (thread_cpu_secs(), Instant::now());
-    let r = run(&p.scenario, |_| {}).map_err(|e| e.to_string())?;
+    let r = run(s, |_| {}).map_err(|e| e.to_string())?;
     let cpu = cpu0
         .zip(thread_cpu_secs())
         .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
     check_errors(&r)?;
+    Ok((r, cpu))
+}
+
+fn measure(p: &Point) -> Result<PointResult, String> {
+    let (r, cpu) = run_timed(&p.scenario)?;
     let secs = p.scenario.duration.as_secs_f64();
     let tested: Vec<_> = r.flows.iter().filter(|f| is_tested(p, f.group)).collect();
     let reno: Vec<_> = r.flows.iter().filter(|f| !is_tested(p, f.group)).collect();
@@ -508,42 +522,59 @@ pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
         .collect();
     let mut s = scenario(tested(guarantee(20.0, ""), 1, 20.0), &reno, seed, duration);
     s.interval = Duration::from_millis(100);
-    let cpu0 = thread_cpu_secs();
-    let wall0 = Instant::now();
-    let r = run(&s, |_| {}).map_err(|e| e.to_string())?;
-    let cpu_secs = cpu0
-        .zip(thread_cpu_secs())
-        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
-    check_errors(&r)?;
+    let (r, cpu_secs) = run_timed(&s)?;
     let g = &r.flows[0];
     let reno1 = &r.flows[1];
-    let offset = s.flows[0].start.unwrap_or_default().as_secs_f64();
+    // Interval and slot times count from each transfer's start.
+    let start_of = |f: &FlowResult| s.flows[f.group].start.unwrap_or_default().as_secs_f64();
+    let offset = start_of(g);
     let mss = f64::from(MTU);
+    let reno_at: Vec<(f64, f64)> = reno1
+        .intervals
+        .iter()
+        .map(|x| (start_of(reno1) + x.end_secs, x.cwnd_bytes as f64 / mss))
+        .collect();
     let mut samples = Vec::new();
-    for (i, iv) in g.intervals.iter().enumerate() {
+    for iv in &g.intervals {
         let (k, slot) = match iv.controller.as_ref().map(|c| &c.state) {
             Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (*k, f64::from(*slot_rtts)),
             _ => (f64::NAN, f64::NAN),
         };
-        let reno_cwnd = reno1.intervals.get(i).map_or(f64::NAN, |x| x.cwnd_bytes as f64 / mss);
+        let t = offset + iv.end_secs;
+        // The Reno flow's sample nearest in time (the flows start apart).
+        let reno_cwnd = reno_at
+            .iter()
+            .min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs()))
+            .map_or(f64::NAN, |x| x.1);
         samples.push(Sample {
-            t: offset + iv.end_secs,
+            t,
             guarantee_cwnd: iv.cwnd_bytes as f64 / mss,
             reno_cwnd,
             k,
             s: slot,
         });
     }
+    // A slot's length: the gap to the next slot's start (all are equal), or
+    // for the last one that of the one before (or bytes / throughput).
+    let slot_len = |i: usize| -> f64 {
+        let sl = &g.slots;
+        match (sl.get(i + 1), i.checked_sub(1).and_then(|j| sl.get(j))) {
+            (Some(next), _) => next.start_secs - sl[i].start_secs,
+            (None, Some(prev)) => sl[i].start_secs - prev.start_secs,
+            (None, None) if sl[i].throughput_bps > 0.0 => sl[i].bytes as f64 * 8.0 / sl[i].throughput_bps,
+            (None, None) => f64::NAN,
+        }
+    };
     let slots: Vec<(f64, f64, f64)> = g
         .slots
         .iter()
-        .map(|sl| {
-            let len = if sl.throughput_bps > 0.0 {
-                sl.bytes as f64 * 8.0 / sl.throughput_bps
-            } else {
-                f64::NAN
-            };
-            (offset + sl.start_secs, len, sl.throughput_bps / BOTTLENECK_BPS as f64)
+        .enumerate()
+        .map(|(i, sl)| {
+            (
+                offset + sl.start_secs,
+                slot_len(i),
+                sl.throughput_bps / BOTTLENECK_BPS as f64,
+            )
         })
         .collect();
     let end = duration.as_secs_f64();
@@ -552,18 +583,19 @@ pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
     for (i, &from) in bounds.iter().enumerate() {
         let to = bounds.get(i + 1).copied().unwrap_or(end);
         let in_phase = |t: f64| t > from && t <= to;
-        let bytes_in = |f: &tput_transport::scenario::FlowResult| -> f64 {
-            let offset = s.flows[f.group].start.unwrap_or_default().as_secs_f64();
-            f.intervals
+        // Bytes the network delivered to the flow's receiver (the simulator's
+        // per-flow samples, in scenario time), not bytes written into QUIC.
+        let bytes_in = |f: &FlowResult| -> f64 {
+            r.delivered
                 .iter()
-                .filter(|iv| in_phase(offset + iv.end_secs))
-                .map(|iv| iv.bytes as f64)
+                .filter(|d| d.flow == f.flow && in_phase(d.time_ns as f64 / 1e9))
+                .map(|d| d.interval_bytes as f64)
                 .sum()
         };
         let g_mbps = bytes_in(g) * 8.0 / (to - from) / 1e6;
         let renos: Vec<f64> = r.flows[1..]
             .iter()
-            .filter(|f| s.flows[f.group].start.unwrap_or_default().as_secs_f64() < to)
+            .filter(|f| start_of(f) < to)
             .map(|f| bytes_in(f) * 8.0 / (to - from) / 1e6)
             .collect();
         let judged: Vec<&(f64, f64, f64)> = slots
@@ -601,7 +633,8 @@ impl Timeline {
         let _ = writeln!(
             t,
             "Fig. 4/5: 1 guarantee flow (target 20% = 20 Mbit/s) vs NewReno 1 -> 5 -> 30 flows at 0/5/10 s\n\
-             (sender-side goodput per phase; success over the guarantee flow's complete 32-RTT slots in the phase)"
+             (Mbit/s: QUIC packet bytes delivered to the receivers per phase; success over the guarantee flow's\n\
+             complete 32-RTT slots in the phase, judged on verified payload)"
         );
         let _ = writeln!(
             t,

@@ -90,15 +90,27 @@ impl Aggregate {
 
     pub(crate) fn join(&self, target: f64) -> Membership {
         let mut members = self.lock();
-        members.push(Member {
+        let seat = Member {
             target,
             rate: 0.0,
             carry: 0.0,
             active: true,
-        });
+        };
+        // Reuse the seat of a member that left, so that a group whose
+        // connections come and go does not grow without bound.
+        let id = match members.iter().position(|m| !m.active) {
+            Some(free) => {
+                members[free] = seat;
+                free
+            }
+            None => {
+                members.push(seat);
+                members.len() - 1
+            }
+        };
         Membership {
             group: self.clone(),
-            id: members.len() - 1,
+            id,
         }
     }
 }
@@ -213,6 +225,10 @@ mod tests {
         assert_eq!(g.target_bytes_per_sec(), 100.0);
         assert_eq!(a.pool_carry(60.0), 60.0);
         assert_eq!(a.share_available(Some(500.0), 50.0), Some(500.0));
+        // A newcomer takes the free seat, with nothing of the old member's.
+        let c = g.join(300.0);
+        assert_eq!(g.lock().len(), 2);
+        assert_eq!(c.pool_carry(0.0), 0.75 * 60.0);
     }
 
     #[test]

@@ -472,8 +472,10 @@ impl ControllerSpec {
         self.build_in(mss, bandwidth, None)
     }
 
-    /// [`build_with`](Self::build_with), and a guarantee controller joins
-    /// `aggregate` (see [`Aggregate`]); other controllers ignore it.
+    /// [`build_with`](Self::build_with), and a guarantee controller fed by
+    /// `bandwidth` joins `aggregate` (see [`Aggregate`]). One that measures
+    /// `A` inline does not (its estimate already excludes the other members),
+    /// nor do other controllers.
     pub fn build_in(
         &self,
         mss: u16,
@@ -498,7 +500,10 @@ impl ControllerSpec {
                         physical: c.physical.map(Rate::bytes_per_sec),
                         ..EstimatorConfig::default()
                     });
-                    let inner = join(Guarantee::new(c.clone(), mss, Some(Estimating::source(&estimator))));
+                    // Not joined to `aggregate`: an inline estimate of A already
+                    // counts the other members as cross traffic, and the
+                    // coordinator would subtract their rates a second time.
+                    let inner = Guarantee::new(c.clone(), mss, Some(Estimating::source(&estimator)));
                     Box::new(Estimating::new(estimator, Box::new(inner)))
                 }
             },

@@ -566,7 +566,6 @@ impl Node {
         self.buf = buf;
     }
 
-    /// The next datagram to send, if any.
     /// Let one [`Outgoing`] carry up to `n` datagrams of a connection
     /// (segmentation offload, GSO); 1 (the default, and what the simulator
     /// uses) gives one datagram each. [`udp::drive`](crate::udp::drive) sets it

@@ -459,9 +459,12 @@ pub struct ScenarioResult {
 }
 
 /// A coordinated group judged as one flow: evaluation slot `i` of the group
-/// carries the sum of its flows' throughputs in their slot `i` (the flows
-/// start together, so their slots line up to within the handshake jitter)
-/// and is met when that sum reaches the sum of their targets.
+/// carries the sum of its flows' throughputs in their slot `i` and is met
+/// when that sum reaches the sum of their targets. Slots are lined up by
+/// index, which is sound when the flows start together and their slots have
+/// one length in time (scenario groups with `aggregate = true` must use a
+/// duration for `eval_slot`; RTT-based slots differ between flows); they
+/// then line up to within the flows' handshake times.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AggregateResult {
     /// Index of the group in [`Scenario::flows`].
@@ -573,6 +576,16 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
         }
         if stop > s.duration {
             return Err(Error::Config(format!("{what}: stop is after the scenario's duration")));
+        }
+        if g.aggregate && matches!(g.eval_slot, Some(EvalSlot::Rtts(_))) {
+            // Each flow measures its own handshake RTT: RTT-based slots differ
+            // in length between flows and could not be summed slot by slot.
+            return Err(Error::Config(format!(
+                "{what}: an aggregate group needs eval_slot as a duration (e.g. \"1s\"), not in RTTs"
+            )));
+        }
+        if g.aggregate && g.files.is_some() {
+            return Err(Error::Config(format!("{what}: aggregate and files exclude each other")));
         }
         if let Some(f) = &g.files {
             if g.bytes.is_some() {
@@ -739,7 +752,12 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         let mut server_cfg = node_config(seed ^ 1);
         server_cfg.server_cc = g.cc.clone();
         server_cfg.server_bandwidth = oracle.clone();
-        server_cfg.server_aggregate = aggregates[group_of[i]].clone();
+        // Only the sending end's controller joins the group: quinn builds one
+        // on the receiving end too, which must not count as a member.
+        let aggregate = aggregates[group_of[i]].clone();
+        if direction == Direction::Download {
+            server_cfg.server_aggregate = aggregate.clone();
+        }
         let server = Node::server(server_cfg, &identity)?;
         net.sim
             .attach(dst, QuicHost::new(server, epoch, trust.clone()))
@@ -755,7 +773,11 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             rate_limit: g.rate_limit,
             flow,
             bandwidth: oracle.clone(),
-            aggregate: aggregates[group_of[i]].clone(),
+            aggregate: if direction == Direction::Upload {
+                aggregate
+            } else {
+                None
+            },
         };
         let mut client = QuicHost::new(Node::client(node_config(seed ^ 2))?, epoch, trust.clone());
         match &g.files {

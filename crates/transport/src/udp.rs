@@ -89,8 +89,8 @@ async fn send(socket: &UdpSocket, state: &UdpSocketState, out: &Outgoing) -> Res
 /// logged and skipped; any other is returned.
 ///
 /// The socket is driven through `quinn-udp`: on Linux, a connection's
-/// datagrams leave in GSO batches (one `sendmsg` for up to the kernel's
-/// segment limit, [`Node::set_max_segments`]) and arrive in GRO batches that
+/// datagrams leave in GSO batches (one `sendmsg` for up to 10 datagrams, or
+/// the kernel's limit if lower; [`Node::set_max_segments`]) and arrive in GRO batches that
 /// are split here; elsewhere, or if the kernel refuses, one datagram per call.
 pub async fn drive(
     socket: &UdpSocket,
@@ -156,10 +156,9 @@ pub async fn drive(
 }
 
 async fn bind(addr: SocketAddr) -> Result<UdpSocket, Error> {
-    UdpSocket::bind(addr).await.map_err(|e| Error::Io {
-        context: format!("binding UDP {addr}"),
-        source: e,
-    })
+    UdpSocket::bind(addr)
+        .await
+        .map_err(io_error(format!("binding UDP {addr}")))
 }
 
 /// Run `specs` (one connection each) from a fresh client socket to `server`.
