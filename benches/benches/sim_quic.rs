@@ -1,6 +1,6 @@
 //! Simulator speed with real QUIC: seed 000's dumbbell (bottleneck 100 Mbit/s,
 //! 5 ms, 30 packets; access links 1 Gbit/s, 2.5 ms, 1000 packets) run through
-//! `tput_transport::scenario::run`, so every packet is a quinn-proto packet
+//! `tput_lab::scenario::run`, so every packet is a quinn-proto packet
 //! sealed and opened with TLS 1.3 keys and every payload byte is filled and
 //! verified.
 //!
@@ -23,7 +23,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use tput_benches::cpu_secs;
-use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
+use tput_lab::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
 fn link(rate: &str, delay: Duration, queue_packets: u32) -> LinkSpec {
     LinkSpec::new(rate.parse().expect("valid rate"), delay).with_queue_packets(queue_packets)

@@ -55,17 +55,16 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tput_cc::{AlgorithmState, ControllerSpec, units::Rate};
+use tput_lab::plot::{Series, line_chart};
+use tput_lab::sweep::run_parallel;
 use tput_netsim::Rng;
-use tput_netsim::plot::{Series, line_chart};
 use tput_transport::EvalSlot;
 
 use crate::thread_cpu_secs;
-use tput_transport::scenario::{
+use tput_lab::scenario::{
     AggregateResult, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TopologySpec, run,
 };
 
@@ -104,7 +103,7 @@ impl Options {
     pub fn full(out_dir: PathBuf) -> Self {
         Self {
             out_dir,
-            jobs: default_jobs(),
+            jobs: tput_lab::sweep::default_jobs(),
             point_duration: Duration::from_secs(120),
             timeline_duration: Duration::from_secs(20),
             reno_counts: vec![1, 2, 5, 10, 15, 20, 25, 30, 35, 40],
@@ -129,10 +128,6 @@ impl Options {
     fn wants(&self, figure: &str) -> bool {
         self.figures.iter().any(|f| f == figure)
     }
-}
-
-fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// One simulation of Fig. 6 or 7: a tested group against `n_reno` NewReno flows.
@@ -378,48 +373,20 @@ fn mean(v: &[f64]) -> f64 {
 
 /// Run `points` on `jobs` threads; results in the order of `points`.
 fn run_all(points: &[Point], jobs: usize, mut progress: impl FnMut(&str) + Send) -> Vec<Result<PointResult, String>> {
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<PointResult, String>>>> = Mutex::new(vec![None; points.len()]);
-    let log = Mutex::new((0usize, &mut progress));
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(points.len().max(1)) {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(p) = points.get(i) else { break };
-                    let r = measure(p);
-                    let line = match &r {
-                        Ok(x) => format!(
-                            "{} {} {}% n={} seed {}: success {:.3} (aggregate {:.3}) in {:.1} CPU-s",
-                            p.figure,
-                            p.variant,
-                            p.target_pct,
-                            p.n_reno,
-                            p.seed,
-                            x.success,
-                            x.aggregate_success,
-                            x.cpu_secs
-                        ),
-                        Err(e) => format!(
-                            "{} {} {}% n={} seed {}: FAILED: {e}",
-                            p.figure, p.variant, p.target_pct, p.n_reno, p.seed
-                        ),
-                    };
-                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-                    let mut l = log.lock().unwrap_or_else(|e| e.into_inner());
-                    l.0 += 1;
-                    let done = l.0;
-                    (l.1)(&format!("[{done}/{}] {line}", points.len()));
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("not run".into())))
-        .collect()
+    let total = points.len();
+    run_parallel(points, jobs, measure, |done, p, r| {
+        let line = match r {
+            Ok(x) => format!(
+                "{} {} {}% n={} seed {}: success {:.3} (aggregate {:.3}) in {:.1} CPU-s",
+                p.figure, p.variant, p.target_pct, p.n_reno, p.seed, x.success, x.aggregate_success, x.cpu_secs
+            ),
+            Err(e) => format!(
+                "{} {} {}% n={} seed {}: FAILED: {e}",
+                p.figure, p.variant, p.target_pct, p.n_reno, p.seed
+            ),
+        };
+        progress(&format!("[{done}/{total}] {line}"));
+    })
 }
 
 /// Everything a run produced.
@@ -726,13 +693,7 @@ impl Timeline {
 }
 
 fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>, String> {
-    let mut out = Vec::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-        out.push(path);
-    }
-    Ok(out)
+    tput_lab::report::write_files(dir, files).map_err(|e| e.to_string())
 }
 
 // ---- Fig. 6 / 7 tables ------------------------------------------------------

@@ -7,7 +7,7 @@
 use std::io::{IsTerminal, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -15,8 +15,9 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 use tput_cc::units::{Rate, parse_duration, parse_size};
-use tput_cc::{AlgorithmState, ControllerSpec, registry};
-use tput_transport::scenario::{self, Scenario, ScenarioResult};
+use tput_cc::{ControllerSpec, registry};
+use tput_lab::report;
+use tput_lab::scenario::{self, Scenario};
 use tput_transport::{
     Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec, udp,
 };
@@ -376,9 +377,7 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn mbps(bps: f64) -> String {
-    format!("{:.1} Mbit/s", bps / 1e6)
-}
+use tput_lab::report::mbps;
 
 fn human_bytes(b: u64) -> String {
     match b {
@@ -629,23 +628,8 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     Ok(true)
 }
 
-/// Parse a scenario file; the error is one line with the file, line and reason.
-fn load_scenario(path: &Path) -> Result<Scenario, Failure> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| Failure::Input(format!("cannot read {}: {e}", path.display())))?;
-    let scenario: Scenario = toml::from_str(&text).map_err(|e| {
-        let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-        let msg = e.message().replace('\n', " ");
-        match line {
-            Some(l) => Failure::Input(format!("{}:{l}: {}", path.display(), msg.trim())),
-            None => Failure::Input(format!("{}: {}", path.display(), msg.trim())),
-        }
-    })?;
-    Ok(scenario)
-}
-
 fn sim(args: SimArgs) -> Result<bool, Failure> {
-    let mut scenario = load_scenario(&args.scenario)?;
+    let mut scenario = Scenario::from_toml_file(&args.scenario).map_err(|e| Failure::Input(e.to_string()))?;
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
@@ -664,23 +648,30 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
             );
             let _ = std::io::stderr().flush();
         }
-    })
-    .map_err(|e| Failure::Input(format!("{}: {e}", args.scenario.display())))?;
+    });
     if show_progress {
         eprintln!();
     }
+    let result = result.map_err(|e| {
+        let msg = format!("{}: {e}", args.scenario.display());
+        if e.is_invalid() {
+            Failure::Input(msg)
+        } else {
+            Failure::Run(anyhow::anyhow!(msg))
+        }
+    })?;
     let wall = started.elapsed().as_secs_f64();
-    let summary = sim_summary(&scenario, &result);
+    let summary = report::Summary::new(&scenario, &result);
     if let Some(dir) = &args.out {
-        write_outputs(dir, &scenario, &result, &summary).map_err(Failure::Run)?;
+        report::write_outputs(dir, &scenario, &result, &summary).map_err(|e| Failure::Run(e.into()))?;
     }
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&summary).context("serializing the summary")?
+            report::to_json(&summary, true).map_err(|e| Failure::Run(e.into()))?
         );
     } else {
-        print_sim(&summary);
+        print!("{}", summary.table());
         println!(
             "{:.1} s simulated in {wall:.2} s ({:.1}x real time), {} link packets",
             scenario.duration.as_secs_f64(),
@@ -691,280 +682,5 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
             println!("results in {}", dir.display());
         }
     }
-    Ok(result.flows.iter().all(|f| f.errors.is_empty()))
-}
-
-/// The deterministic summary of a simulated run (`--json`, `summary.json`).
-#[derive(Serialize)]
-struct SimSummary {
-    name: Option<String>,
-    seed: u64,
-    duration_secs: f64,
-    simulated_secs: f64,
-    link_packets: u64,
-    trace_hash: String,
-    bottleneck: BottleneckSummary,
-    flows: Vec<FlowSummary>,
-    aggregates: Vec<AggregateSummary>,
-}
-
-#[derive(Serialize)]
-struct AggregateSummary {
-    group: usize,
-    flows: u32,
-    target_bps: f64,
-    slots: usize,
-    slots_met: usize,
-    success_ratio: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct BottleneckSummary {
-    utilisation: f64,
-    delivered_packets: u64,
-    dropped_queue: u64,
-    dropped_cutoff: u64,
-    dropped_random: u64,
-}
-
-#[derive(Serialize)]
-struct FlowSummary {
-    flow: u32,
-    group: usize,
-    cc: String,
-    bytes: u64,
-    goodput_bps: f64,
-    slots: usize,
-    slots_met: usize,
-    success_ratio: Option<f64>,
-    files: usize,
-    mean_file_secs: Option<f64>,
-    errors: Vec<String>,
-}
-
-fn sim_summary(s: &Scenario, r: &ScenarioResult) -> SimSummary {
-    let secs = s.duration.as_secs_f64();
-    SimSummary {
-        name: s.name.clone(),
-        seed: s.seed,
-        duration_secs: secs,
-        simulated_secs: r.simulated_secs,
-        link_packets: r.link_packets,
-        trace_hash: format!("{:016x}", r.trace_hash),
-        bottleneck: BottleneckSummary {
-            utilisation: r.bottleneck.utilisation,
-            delivered_packets: r.bottleneck.delivered.packets,
-            dropped_queue: r.bottleneck.dropped_queue.packets,
-            dropped_cutoff: r.bottleneck.dropped_cutoff.packets,
-            dropped_random: r.bottleneck.dropped_random.packets,
-        },
-        flows: r
-            .flows
-            .iter()
-            .map(|f| FlowSummary {
-                flow: f.flow,
-                group: f.group,
-                cc: f.cc.clone(),
-                bytes: f.bytes,
-                goodput_bps: f.bytes as f64 * 8.0 / secs,
-                slots: f.slots.len(),
-                slots_met: f.slots.iter().filter(|s| s.met).count(),
-                success_ratio: f.success_ratio,
-                files: f.file_times.len(),
-                mean_file_secs: (!f.file_times.is_empty())
-                    .then(|| f.file_times.iter().sum::<f64>() / f.file_times.len() as f64),
-                errors: f.errors.clone(),
-            })
-            .collect(),
-        aggregates: r
-            .aggregates
-            .iter()
-            .map(|a| AggregateSummary {
-                group: a.group,
-                flows: a.flows,
-                target_bps: a.target_bps,
-                slots: a.slot_throughput_bps.len(),
-                slots_met: a.slots_met,
-                success_ratio: a.success_ratio,
-            })
-            .collect(),
-    }
-}
-
-fn print_sim(s: &SimSummary) {
-    println!(
-        "{}: seed {}, bottleneck utilisation {:.3}, drops: queue {} cut-off {} random {}",
-        s.name.as_deref().unwrap_or("scenario"),
-        s.seed,
-        s.bottleneck.utilisation,
-        s.bottleneck.dropped_queue,
-        s.bottleneck.dropped_cutoff,
-        s.bottleneck.dropped_random
-    );
-    println!(
-        "{:>5} {:<40} {:>14} {:>12} {:>16}",
-        "flow", "controller", "goodput", "success", "files (mean s)"
-    );
-    for f in &s.flows {
-        let success = f
-            .success_ratio
-            .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, f.slots_met, f.slots));
-        let files = f
-            .mean_file_secs
-            .map_or("-".to_string(), |m| format!("{} ({m:.3})", f.files));
-        println!(
-            "{:>5} {:<40} {:>14} {:>12} {:>16}",
-            f.flow,
-            f.cc,
-            mbps(f.goodput_bps),
-            success,
-            files
-        );
-        for e in &f.errors {
-            println!("      error: {e}");
-        }
-    }
-    for a in &s.aggregates {
-        let success = a
-            .success_ratio
-            .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, a.slots_met, a.slots));
-        println!(
-            "group {} ({} flows, one aggregate): target {}, success {success}",
-            a.group,
-            a.flows,
-            mbps(a.target_bps)
-        );
-    }
-}
-
-fn write_file(dir: &Path, name: &str, contents: &[u8]) -> anyhow::Result<()> {
-    let path = dir.join(name);
-    std::fs::write(&path, contents).with_context(|| format!("writing {}", path.display()))
-}
-
-fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &SimSummary) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    write_file(dir, "summary.json", serde_json::to_string_pretty(summary)?.as_bytes())?;
-    write_file(dir, "result.json", serde_json::to_string(r)?.as_bytes())?;
-
-    let mut flows =
-        String::from("flow,group,cc,bytes,goodput_bps,slots,slots_met,success_ratio,files,mean_file_secs\n");
-    for f in &summary.flows {
-        flows.push_str(&format!(
-            "{},{},\"{}\",{},{},{},{},{},{},{}\n",
-            f.flow,
-            f.group,
-            f.cc,
-            f.bytes,
-            f.goodput_bps,
-            f.slots,
-            f.slots_met,
-            f.success_ratio.map_or(String::new(), |x| x.to_string()),
-            f.files,
-            f.mean_file_secs.map_or(String::new(), |x| x.to_string())
-        ));
-    }
-    write_file(dir, "flows.csv", flows.as_bytes())?;
-
-    let mut iv = String::from(
-        "flow,start_secs,end_secs,bytes,goodput_bps,cwnd_bytes,srtt_ms,min_rtt_ms,lost_packets,k,slot_rtts\n",
-    );
-    for f in &r.flows {
-        for i in &f.intervals {
-            let (k, s) = match i.controller.map(|c| c.state) {
-                Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (k.to_string(), slot_rtts.to_string()),
-                _ => (String::new(), String::new()),
-            };
-            iv.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{k},{s}\n",
-                f.flow,
-                i.start_secs,
-                i.end_secs,
-                i.bytes,
-                i.goodput_bps,
-                i.cwnd_bytes,
-                i.srtt_ms,
-                i.min_rtt_ms,
-                i.lost_packets
-            ));
-        }
-    }
-    write_file(dir, "intervals.csv", iv.as_bytes())?;
-
-    let mut slots = String::from("flow,index,start_secs,bytes,throughput_bps,met\n");
-    for f in &r.flows {
-        for sl in &f.slots {
-            slots.push_str(&format!(
-                "{},{},{},{},{},{}\n",
-                f.flow, sl.index, sl.start_secs, sl.bytes, sl.throughput_bps, sl.met
-            ));
-        }
-    }
-    write_file(dir, "slots.csv", slots.as_bytes())?;
-
-    let mut links = Vec::new();
-    tput_netsim::to_csv(&r.links, &mut links)?;
-    write_file(dir, "links.csv", &links)?;
-    let mut q = Vec::new();
-    tput_netsim::to_csv(&r.queue, &mut q)?;
-    write_file(dir, "queue.csv", &q)?;
-    let mut d = Vec::new();
-    tput_netsim::to_csv(&r.delivered, &mut d)?;
-    write_file(dir, "delivered.csv", &d)?;
-
-    // Plots: at most 12 flows each, the first ones in flow order.
-    let interval = s.interval.as_secs_f64();
-    let mut tput = Vec::new();
-    let mut cwnd = Vec::new();
-    for f in r.flows.iter().take(12) {
-        let mut pts: Vec<(f64, f64)> = r
-            .delivered
-            .iter()
-            .filter(|x| x.flow == f.flow)
-            .map(|x| (x.time_ns as f64 / 1e9, x.interval_bytes as f64 * 8.0 / interval / 1e6))
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        tput.push(tput_netsim::plot::Series {
-            name: format!("{} {}", f.flow, f.cc),
-            points: pts,
-        });
-        cwnd.push(tput_netsim::plot::Series {
-            name: format!("{} {}", f.flow, f.cc),
-            points: f
-                .intervals
-                .iter()
-                .map(|i| (i.end_secs, i.cwnd_bytes as f64 / 1e3))
-                .collect(),
-        });
-    }
-    write_file(
-        dir,
-        "throughput.svg",
-        tput_netsim::plot::line_chart("Delivered throughput per flow", "time (s)", "Mbit/s", &tput).as_bytes(),
-    )?;
-    write_file(
-        dir,
-        "cwnd.svg",
-        tput_netsim::plot::line_chart(
-            "Congestion window per flow",
-            "time since the flow began (s)",
-            "kB",
-            &cwnd,
-        )
-        .as_bytes(),
-    )?;
-    let queue = vec![tput_netsim::plot::Series {
-        name: "bottleneck".into(),
-        points: r
-            .queue
-            .iter()
-            .map(|x| (x.time_ns as f64 / 1e9, x.packets as f64))
-            .collect(),
-    }];
-    write_file(
-        dir,
-        "queue.svg",
-        tput_netsim::plot::line_chart("Bottleneck queue", "time (s)", "packets", &queue).as_bytes(),
-    )?;
-    Ok(())
+    Ok(summary.ok())
 }

@@ -18,7 +18,7 @@
 //! - **Traffic** helpers: [`FlowSchedule`], [`FileArrivals`], [`Pareto`],
 //!   [`Exponential`], all from a seeded [`Rng`].
 //! - **Metrics**: [`LinkStats`], [`FlowStats`], queue and delivered-bytes time
-//!   series, CSV ([`to_csv`]) and JSON ([`Metrics::write_json`]); a trace hash
+//!   series (serde types: rendering them is `tput-lab`'s job); a trace hash
 //!   for determinism checks; the bandwidth oracle of §000 ([`OracleHandle`]).
 //!
 //! # Serialization timing
@@ -89,7 +89,6 @@ mod host;
 mod link;
 mod metrics;
 mod oracle;
-pub mod plot;
 mod queue;
 mod rng;
 mod sim;
@@ -103,7 +102,7 @@ pub use link::{
     CutMode, CutOff, DEFAULT_OVERHEAD_BYTES, LinkConfig, PAUSE_MAX_FRAME_BYTES, QueueLimit, RandomLoss, RateStep,
     serialization_ns,
 };
-pub use metrics::{Counter, CsvRow, FlowSample, FlowStats, LinkStats, Metrics, QueueSample, to_csv};
+pub use metrics::{Counter, FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
 pub use oracle::OracleHandle;
 pub use rng::{Exponential, Pareto, Rng};
 pub use sim::Simulator;

@@ -1,22 +1,16 @@
-//! QUIC transfers on quinn-proto with the `tput-cc` controllers, over real UDP
-//! sockets or inside the `tput-netsim` simulator, through one sans-IO [`Node`].
+//! QUIC transfers on quinn-proto with the `tput-cc` controllers, through one
+//! sans-IO [`Node`] that any driver can run: real UDP sockets ([`udp`]) or a
+//! simulator (the `tput-lab` crate hosts it in `tput-netsim`'s virtual time).
+//! This crate knows nothing of the simulator.
 //!
 //! - [`Node`]: a quinn-proto endpoint, its connections and the transfer
 //!   protocol ([`proto`]); every byte is generated from a keyed
 //!   [`Pattern`] and verified by the receiver.
 //! - [`udp`]: the tokio back end (real time).
-//! - [`sim`]: the simulator back end (virtual time).
-
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;
 
 mod node;
 mod pattern;
 pub mod proto;
-pub mod scenario;
-pub mod sim;
 mod stats;
 mod tls;
 pub mod udp;

@@ -1,6 +1,6 @@
 //! The sans-IO QUIC node: one quinn-proto endpoint, its connections and the
 //! transfers on them. Both back ends drive exactly this code: the tokio UDP
-//! loop ([`crate::udp`]) in real time and the simulator host ([`crate::sim`])
+//! loop ([`crate::udp`]) in real time and the simulator host of `tput-lab`
 //! in virtual time. Every call takes `now`; nothing here reads a clock.
 
 use std::collections::{BTreeMap, VecDeque};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tput_transport::scenario::{Scenario, TopologySpec, validate};
+use tput_lab::scenario::{Scenario, TopologySpec, validate};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -12,7 +12,7 @@ fn repo() -> PathBuf {
 
 /// Parse and validate, or say why not.
 fn load(text: &str) -> Result<Scenario, String> {
-    let s: Scenario = toml::from_str(text).map_err(|e| e.to_string())?;
+    let s = Scenario::from_toml_str(text).map_err(|e| e.to_string())?;
     validate(&s).map_err(|e| e.to_string())?;
     Ok(s)
 }
@@ -133,10 +133,11 @@ fn bad_values_are_named() {
     let e = load(&with_bottleneck_line("").replace("delay = \"5ms\"", "delay = \"5\"")).unwrap_err();
     assert!(e.contains("invalid duration `5`") && e.contains("missing unit"), "{e}");
     // Elsewhere the error points at the key's line.
-    let e =
-        load(&with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\ntarget = \"fast\"")).unwrap_err();
+    let text = with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\ntarget = \"fast\"");
+    let line = 1 + text.lines().position(|l| l == "target = \"fast\"").unwrap();
+    let e = load(&text).unwrap_err();
     assert!(
-        e.contains("target = \"fast\"") && e.contains("invalid rate `fast`"),
+        e.starts_with(&format!("line {line}: ")) && e.contains("invalid rate `fast`"),
         "{e}"
     );
     let e = load(&with_bottleneck_line("").replace("\"newreno\"", "\"cubic:beta=1.5\"")).unwrap_err();

@@ -513,3 +513,55 @@ mod tests {
         assert_eq!(escape("bell\u{7}"), "bell");
     }
 }
+
+/// The three charts of a simulated run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioCharts {
+    /// Delivered throughput per flow over time.
+    pub throughput: String,
+    /// Congestion window per flow over time.
+    pub cwnd: String,
+    /// Bottleneck queue length over time.
+    pub queue: String,
+}
+
+/// The charts `tputctl sim` draws for a run: at most 12 flows, the first in flow order.
+pub fn scenario_charts(s: &crate::scenario::Scenario, r: &crate::scenario::ScenarioResult) -> ScenarioCharts {
+    let interval = s.interval.as_secs_f64();
+    let mut tput = Vec::new();
+    let mut cwnd = Vec::new();
+    for f in r.flows.iter().take(12) {
+        let mut pts: Vec<(f64, f64)> = r
+            .delivered
+            .iter()
+            .filter(|x| x.flow == f.flow)
+            .map(|x| (x.time_ns as f64 / 1e9, x.interval_bytes as f64 * 8.0 / interval / 1e6))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        tput.push(Series {
+            name: format!("{} {}", f.flow, f.cc),
+            points: pts,
+        });
+        cwnd.push(Series {
+            name: format!("{} {}", f.flow, f.cc),
+            points: f
+                .intervals
+                .iter()
+                .map(|i| (f.start_secs + i.end_secs, i.cwnd_bytes as f64 / 1e3))
+                .collect(),
+        });
+    }
+    let queue = vec![Series {
+        name: "bottleneck".into(),
+        points: r
+            .queue
+            .iter()
+            .map(|x| (x.time_ns as f64 / 1e9, x.packets as f64))
+            .collect(),
+    }];
+    ScenarioCharts {
+        throughput: line_chart("Delivered throughput per flow", "time (s)", "Mbit/s", &tput),
+        cwnd: line_chart("Congestion window per flow", "time (s)", "kB", &cwnd),
+        queue: line_chart("Bottleneck queue", "time (s)", "packets", &queue),
+    }
+}

@@ -3,8 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use tput_lab::host::QuicHost;
 use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, SimTime, Simulator};
-use tput_transport::sim::QuicHost;
 use tput_transport::{Identity, Node, NodeConfig, ServerTrust, TransferSpec};
 
 /// (time s, inline A bit/s, oracle A bit/s) every 100 ms from 2 s to `secs`,

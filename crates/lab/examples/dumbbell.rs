@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
+use tput_lab::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
 fn link(rate: &str, delay: Duration, queue: u32) -> LinkSpec {
     LinkSpec::new(rate.parse().expect("valid rate"), delay).with_queue_packets(queue)

@@ -15,12 +15,13 @@ use tput_netsim::{
     QueueLimit, QueueSample, RandomLoss, RateStep, Rng, SimTime, Simulator,
 };
 
+use tput_transport::{
+    Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SlotStats, TransferOutcome,
+    TransferSpec,
+};
+
 use crate::Error;
-use crate::node::{EvalSlot, Node, NodeConfig, TransferSpec};
-use crate::proto::Direction;
-use crate::sim::{FileWorkload, OracleBandwidth, QuicHost};
-use crate::stats::{IntervalStats, SlotStats, TransferOutcome};
-use crate::tls::{Identity, ServerTrust};
+use crate::host::{FileWorkload, OracleBandwidth, QuicHost};
 
 /// Human-readable durations (`250us`, `5ms`, `2s`) in serde.
 pub(crate) mod human_duration {
@@ -88,7 +89,7 @@ mod human_size {
 mod eval_slot_serde {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::node::EvalSlot;
+    use tput_transport::EvalSlot;
 
     pub fn serialize<S: Serializer>(v: &Option<EvalSlot>, s: S) -> Result<S::Ok, S::Error> {
         match v {
@@ -157,6 +158,33 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Parse a scenario from TOML text; the error is one line with the line
+    /// number and the reason (validation is separate: [`validate`]).
+    pub fn from_toml_str(text: &str) -> Result<Self, Error> {
+        Self::parse_toml(text).map_err(|(line, msg)| match line {
+            Some(l) => Error::Invalid(format!("line {l}: {msg}")),
+            None => Error::Invalid(msg),
+        })
+    }
+
+    /// Read and parse a scenario file; the error is one line,
+    /// `path:line: reason` (or `path: reason`).
+    pub fn from_toml_file(path: &std::path::Path) -> Result<Self, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
+        Self::parse_toml(&text).map_err(|(line, msg)| match line {
+            Some(l) => Error::Invalid(format!("{}:{l}: {msg}", path.display())),
+            None => Error::Invalid(format!("{}: {msg}", path.display())),
+        })
+    }
+
+    fn parse_toml(text: &str) -> Result<Self, (Option<usize>, String)> {
+        toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            (line, e.message().replace('\n', " ").trim().to_string())
+        })
+    }
+
     /// A scenario with the defaults of the file format: seed 1, one-second
     /// interval, 1200-byte packets, a 100 ms oracle window.
     pub fn new(duration: Duration, topology: TopologySpec, flows: Vec<FlowGroup>) -> Self {
@@ -421,6 +449,12 @@ pub struct FlowResult {
     pub cc: String,
     /// Payload bytes delivered and verified.
     pub bytes: u64,
+    /// When the flow was started, seconds of simulated time (its transfer's
+    /// interval records count from here).
+    pub start_secs: f64,
+    /// Seconds the flow was active: for each of its transfers, from the
+    /// moment the receiver saw the request to its last verified byte, summed.
+    pub active_secs: f64,
     /// Sender-side interval records of its (bulk) transfer.
     pub intervals: Vec<IntervalStats>,
     /// Receiver-judged evaluation slots (bulk transfers with a target).
@@ -431,6 +465,19 @@ pub struct FlowResult {
     pub file_times: Vec<f64>,
     /// Transfers that failed, with the reason.
     pub errors: Vec<String>,
+}
+
+impl FlowResult {
+    /// Goodput over the flow's own active time, bits per second: verified
+    /// payload bytes * 8 / [`active_secs`](Self::active_secs); 0 if it never
+    /// became active.
+    pub fn goodput_bps(&self) -> f64 {
+        if self.active_secs > 0.0 {
+            self.bytes as f64 * 8.0 / self.active_secs
+        } else {
+            0.0
+        }
+    }
 }
 
 /// What a scenario produced.
@@ -503,7 +550,7 @@ impl AggregateResult {
 }
 
 fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
-    let bad = |why: String| Error::Config(format!("{what}: {why}"));
+    let bad = |why: String| Error::Invalid(format!("{what}: {why}"));
     let mut c = LinkConfig::new(l.rate.bits_per_sec(), l.delay);
     c = c.with_queue(match (l.queue_packets, l.queue_bytes) {
         (Some(_), Some(_)) => return Err(bad("give queue_packets or queue_bytes, not both".into())),
@@ -553,46 +600,48 @@ fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
 /// Check a scenario without running it; the error names the bad value.
 pub fn validate(s: &Scenario) -> Result<(), Error> {
     if s.duration.is_zero() {
-        return Err(Error::Config("duration must be positive".into()));
+        return Err(Error::Invalid("duration must be positive".into()));
     }
     if s.interval.is_zero() {
-        return Err(Error::Config("interval must be positive".into()));
+        return Err(Error::Invalid("interval must be positive".into()));
     }
     if s.mtu < 1200 {
-        return Err(Error::Config(format!("mtu {} is below QUIC's minimum of 1200", s.mtu)));
+        return Err(Error::Invalid(format!("mtu {} is below QUIC's minimum of 1200", s.mtu)));
     }
     if s.flows.is_empty() {
-        return Err(Error::Config("no flows".into()));
+        return Err(Error::Invalid("no flows".into()));
     }
     for (i, g) in s.flows.iter().enumerate() {
         let what = format!("flows[{i}]");
         if g.count == 0 {
-            return Err(Error::Config(format!("{what}: count must be at least 1")));
+            return Err(Error::Invalid(format!("{what}: count must be at least 1")));
         }
         let start = g.start.unwrap_or_default();
         let stop = g.stop.unwrap_or(s.duration);
         if stop <= start {
-            return Err(Error::Config(format!("{what}: stop must come after start")));
+            return Err(Error::Invalid(format!("{what}: stop must come after start")));
         }
         if stop > s.duration {
-            return Err(Error::Config(format!("{what}: stop is after the scenario's duration")));
+            return Err(Error::Invalid(format!("{what}: stop is after the scenario's duration")));
         }
         if g.aggregate && matches!(g.eval_slot, Some(EvalSlot::Rtts(_))) {
             // Each flow measures its own handshake RTT: RTT-based slots differ
             // in length between flows and could not be summed slot by slot.
-            return Err(Error::Config(format!(
+            return Err(Error::Invalid(format!(
                 "{what}: an aggregate group needs eval_slot as a duration (e.g. \"1s\"), not in RTTs"
             )));
         }
         if g.aggregate && g.files.is_some() {
-            return Err(Error::Config(format!("{what}: aggregate and files exclude each other")));
+            return Err(Error::Invalid(format!(
+                "{what}: aggregate and files exclude each other"
+            )));
         }
         if let Some(f) = &g.files {
             if g.bytes.is_some() {
-                return Err(Error::Config(format!("{what}: files and bytes exclude each other")));
+                return Err(Error::Invalid(format!("{what}: files and bytes exclude each other")));
             }
             if f.mean_gap.is_zero() || f.mean_size == 0 || f.shape.is_nan() || f.shape <= 1.0 {
-                return Err(Error::Config(format!(
+                return Err(Error::Invalid(format!(
                     "{what}.files: mean_gap and mean_size must be positive, shape > 1"
                 )));
             }
@@ -612,7 +661,7 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
         }
         TopologySpec::Chain { hops } => {
             if hops.is_empty() {
-                return Err(Error::Config("topology.hops: a chain needs at least one link".into()));
+                return Err(Error::Invalid("topology.hops: a chain needs at least one link".into()));
             }
             for (i, h) in hops.iter().enumerate() {
                 link_config(h, &format!("topology.hops[{i}]"))?;
@@ -645,7 +694,7 @@ fn build(s: &Scenario, flows: usize) -> Result<Net, Error> {
                     .map(|r| link_config(r, "topology.reverse_bottleneck"))
                     .transpose()?,
             })
-            .map_err(|e| Error::Config(e.to_string()))?;
+            .map_err(|e| Error::Invalid(e.to_string()))?;
             let pairs = d
                 .senders
                 .iter()
@@ -663,7 +712,7 @@ fn build(s: &Scenario, flows: usize) -> Result<Net, Error> {
                 .enumerate()
                 .map(|(i, h)| link_config(h, &format!("topology.hops[{i}]")))
                 .collect::<Result<_, _>>()?;
-            let c = Chain::build(&cfgs).map_err(|e| Error::Config(e.to_string()))?;
+            let c = Chain::build(&cfgs).map_err(|e| Error::Invalid(e.to_string()))?;
             let (a, b) = (c.nodes[0], *c.nodes.last().expect("a chain has nodes"));
             let pairs = (0..flows).map(|i| (Addr::new(a, 5000 + i as u16), Addr::new(b, 4433 + i as u16)));
             Ok(Net {
@@ -695,15 +744,15 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
     validate(s)?;
     let total: usize = s.flows.iter().map(|g| g.count as usize).sum();
     if total > 60_000 {
-        return Err(Error::Config(format!("{total} flows: at most 60000")));
+        return Err(Error::Invalid(format!("{total} flows: at most 60000")));
     }
     let mut net = build(s, total)?;
     net.sim
         .set_sample_interval(s.interval)
-        .map_err(|e| Error::Config(e.to_string()))?;
+        .map_err(|e| Error::Invalid(e.to_string()))?;
     net.sim
         .watch_queue(net.bottleneck)
-        .map_err(|e| Error::Config(e.to_string()))?;
+        .map_err(|e| Error::Invalid(e.to_string()))?;
 
     // Flow ids are 1-based, in group order.
     let mut group_of = Vec::with_capacity(total);
@@ -725,7 +774,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         let h = net
             .sim
             .add_oracle(net.bottleneck, own.iter().copied(), s.oracle_window)
-            .map_err(|e| Error::Config(e.to_string()))?;
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         Some(Arc::new(OracleBandwidth(h)))
     };
 
@@ -761,7 +810,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         let server = Node::server(server_cfg, &identity)?;
         net.sim
             .attach(dst, QuicHost::new(server, epoch, trust.clone()))
-            .map_err(|e| Error::Config(e.to_string()))?;
+            .map_err(|e| Error::Invalid(e.to_string()))?;
         let spec = TransferSpec {
             direction,
             bytes: g.bytes,
@@ -790,7 +839,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
                     f.mean_size as f64,
                     f.shape,
                 )
-                .map_err(|e| Error::Config(e.to_string()))?;
+                .map_err(|e| Error::Invalid(e.to_string()))?;
                 let mut template = spec;
                 template.interval = Duration::ZERO;
                 client.set_files(FileWorkload {
@@ -801,7 +850,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
                 });
             }
         }
-        let client_id = net.sim.attach(src, client).map_err(|e| Error::Config(e.to_string()))?;
+        let client_id = net.sim.attach(src, client).map_err(|e| Error::Invalid(e.to_string()))?;
         hosts.push(client_id);
     }
 
@@ -818,6 +867,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         let g = &s.flows[group_of[i]];
         let (client_out, intervals, mut errors) = take_host(&mut net.sim, client_id);
         let mut bytes = 0;
+        let mut active_secs = 0.0;
         let mut slots = Vec::new();
         let mut success_ratio = None;
         let mut file_times = Vec::new();
@@ -828,6 +878,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             }
             if let Some(r) = &o.receiver {
                 bytes += r.bytes;
+                active_secs += r.duration_secs;
                 if g.files.is_some() {
                     file_times.push(o.elapsed_secs);
                 } else {
@@ -844,6 +895,8 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             group: group_of[i],
             cc: g.cc.to_string(),
             bytes,
+            start_secs: g.start.unwrap_or_default().as_secs_f64(),
+            active_secs,
             intervals: intervals.into_iter().map(|(_, r)| r).collect(),
             slots,
             success_ratio,
@@ -888,6 +941,8 @@ mod tests {
             group,
             cc: "guarantee".into(),
             bytes: 0,
+            start_secs: 0.0,
+            active_secs: 0.0,
             intervals: Vec::new(),
             slots: slots_bps
                 .iter()

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tput_transport::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
+use tput_lab::scenario::{FlowGroup, LinkSpec, Scenario, TopologySpec, run};
 
 fn link(rate: &str, delay_us: u64, queue: u32) -> LinkSpec {
     LinkSpec::new(rate.parse().unwrap(), Duration::from_micros(delay_us)).with_queue_packets(queue)

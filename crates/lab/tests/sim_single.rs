@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use tput_lab::host::QuicHost;
 use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, RandomLoss, SimTime, Simulator};
-use tput_transport::sim::QuicHost;
 use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, TransferSpec};
 
 fn dumbbell(loss: Option<RandomLoss>, queue_packets: u64) -> Dumbbell {

@@ -12,9 +12,7 @@ use bytes::{Bytes, BytesMut};
 use tput_cc::BandwidthSource;
 use tput_netsim::{Addr, Datagram, FileArrivals, FlowId, Host, OracleHandle, SimTime};
 
-use crate::node::{Node, NodeEvent, TransferSpec};
-use crate::stats::{IntervalStats, TransferOutcome};
-use crate::tls::ServerTrust;
+use tput_transport::{IntervalStats, Node, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
 
 /// The simulator's bandwidth oracle as a [`BandwidthSource`]: `A` = the link's
 /// capacity minus the throughput of all flows but the excluded ones, `P` = the

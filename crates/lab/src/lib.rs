@@ -1,0 +1,75 @@
+//! Experiments: everything between the building blocks (`tput-cc`,
+//! `tput-netsim`, `tput-transport`) and the people who run them (`tputctl`,
+//! the reproductions in `tput-benches`).
+//!
+//! - [`scenario`]: the scenario schema (TOML/JSON, every key documented in
+//!   `docs/scenarios.md`), its validation and [`scenario::run`], which runs
+//!   real QUIC connections in virtual time; same scenario and seed, same
+//!   result, bit for bit.
+//! - [`host`]: [`QuicHost`](host::QuicHost), the simulator host of the
+//!   transport's sans-IO node, and the bandwidth oracle as a controller input.
+//! - [`report`]: what a run produced, rendered: the summary, tables, CSV,
+//!   JSON and SVG files that `tputctl sim` writes.
+//! - [`plot`]: the SVG charts.
+//! - [`sweep`]: running many independent points on all cores, in a fixed
+//!   output order.
+//!
+//! # Example
+//!
+//! ```
+//! use tput_lab::scenario::{run, Scenario};
+//!
+//! let scenario = Scenario::from_toml_str(r#"
+//!     duration = "2s"
+//!     [topology]
+//!     kind = "dumbbell"
+//!     bottleneck = { rate = "20Mbit/s", delay = "10ms", queue_packets = 50 }
+//!     access = { rate = "1Gbit/s", delay = "1ms" }
+//!     [[flows]]
+//!     cc = "cubic"
+//!     [[flows]]
+//!     cc = "vegas"
+//! "#)?;
+//! let result = run(&scenario, |_| {})?;
+//! assert_eq!(result.flows.len(), 2);
+//! assert!(result.flows.iter().all(|f| f.errors.is_empty() && f.bytes > 0));
+//! # Ok::<(), tput_lab::Error>(())
+//! ```
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
+pub mod host;
+pub mod plot;
+pub mod report;
+pub mod scenario;
+pub mod sweep;
+
+/// What can go wrong in an experiment.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The scenario (or another input) is invalid: the message names the bad value.
+    #[error("{0}")]
+    Invalid(String),
+    /// The run itself failed (the transport could not be set up, a file could not be written).
+    #[error("{0}")]
+    Run(String),
+}
+
+impl Error {
+    /// Whether the input was at fault (as opposed to the run).
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Error::Invalid(_))
+    }
+}
+
+impl From<tput_transport::Error> for Error {
+    fn from(e: tput_transport::Error) -> Self {
+        match e {
+            tput_transport::Error::Config(m) => Error::Invalid(m),
+            other => Error::Run(other.to_string()),
+        }
+    }
+}

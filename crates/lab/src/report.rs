@@ -1,0 +1,485 @@
+//! A run's results, rendered: the deterministic [`Summary`] (what `tputctl
+//! sim --json` prints and `summary.json` holds), its text table, and every
+//! file `tputctl sim --out DIR` writes ([`write_outputs`]).
+//!
+//! Goodput is payload bytes the receiver verified, over the flow's own active
+//! time: from the moment its receiver saw the request to its last verified
+//! byte (so a flow that ran 5 s of a 15 s scenario shows its rate over those
+//! 5 s, not a third of it).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tput_cc::AlgorithmState;
+
+use crate::Error;
+use crate::plot;
+use crate::scenario::{Scenario, ScenarioResult};
+
+/// The deterministic summary of a simulated run: no wall-clock figure in it,
+/// so the same scenario and seed give the same document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// The scenario's name.
+    pub name: Option<String>,
+    /// The seed it ran with.
+    pub seed: u64,
+    /// The scenario's duration, seconds.
+    pub duration_secs: f64,
+    /// Simulated time including the drain after the duration, seconds.
+    pub simulated_secs: f64,
+    /// Packets that crossed a link.
+    pub link_packets: u64,
+    /// Hash of every link event, hex: equal hashes mean identical runs.
+    pub trace_hash: String,
+    /// The forward bottleneck's counters.
+    pub bottleneck: BottleneckSummary,
+    /// Per flow, in flow order.
+    pub flows: Vec<FlowSummary>,
+    /// Per aggregate group.
+    pub aggregates: Vec<AggregateSummary>,
+}
+
+/// One aggregate group, judged on the sum of its flows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AggregateSummary {
+    /// Index of the group in the scenario.
+    pub group: usize,
+    /// Flows in it.
+    pub flows: u32,
+    /// The group's target, bits per second.
+    pub target_bps: f64,
+    /// Slots judged.
+    pub slots: usize,
+    /// Slots whose summed throughput met the target.
+    pub slots_met: usize,
+    /// `slots_met / slots`.
+    pub success_ratio: Option<f64>,
+}
+
+/// The forward bottleneck.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BottleneckSummary {
+    /// Busy time over elapsed time.
+    pub utilisation: f64,
+    /// Packets delivered.
+    pub delivered_packets: u64,
+    /// Packets dropped by the full DropTail queue.
+    pub dropped_queue: u64,
+    /// Packets lost to cut-offs.
+    pub dropped_cutoff: u64,
+    /// Packets lost to random loss.
+    pub dropped_random: u64,
+}
+
+/// One flow.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlowSummary {
+    /// Flow id (1-based).
+    pub flow: u32,
+    /// Index of its group.
+    pub group: usize,
+    /// Controller spec of its sender.
+    pub cc: String,
+    /// Payload bytes delivered and verified.
+    pub bytes: u64,
+    /// Seconds the flow was active (receiver: request to last verified byte,
+    /// summed over its transfers).
+    pub active_secs: f64,
+    /// `bytes * 8 / active_secs`, bits per second (0 if it never became active).
+    pub goodput_bps: f64,
+    /// Evaluation slots judged.
+    pub slots: usize,
+    /// Slots that met the target.
+    pub slots_met: usize,
+    /// `slots_met / slots`.
+    pub success_ratio: Option<f64>,
+    /// Files completed (file workloads).
+    pub files: usize,
+    /// Mean completion time of the completed files, seconds.
+    pub mean_file_secs: Option<f64>,
+    /// What went wrong, if anything.
+    pub errors: Vec<String>,
+}
+
+impl Summary {
+    /// Summarise `r`, the result of running `s`.
+    pub fn new(s: &Scenario, r: &ScenarioResult) -> Self {
+        Summary {
+            name: s.name.clone(),
+            seed: s.seed,
+            duration_secs: s.duration.as_secs_f64(),
+            simulated_secs: r.simulated_secs,
+            link_packets: r.link_packets,
+            trace_hash: format!("{:016x}", r.trace_hash),
+            bottleneck: BottleneckSummary {
+                utilisation: r.bottleneck.utilisation,
+                delivered_packets: r.bottleneck.delivered.packets,
+                dropped_queue: r.bottleneck.dropped_queue.packets,
+                dropped_cutoff: r.bottleneck.dropped_cutoff.packets,
+                dropped_random: r.bottleneck.dropped_random.packets,
+            },
+            flows: r
+                .flows
+                .iter()
+                .map(|f| FlowSummary {
+                    flow: f.flow,
+                    group: f.group,
+                    cc: f.cc.clone(),
+                    bytes: f.bytes,
+                    active_secs: f.active_secs,
+                    goodput_bps: f.goodput_bps(),
+                    slots: f.slots.len(),
+                    slots_met: f.slots.iter().filter(|s| s.met).count(),
+                    success_ratio: f.success_ratio,
+                    files: f.file_times.len(),
+                    mean_file_secs: (!f.file_times.is_empty())
+                        .then(|| f.file_times.iter().sum::<f64>() / f.file_times.len() as f64),
+                    errors: f.errors.clone(),
+                })
+                .collect(),
+            aggregates: r
+                .aggregates
+                .iter()
+                .map(|a| AggregateSummary {
+                    group: a.group,
+                    flows: a.flows,
+                    target_bps: a.target_bps,
+                    slots: a.slot_throughput_bps.len(),
+                    slots_met: a.slots_met,
+                    success_ratio: a.success_ratio,
+                })
+                .collect(),
+        }
+    }
+
+    /// Whether every flow ran without error.
+    pub fn ok(&self) -> bool {
+        self.flows.iter().all(|f| f.errors.is_empty())
+    }
+
+    /// The summary as a text table: a header line, one line per flow (with
+    /// its errors below it), one line per aggregate group.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "{}: seed {}, bottleneck utilisation {:.3}, drops: queue {} cut-off {} random {}\n",
+            self.name.as_deref().unwrap_or("scenario"),
+            self.seed,
+            self.bottleneck.utilisation,
+            self.bottleneck.dropped_queue,
+            self.bottleneck.dropped_cutoff,
+            self.bottleneck.dropped_random
+        );
+        out += &format!(
+            "{:>5} {:<40} {:>14} {:>9} {:>12} {:>16}\n",
+            "flow", "controller", "goodput", "active", "success", "files (mean s)"
+        );
+        for f in &self.flows {
+            let success = f
+                .success_ratio
+                .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, f.slots_met, f.slots));
+            let files = f
+                .mean_file_secs
+                .map_or("-".to_string(), |m| format!("{} ({m:.3})", f.files));
+            out += &format!(
+                "{:>5} {:<40} {:>14} {:>7.2} s {:>12} {:>16}\n",
+                f.flow,
+                f.cc,
+                mbps(f.goodput_bps),
+                f.active_secs,
+                success,
+                files
+            );
+            for e in &f.errors {
+                out += &format!("      error: {e}\n");
+            }
+        }
+        for a in &self.aggregates {
+            let success = a
+                .success_ratio
+                .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, a.slots_met, a.slots));
+            out += &format!(
+                "group {} ({} flows, one aggregate): target {}, success {success}\n",
+                a.group,
+                a.flows,
+                mbps(a.target_bps)
+            );
+        }
+        out
+    }
+}
+
+/// `bps` as `12.3 Mbit/s`.
+pub fn mbps(bps: f64) -> String {
+    format!("{:.1} Mbit/s", bps / 1e6)
+}
+
+/// The files [`write_outputs`] writes, in order.
+pub const OUTPUT_FILES: [&str; 11] = [
+    "summary.json",
+    "result.json",
+    "flows.csv",
+    "intervals.csv",
+    "slots.csv",
+    "links.csv",
+    "queue.csv",
+    "delivered.csv",
+    "throughput.svg",
+    "cwnd.svg",
+    "queue.svg",
+];
+
+/// Serialize `rows` as CSV with a header from the row type's field names
+/// (written even when there are no rows).
+pub fn csv<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> Result<String, Error> {
+    let err = |e: &dyn std::fmt::Display| Error::Run(format!("CSV: {e}"));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut empty = true;
+    for r in rows {
+        w.serialize(r).map_err(|e| err(&e))?;
+        empty = false;
+    }
+    if empty {
+        // The header comes from a row: write a default one and keep only the header.
+        w.serialize(R::default()).map_err(|e| err(&e))?;
+    }
+    let bytes = w.into_inner().map_err(|e| err(&e))?;
+    let mut text = String::from_utf8(bytes).map_err(|e| err(&e))?;
+    if empty {
+        text.truncate(text.find('\n').map_or(0, |i| i + 1));
+    }
+    Ok(text)
+}
+
+/// `value` as JSON, indented when `pretty`.
+pub fn to_json<T: Serialize + ?Sized>(value: &T, pretty: bool) -> Result<String, Error> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    };
+    text.map_err(|e| Error::Run(format!("JSON: {e}")))
+}
+
+/// Write `files` (name, contents) into `dir`, creating it; returns the paths.
+pub fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>, Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::Run(format!("creating {}: {e}", dir.display())))?;
+    files
+        .iter()
+        .map(|(name, contents)| {
+            let path = dir.join(name);
+            std::fs::write(&path, contents).map_err(|e| Error::Run(format!("writing {}: {e}", path.display())))?;
+            Ok(path)
+        })
+        .collect()
+}
+
+#[derive(Serialize, Default)]
+struct FlowRow<'a> {
+    flow: u32,
+    group: usize,
+    cc: &'a str,
+    bytes: u64,
+    active_secs: f64,
+    goodput_bps: f64,
+    slots: usize,
+    slots_met: usize,
+    success_ratio: Option<f64>,
+    files: usize,
+    mean_file_secs: Option<f64>,
+}
+
+#[derive(Serialize, Default)]
+struct IntervalRow {
+    flow: u32,
+    start_secs: f64,
+    end_secs: f64,
+    bytes: u64,
+    goodput_bps: f64,
+    cwnd_bytes: u64,
+    srtt_ms: f64,
+    min_rtt_ms: f64,
+    lost_packets: u64,
+    congestion_events: u64,
+    k: Option<f64>,
+    slot_rtts: Option<u32>,
+}
+
+#[derive(Serialize, Default)]
+struct SlotRow {
+    flow: u32,
+    index: u64,
+    start_secs: f64,
+    bytes: u64,
+    throughput_bps: f64,
+    met: bool,
+}
+
+#[derive(Serialize, Default)]
+struct LinkRow {
+    link: u32,
+    offered_packets: u64,
+    offered_bytes: u64,
+    delivered_packets: u64,
+    delivered_bytes: u64,
+    dropped_queue_packets: u64,
+    dropped_queue_bytes: u64,
+    dropped_cutoff_packets: u64,
+    dropped_cutoff_bytes: u64,
+    dropped_random_packets: u64,
+    dropped_random_bytes: u64,
+    queued_packets: u64,
+    queued_bytes: u64,
+    busy_ns: u64,
+    elapsed_ns: u64,
+    utilisation: f64,
+}
+
+#[derive(Serialize, Default)]
+struct QueueRow {
+    time_ns: u64,
+    link: u32,
+    packets: u64,
+    bytes: u64,
+}
+
+#[derive(Serialize, Default)]
+struct DeliveredRow {
+    time_ns: u64,
+    flow: u32,
+    delivered_bytes: u64,
+    interval_bytes: u64,
+}
+
+/// Every output file of a run, rendered: (file name, contents), in
+/// [`OUTPUT_FILES`] order.
+pub fn render_outputs(
+    s: &Scenario,
+    r: &ScenarioResult,
+    summary: &Summary,
+) -> Result<Vec<(&'static str, String)>, Error> {
+    let flows = csv(summary.flows.iter().map(|f| FlowRow {
+        flow: f.flow,
+        group: f.group,
+        cc: &f.cc,
+        bytes: f.bytes,
+        active_secs: f.active_secs,
+        goodput_bps: f.goodput_bps,
+        slots: f.slots,
+        slots_met: f.slots_met,
+        success_ratio: f.success_ratio,
+        files: f.files,
+        mean_file_secs: f.mean_file_secs,
+    }))?;
+    let intervals = csv(r.flows.iter().flat_map(|f| {
+        f.intervals.iter().map(move |i| {
+            let (k, slot_rtts) = match i.controller.map(|c| c.state) {
+                Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (Some(k), Some(slot_rtts)),
+                _ => (None, None),
+            };
+            IntervalRow {
+                flow: f.flow,
+                start_secs: i.start_secs,
+                end_secs: i.end_secs,
+                bytes: i.bytes,
+                goodput_bps: i.goodput_bps,
+                cwnd_bytes: i.cwnd_bytes,
+                srtt_ms: i.srtt_ms,
+                min_rtt_ms: i.min_rtt_ms,
+                lost_packets: i.lost_packets,
+                congestion_events: i.congestion_events,
+                k,
+                slot_rtts,
+            }
+        })
+    }))?;
+    let slots = csv(r.flows.iter().flat_map(|f| {
+        f.slots.iter().map(move |sl| SlotRow {
+            flow: f.flow,
+            index: sl.index,
+            start_secs: sl.start_secs,
+            bytes: sl.bytes,
+            throughput_bps: sl.throughput_bps,
+            met: sl.met,
+        })
+    }))?;
+    let links = csv(r.links.iter().map(|l| LinkRow {
+        link: l.link.0,
+        offered_packets: l.offered.packets,
+        offered_bytes: l.offered.bytes,
+        delivered_packets: l.delivered.packets,
+        delivered_bytes: l.delivered.bytes,
+        dropped_queue_packets: l.dropped_queue.packets,
+        dropped_queue_bytes: l.dropped_queue.bytes,
+        dropped_cutoff_packets: l.dropped_cutoff.packets,
+        dropped_cutoff_bytes: l.dropped_cutoff.bytes,
+        dropped_random_packets: l.dropped_random.packets,
+        dropped_random_bytes: l.dropped_random.bytes,
+        queued_packets: l.queued.packets,
+        queued_bytes: l.queued.bytes,
+        busy_ns: l.busy_ns,
+        elapsed_ns: l.elapsed_ns,
+        utilisation: l.utilisation,
+    }))?;
+    let queue = csv(r.queue.iter().map(|q| QueueRow {
+        time_ns: q.time_ns,
+        link: q.link.0,
+        packets: q.packets,
+        bytes: q.bytes,
+    }))?;
+    let delivered = csv(r.delivered.iter().map(|d| DeliveredRow {
+        time_ns: d.time_ns,
+        flow: d.flow,
+        delivered_bytes: d.delivered_bytes,
+        interval_bytes: d.interval_bytes,
+    }))?;
+    let charts = plot::scenario_charts(s, r);
+    Ok(vec![
+        ("summary.json", to_json(summary, true)?),
+        ("result.json", to_json(r, false)?),
+        ("flows.csv", flows),
+        ("intervals.csv", intervals),
+        ("slots.csv", slots),
+        ("links.csv", links),
+        ("queue.csv", queue),
+        ("delivered.csv", delivered),
+        ("throughput.svg", charts.throughput),
+        ("cwnd.svg", charts.cwnd),
+        ("queue.svg", charts.queue),
+    ])
+}
+
+/// Write every output file of a run into `dir` (see [`OUTPUT_FILES`]).
+pub fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &Summary) -> Result<Vec<PathBuf>, Error> {
+    write_files(dir, &render_outputs(s, r, summary)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Default)]
+    struct Row {
+        time_ns: u64,
+        name: &'static str,
+        ratio: Option<f64>,
+    }
+
+    #[test]
+    fn csv_has_a_header_even_without_rows() {
+        let rows = [
+            Row {
+                time_ns: 10,
+                name: "a,b",
+                ratio: Some(0.5),
+            },
+            Row {
+                time_ns: 20,
+                name: "c",
+                ratio: None,
+            },
+        ];
+        assert_eq!(csv(rows).unwrap(), "time_ns,name,ratio\n10,\"a,b\",0.5\n20,c,\n");
+        assert_eq!(csv(Vec::<Row>::new()).unwrap(), "time_ns,name,ratio\n");
+    }
+}
