@@ -219,6 +219,9 @@ fn scenario(tested: FlowGroup, reno: &[(u32, Duration)], seed: u64, duration: Du
     let mut rng = Rng::derive(seed, 0x5eed_0000);
     let mut jitter = || Duration::from_nanos(rng.below(100_000_000));
     let start = tested.start.unwrap_or_default() + jitter();
+    // The jitter is drawn here (the scenario's own default jitter is off) so
+    // that the tested flows can start together.
+    let tested = tested.with_start_jitter(Duration::ZERO);
     let mut flows = if tested.aggregate {
         vec![tested.clone().starting(start)]
     } else {
@@ -226,7 +229,11 @@ fn scenario(tested: FlowGroup, reno: &[(u32, Duration)], seed: u64, duration: Du
     };
     for &(count, start) in reno {
         for _ in 0..count {
-            flows.push(FlowGroup::new(spec("newreno")).starting(start + jitter()));
+            flows.push(
+                FlowGroup::new(spec("newreno"))
+                    .starting(start + jitter())
+                    .with_start_jitter(Duration::ZERO),
+            );
         }
     }
     let topology = TopologySpec::dumbbell(

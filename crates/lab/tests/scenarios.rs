@@ -85,3 +85,45 @@ fn ten_flow_dumbbell_is_reproducible_bit_for_bit() {
     );
     assert!(a.bottleneck.dropped_queue.packets > 0);
 }
+
+/// 100 NewReno flows that all start at 0 s on a 30-packet bottleneck: with
+/// the default start jitter every one of them connects and delivers; with
+/// the jitter switched off, their handshakes collide in the full queue at
+/// the same instants and some flows are locked out for the whole run.
+#[test]
+fn a_hundred_simultaneous_flows_all_connect_thanks_to_the_start_jitter() {
+    let delivered = |jitter: Option<Duration>| {
+        let mut g = group("newreno", 100);
+        g.start_jitter = jitter;
+        let result = run(&seed000(4, vec![g], 7), |_| {}).unwrap();
+        result.flows.iter().filter(|f| f.bytes > 0).count()
+    };
+    let with = delivered(None);
+    let without = delivered(Some(Duration::ZERO));
+    eprintln!("flows that delivered: {with}/100 with the default jitter, {without}/100 without");
+    assert_eq!(with, 100);
+    assert!(without < 100, "{without}/100 delivered without jitter");
+}
+
+/// A flow active for 2 s of a 6 s run is judged over those 2 s: its goodput
+/// is close to the 20 Mbit/s link, not a third of it.
+#[test]
+fn goodput_of_a_late_flow_is_over_its_active_time() {
+    let topology = TopologySpec::dumbbell(link("20Mbit/s", 5000, 100), link("1Gbit/s", 1000, 1000));
+    let g = group("cubic", 1).starting(Duration::from_secs(4));
+    let result = run(&Scenario::new(Duration::from_secs(6), topology, vec![g]), |_| {}).unwrap();
+    let f = &result.flows[0];
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    assert!(
+        (1.7..=2.05).contains(&f.active_secs),
+        "active {} s of a flow sending from ~4 s to 6 s",
+        f.active_secs
+    );
+    assert!(f.start_secs >= 4.0 && f.start_secs < 4.1, "start {}", f.start_secs);
+    let goodput = f.goodput_bps();
+    assert!(goodput > 15e6 && goodput < 20e6, "goodput {goodput} bit/s");
+    assert!(
+        f.bytes as f64 * 8.0 / 6.0 < 7e6,
+        "the naive per-run rate would be a third"
+    );
+}
