@@ -24,9 +24,19 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     // fig7: independent, coordinated.
     assert_eq!(report.points.len(), 7);
     assert_eq!(lines.len(), 8, "one progress line per simulation: {lines:?}");
+    let point = |variant: &str| {
+        report
+            .points
+            .iter()
+            .find(|p| p.variant == variant)
+            .unwrap_or_else(|| panic!("no {variant} point"))
+    };
+    // With only 2 Reno flows a 10% target is easy: the paper's controller
+    // meets it in every slot (its Fig. 6 at x = 2), and never does worse than
+    // plain NewReno in the same seat.
+    assert_eq!(point("guarantee").success, 1.0, "{:?}", point("guarantee"));
+    assert!(point("guarantee").success >= point("newreno").success);
     for p in &report.points {
-        assert!((0.0..=1.0).contains(&p.success), "{p:?}");
-        assert!((0.0..=1.0).contains(&p.aggregate_success), "{p:?}");
         assert!(p.tested_mbps > 0.0 && p.reno_mbps > 0.0, "{p:?}");
         if !p.variant.starts_with("5 ") {
             assert_eq!(
@@ -36,11 +46,7 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
         }
     }
     // The fixed window sends at most its rate: cwnd = 10 Mbit/s * min RTT.
-    let fixed = report
-        .points
-        .iter()
-        .find(|p| p.variant == "fixed")
-        .expect("fixed point");
+    let fixed = point("fixed");
     assert!(fixed.tested_mbps < 10.5, "{fixed:?}");
     let t = report.timeline.as_ref().expect("fig4 ran");
     assert_eq!(t.phases.len(), 2, "0-5 s and 5-6 s");

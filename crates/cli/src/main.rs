@@ -12,19 +12,22 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, Parser, Subcommand};
-use serde::Serialize;
+use clap::{ArgAction, Args, Parser, Subcommand};
 use tput_cc::units::{Rate, parse_duration, parse_size};
 use tput_cc::{ControllerSpec, registry};
-use tput_lab::report;
 use tput_lab::scenario::{self, Scenario};
+use tput_lab::{live, report};
 use tput_transport::{
-    Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec, udp,
+    Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerTrust, TransferSpec, udp,
 };
 
 const AFTER_HELP: &str = "\
 Units: rates as 100Mbit/s, 12.5MB/s, 1.5Gbit/s (k, M, G = 1000^n; bit/s or B/s);
 durations as 250us, 5ms, 2s, 1.5min; sizes as 1000B, 64KiB, 5MB, 5Mbit.
+As in iperf3, bare numbers work too: -t 10 (seconds), -i 0.5 (seconds),
+-b 100M (bit/s, k/M/G = 1000^n), -n 50M (bytes, K/M/G = 1024^n).
+Logging: -v (info), -vv (debug), -vvv (trace); RUST_LOG overrides, e.g. RUST_LOG=quinn_proto=debug.
+SSLKEYLOGFILE=FILE writes the TLS secrets for Wireshark.
 Controllers: see `tputctl cc list`.";
 
 #[derive(Parser)]
@@ -35,6 +38,9 @@ Controllers: see `tputctl cc list`.";
     after_help = AFTER_HELP
 )]
 struct Cli {
+    /// More diagnostics on stderr: -v info, -vv debug, -vvv trace (RUST_LOG overrides).
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -44,7 +50,7 @@ enum Cmd {
     /// Serve transfers to `tputctl send` clients (prints its address and certificate fingerprint).
     #[command(after_help = AFTER_HELP)]
     Serve(ServeArgs),
-    /// Transfer to (or, with --reverse, from) a `tputctl serve` server, iperf3-style.
+    /// Transfer to (or, with -R, from) a `tputctl serve` server, iperf3-style.
     #[command(after_help = AFTER_HELP)]
     Send {
         /// The server, `HOST[:PORT]` (port 4433 if omitted).
@@ -54,16 +60,14 @@ enum Cmd {
         #[command(flatten)]
         trust: TrustOpts,
     },
-    /// Server and client in one process on 127.0.0.1: a live transfer with no set-up.
+    /// Server and client in one process on 127.0.0.1 (two threads): a live transfer with no set-up.
     #[command(after_help = AFTER_HELP)]
     Loopback {
         #[command(flatten)]
         opts: SendOpts,
     },
     /// Run a simulated scenario (TOML, see docs/scenarios.md) with real QUIC in virtual time.
-    #[command(
-        after_help = "Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,\nlinks.csv, queue.csv, delivered.csv, throughput.svg, cwnd.svg, queue.svg. Same file and seed, same output."
-    )]
+    #[command(after_help = SIM_AFTER_HELP)]
     Sim(SimArgs),
     /// Congestion controllers.
     Cc {
@@ -71,6 +75,12 @@ enum Cmd {
         cmd: CcCmd,
     },
 }
+
+const SIM_AFTER_HELP: &str = "\
+Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,
+links.csv, queue.csv, delivered.csv, throughput.svg, cwnd.svg, queue.svg.
+Same file and seed, same output, bit for bit.
+Exit codes: 0 every flow completed, 1 a flow failed or the run failed, 2 bad input.";
 
 #[derive(Subcommand)]
 enum CcCmd {
@@ -83,6 +93,9 @@ struct ServeArgs {
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0:4433", value_parser = parse_socket_addr)]
     listen: SocketAddr,
+    /// Port to listen on (instead of --listen's; iperf3's -p).
+    #[arg(short, long)]
+    port: Option<u16>,
     /// Certificate chain (PEM); default: a fresh self-signed certificate.
     #[arg(long, requires = "key")]
     cert: Option<PathBuf>,
@@ -96,19 +109,19 @@ struct ServeArgs {
     #[arg(long, default_value = "cubic", value_parser = parse_spec)]
     cc: ControllerSpec,
     /// One JSON object per finished transfer instead of a text line.
-    #[arg(long)]
+    #[arg(short = 'J', long)]
     json: bool,
 }
 
 #[derive(Args, Clone)]
 struct SendOpts {
-    /// Send for this long, e.g. 10s [default: 10s unless --bytes].
-    #[arg(long, value_parser = parse_dur, conflicts_with = "bytes")]
+    /// Send for this long, e.g. 10s or 10 [default: 10s unless --bytes].
+    #[arg(short = 't', long, value_parser = parse_secs, conflicts_with = "bytes")]
     time: Option<Duration>,
-    /// Send this many bytes, e.g. 100MB or 64KiB.
-    #[arg(long, value_parser = parse_bytes)]
+    /// Send this many bytes, e.g. 100MB, 64KiB or 50M (iperf3: MiB).
+    #[arg(short = 'n', long, value_parser = parse_bytes)]
     bytes: Option<u64>,
-    /// Congestion controller spec of the sender.
+    /// Congestion controller spec of the sender (the server's, with -R).
     #[arg(long, default_value = "cubic", value_parser = parse_spec)]
     cc: ControllerSpec,
     /// Throughput target judged per evaluation slot at the receiver, e.g. 20Mbit/s.
@@ -117,20 +130,20 @@ struct SendOpts {
     /// Evaluation slot: a duration (1s) or a number of RTTs (32rtt).
     #[arg(long, default_value = "1s", value_parser = parse_eval_slot)]
     eval_slot: EvalSlot,
-    /// Statistics interval.
-    #[arg(long, default_value = "1s", value_parser = parse_dur)]
+    /// Statistics interval, e.g. 1s or 0.5.
+    #[arg(short = 'i', long, default_value = "1s", value_parser = parse_secs)]
     interval: Duration,
     /// Parallel connections.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(short = 'P', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
     parallel: u32,
     /// The server sends and the client receives.
-    #[arg(long)]
+    #[arg(short = 'R', long)]
     reverse: bool,
-    /// Application rate limit of each sender, e.g. 50Mbit/s.
-    #[arg(long, value_parser = parse_rate)]
+    /// Application rate limit of each sender, e.g. 50Mbit/s or 50M (the server, with -R).
+    #[arg(short = 'b', long, value_parser = parse_bitrate)]
     rate_limit: Option<Rate>,
     /// Print one JSON document at the end (schema: docs/cli.md) instead of text.
-    #[arg(long)]
+    #[arg(short = 'J', long)]
     json: bool,
 }
 
@@ -146,9 +159,9 @@ struct TrustOpts {
     /// Do not verify the server at all (anyone on the path can impersonate it).
     #[arg(long)]
     insecure: bool,
-    /// Name to verify the certificate against (with --ca).
-    #[arg(long, default_value = "localhost")]
-    server_name: String,
+    /// Name to verify the certificate against [default: the host given as ADDR].
+    #[arg(long)]
+    server_name: Option<String>,
 }
 
 #[derive(Args)]
@@ -162,22 +175,63 @@ struct SimArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Print the summary as JSON on stdout.
-    #[arg(long)]
+    #[arg(short = 'J', long)]
     json: bool,
 }
 
 fn parse_rate(s: &str) -> Result<Rate, String> {
     s.parse::<Rate>().map_err(|e| e.to_string())
 }
-fn parse_dur(s: &str) -> Result<Duration, String> {
-    parse_duration(s).map_err(|e| e.to_string())
-}
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    match parse_size(s) {
-        Ok(0) => Err(format!("size `{s}` must be positive")),
-        Ok(b) => Ok(b),
-        Err(e) => Err(e.to_string()),
+/// A rate, or iperf3's bare form: a number of bit/s with an optional k/K, M, G or T (1000^n).
+fn parse_bitrate(s: &str) -> Result<Rate, String> {
+    let t = s.trim();
+    let (num, suffix) = match t.char_indices().last() {
+        Some((i, c)) if "kKMGT".contains(c) => (&t[..i], Some(c)),
+        _ => (t, None),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => {
+            let mult = match suffix {
+                Some('k' | 'K') => 1e3,
+                Some('M') => 1e6,
+                Some('G') => 1e9,
+                Some('T') => 1e12,
+                _ => 1.0,
+            };
+            let bps = (v * mult).round();
+            if bps > u64::MAX as f64 {
+                return Err(format!("rate `{s}` is too large"));
+            }
+            Ok(Rate::from_bits_per_sec(bps as u64))
+        }
+        _ => parse_rate(s),
     }
+}
+/// A duration, or a bare number of seconds (iperf3's -t and -i).
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) => Duration::try_from_secs_f64(v)
+            .map_err(|_| format!("duration `{s}` must be a non-negative number of seconds")),
+        Err(_) => parse_duration(s).map_err(|e| e.to_string()),
+    }
+}
+/// A size, or iperf3's bare form: a number of bytes with an optional K, M, G or T (1024^n).
+fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, shift) = match t.char_indices().last() {
+        Some((i, c)) if "kKMGT".contains(c) => (&t[..i], 10 * (1 + "KMGT".find(c.to_ascii_uppercase()).unwrap_or(0))),
+        _ => (t, 0),
+    };
+    let bytes = match num.parse::<u64>() {
+        Ok(v) => v
+            .checked_mul(1u64 << shift)
+            .ok_or_else(|| format!("size `{s}` is too large"))?,
+        Err(_) => parse_size(s).map_err(|e| e.to_string())?,
+    };
+    if bytes == 0 {
+        return Err(format!("size `{s}` must be positive"));
+    }
+    Ok(bytes)
 }
 fn parse_spec(s: &str) -> Result<ControllerSpec, String> {
     s.parse::<ControllerSpec>().map_err(|e| e.to_string())
@@ -227,12 +281,13 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    init_logging(cli.verbose);
     let result = match cli.cmd {
         Cmd::Cc { cmd: CcCmd::List } => cc_list(),
         Cmd::Sim(args) => sim(args),
         Cmd::Serve(args) => runtime().and_then(|rt| rt.block_on(serve(args))),
         Cmd::Send { addr, opts, trust } => runtime().and_then(|rt| rt.block_on(send(&addr, opts, trust))),
-        Cmd::Loopback { opts } => runtime().and_then(|rt| rt.block_on(loopback(opts))),
+        Cmd::Loopback { opts } => loopback(opts),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -246,6 +301,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Diagnostics on stderr through `tracing`: warnings by default, more with
+/// `-v`; `RUST_LOG` (e.g. `quinn_proto=debug`) overrides both.
+fn init_logging(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
@@ -305,23 +378,27 @@ fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
         .collect()
 }
 
-fn resolve(addr: &str) -> Result<SocketAddr, Failure> {
-    let with_port = if addr.parse::<SocketAddr>().is_ok()
-        || addr
-            .rsplit_once(':')
-            .is_some_and(|(h, p)| !h.ends_with(':') && p.parse::<u16>().is_ok() && !h.contains(':'))
+/// `HOST[:PORT]` split into the address to connect to and the host name to
+/// verify the certificate against (the host as typed, brackets removed).
+fn resolve(addr: &str) -> Result<(SocketAddr, String), Failure> {
+    let (host, with_port) = if let Ok(sa) = addr.parse::<SocketAddr>() {
+        (sa.ip().to_string(), addr.to_string())
+    } else if let Some((h, p)) = addr
+        .rsplit_once(':')
+        .filter(|(h, p)| !h.ends_with(':') && p.parse::<u16>().is_ok() && !h.contains(':'))
     {
-        addr.to_string()
+        (h.to_string(), format!("{h}:{p}"))
     } else if addr.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_ipv6()) {
-        format!("[{addr}]:4433")
+        (addr.to_string(), format!("[{addr}]:4433"))
     } else {
-        format!("{addr}:4433")
+        (addr.to_string(), format!("{addr}:4433"))
     };
-    with_port
+    let sa = with_port
         .to_socket_addrs()
         .map_err(|e| Failure::Input(format!("cannot resolve `{addr}`: {e}")))?
         .next()
-        .ok_or_else(|| Failure::Input(format!("`{addr}` resolves to no address")))
+        .ok_or_else(|| Failure::Input(format!("`{addr}` resolves to no address")))?;
+    Ok((sa, host.trim_start_matches('[').trim_end_matches(']').to_string()))
 }
 
 fn trust_from(t: &TrustOpts) -> Result<ServerTrust, Failure> {
@@ -329,10 +406,7 @@ fn trust_from(t: &TrustOpts) -> Result<ServerTrust, Failure> {
         return Ok(ServerTrust::Pinned(pin));
     }
     if let Some(ca) = &t.ca {
-        let pem = std::fs::read(ca).map_err(|e| Failure::Input(format!("cannot read --ca {}: {e}", ca.display())))?;
-        let der = pem_to_der(&pem)
-            .ok_or_else(|| Failure::Input(format!("--ca {}: no PEM certificate in it", ca.display())))?;
-        return Ok(ServerTrust::Root(der));
+        return ServerTrust::root_from_pem_file(ca).map_err(|e| Failure::Input(format!("--ca: {e}")));
     }
     if t.insecure {
         eprintln!("tputctl: warning: --insecure: the server is not authenticated");
@@ -342,97 +416,6 @@ fn trust_from(t: &TrustOpts) -> Result<ServerTrust, Failure> {
         "the server cannot be verified: give --pin SHA256 (printed by `tputctl serve`), --ca FILE, or --insecure"
             .into(),
     ))
-}
-
-/// The first certificate of a PEM file, DER-encoded.
-fn pem_to_der(pem: &[u8]) -> Option<Vec<u8>> {
-    let text = std::str::from_utf8(pem).ok()?;
-    let start = text.find("-----BEGIN CERTIFICATE-----")? + "-----BEGIN CERTIFICATE-----".len();
-    let end = start + text[start..].find("-----END CERTIFICATE-----")?;
-    let b64: String = text[start..end].chars().filter(|c| !c.is_whitespace()).collect();
-    base64_decode(&b64)
-}
-
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let val = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let bytes = s.trim_end_matches('=').as_bytes();
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= val(c)? << (18 - 6 * i);
-        }
-        let n = chunk.len() * 6 / 8;
-        out.extend_from_slice(&acc.to_be_bytes()[1..1 + n]);
-    }
-    Some(out)
-}
-
-use tput_lab::report::mbps;
-
-fn human_bytes(b: u64) -> String {
-    match b {
-        b if b >= 10_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        b if b >= 10_000 => format!("{:.1} kB", b as f64 / 1e3),
-        b => format!("{b} B"),
-    }
-}
-
-/// The `--json` document of `send` and `loopback` (documented in docs/cli.md).
-#[derive(Serialize)]
-struct SendReport<'a> {
-    tputctl: &'static str,
-    command: &'a str,
-    server: String,
-    cc: String,
-    direction: Direction,
-    target_bps: Option<u64>,
-    transfers: &'a [TransferOutcome],
-    summary: Summary,
-}
-
-#[derive(Serialize)]
-struct Summary {
-    ok: bool,
-    bytes: u64,
-    seconds: f64,
-    goodput_bps: f64,
-    slots: usize,
-    slots_met: usize,
-    success_ratio: Option<f64>,
-}
-
-fn summarize(outcomes: &[TransferOutcome]) -> Summary {
-    let bytes: u64 = outcomes.iter().map(|o| o.bytes).sum();
-    let seconds = outcomes.iter().map(|o| o.elapsed_secs).fold(0.0, f64::max);
-    let slots: Vec<_> = outcomes
-        .iter()
-        .filter_map(|o| o.receiver.as_ref())
-        .flat_map(|r| &r.slots)
-        .collect();
-    let met = slots.iter().filter(|s| s.met).count();
-    Summary {
-        ok: outcomes.iter().all(TransferOutcome::ok),
-        bytes,
-        seconds,
-        goodput_bps: if seconds > 0.0 {
-            bytes as f64 * 8.0 / seconds
-        } else {
-            0.0
-        },
-        slots: slots.len(),
-        slots_met: met,
-        success_ratio: (!slots.is_empty()).then(|| met as f64 / slots.len() as f64),
-    }
 }
 
 async fn run_send(
@@ -450,22 +433,14 @@ async fn run_send(
             opts.cc
         );
         if !opts.reverse {
-            println!("[id]  interval          bytes      goodput         cwnd        srtt     lost");
+            println!("{}", live::INTERVAL_HEADER);
         }
     }
     let json = opts.json;
+    let cpu_before = live::process_cpu_secs();
     let outcomes = udp::transfer(server, server_name, trust, NodeConfig::default(), specs, |id, s| {
         if !json {
-            println!(
-                "[{id:>2}]  {:>6.2}-{:<6.2} s {:>10} {:>14} {:>10} {:>8.2} ms {:>6}",
-                s.start_secs,
-                s.end_secs,
-                human_bytes(s.bytes),
-                mbps(s.goodput_bps),
-                human_bytes(s.cwnd_bytes),
-                s.srtt_ms,
-                s.lost_packets
-            );
+            println!("{}", live::interval_line(id, s));
         }
     })
     .await
@@ -473,9 +448,10 @@ async fn run_send(
         tput_transport::Error::Config(m) => Failure::Input(m),
         other => Failure::Run(other.into()),
     })?;
-    let summary = summarize(&outcomes);
+    let cpu = cpu_before.zip(live::process_cpu_secs()).map(|(a, b)| b - a);
+    let summary = live::TransferSummary::new(&outcomes, cpu);
     if json {
-        let report = SendReport {
+        let report = live::SendReport {
             tputctl: env!("CARGO_PKG_VERSION"),
             command,
             server: server.to_string(),
@@ -491,7 +467,7 @@ async fn run_send(
         };
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).context("serializing the report")?
+            report::to_json(&report, true).map_err(|e| Failure::Run(e.into()))?
         );
         return Ok(report.summary.ok);
     }
@@ -504,89 +480,86 @@ async fn run_send(
                     o.id,
                     i as f64 * width,
                     (i + 1) as f64 * width,
-                    human_bytes(*b),
-                    mbps(*b as f64 * 8.0 / width)
+                    live::human_bytes(*b),
+                    report::mbps(*b as f64 * 8.0 / width)
                 );
             }
         }
-        match &o.error {
-            None => {
-                let r = o.receiver.as_ref();
-                println!(
-                    "[{:>2}]  total {:.2} s, {}, {}, receiver verified {} bytes",
-                    o.id,
-                    o.elapsed_secs,
-                    human_bytes(o.bytes),
-                    mbps(o.bytes as f64 * 8.0 / o.elapsed_secs.max(1e-9)),
-                    r.map_or(0, |r| r.bytes)
-                );
-                if let (Some(target), Some(r)) = (opts.target, r) {
-                    let met = r.slots.iter().filter(|s| s.met).count();
-                    println!(
-                        "[{:>2}]  target {target}: {met}/{} evaluation slots met{}",
-                        o.id,
-                        r.slots.len(),
-                        r.success_ratio
-                            .map_or(String::new(), |x| format!(" (success ratio {x:.2})"))
-                    );
-                }
-            }
-            Some(e) => println!("[{:>2}]  FAILED: {e}", o.id),
-        }
+        print!("{}", live::outcome_lines(o));
     }
-    if outcomes.len() > 1 {
-        println!(
-            "[SUM] {} in {:.2} s, {}{}",
-            human_bytes(summary.bytes),
-            summary.seconds,
-            mbps(summary.goodput_bps),
-            summary
-                .success_ratio
-                .map_or(String::new(), |x| format!(", success ratio {x:.2}"))
-        );
-    }
+    print!("{}", summary.lines());
     Ok(summary.ok)
 }
 
 async fn send(addr: &str, opts: SendOpts, trust: TrustOpts) -> Result<bool, Failure> {
-    let server = resolve(addr)?;
+    let (server, host) = resolve(addr)?;
     let t = trust_from(&trust)?;
-    run_send("send", server, &trust.server_name, &t, &opts).await
+    let name = trust.server_name.clone().unwrap_or(host);
+    run_send("send", server, &name, &t, &opts).await
 }
 
-async fn loopback(opts: SendOpts) -> Result<bool, Failure> {
+/// Server and client on two threads of one process, each with its own runtime.
+fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     let identity = Identity::self_signed(&["localhost"]).context("generating a certificate")?;
-    let socket = udp::bind_server("127.0.0.1:0".parse().expect("a valid address"))
-        .await
-        .context("binding")?;
-    let addr = socket.local_addr().context("reading the local address")?;
     let served = identity.clone();
     let server_cc = opts.cc.clone();
-    let server = tokio::spawn(async move {
-        let config = NodeConfig {
-            server_cc,
-            ..NodeConfig::default()
-        };
-        udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await
-    });
-    let ok = run_send(
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    // The server thread runs until the process exits.
+    std::thread::Builder::new()
+        .name("tputctl-server".into())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(format!("starting the server's runtime: {e}")));
+                    return;
+                }
+            };
+            rt.block_on(async move {
+                let bound = udp::bind_server("127.0.0.1:0".parse().expect("a valid address"))
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|s| s.local_addr().map(|a| (s, a)).map_err(|e| e.to_string()));
+                let (socket, addr) = match bound {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(addr));
+                let config = NodeConfig {
+                    server_cc,
+                    ..NodeConfig::default()
+                };
+                if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
+                    tracing::error!("loopback server: {e}");
+                }
+            });
+        })
+        .context("starting the server thread")?;
+    let addr = ready_rx
+        .recv()
+        .context("the server thread ended before listening")?
+        .map_err(|e| Failure::Run(anyhow::anyhow!("loopback server: {e}")))?;
+    runtime()?.block_on(run_send(
         "loopback",
         addr,
         "localhost",
         &ServerTrust::Pinned(identity.fingerprint()),
         &opts,
-    )
-    .await;
-    server.abort();
-    ok
+    ))
 }
-
 async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     let identity = match (&args.cert, &args.key) {
         (Some(c), Some(k)) => Identity::from_pem_files(c, k).map_err(|e| Failure::Input(e.to_string()))?,
         _ => Identity::self_signed(&["localhost"]).context("generating a certificate")?,
     };
-    let socket = udp::bind_server(args.listen)
+    let listen = match args.port {
+        Some(p) => SocketAddr::new(args.listen.ip(), p),
+        None => args.listen,
+    };
+    let socket = udp::bind_server(listen)
         .await
         .map_err(|e| Failure::Input(e.to_string()))?;
     let local = socket.local_addr().context("reading the local address")?;
@@ -612,11 +585,15 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
                     None => println!(
                         "transfer {}: {what} {} in {:.2} s ({})",
                         o.id,
-                        human_bytes(o.bytes),
+                        live::human_bytes(o.bytes),
                         o.elapsed_secs,
-                        mbps(o.bytes as f64 * 8.0 / o.elapsed_secs.max(1e-9))
+                        report::mbps(o.bytes as f64 * 8.0 / o.elapsed_secs.max(1e-9))
                     ),
-                    Some(e) => println!("transfer {}: failed after {} {what}: {e}", o.id, human_bytes(o.bytes)),
+                    Some(e) => println!(
+                        "transfer {}: failed after {} {what}: {e}",
+                        o.id,
+                        live::human_bytes(o.bytes)
+                    ),
                 }
             }
             let _ = std::io::stdout().flush();

@@ -10,6 +10,8 @@
 //!   transport's sans-IO node, and the bandwidth oracle as a controller input.
 //! - [`report`]: what a run produced, rendered: the summary, tables, CSV,
 //!   JSON and SVG files that `tputctl sim` writes.
+//! - [`live`]: live transfers rendered: the end-of-run summary, the `--json`
+//!   document and the text lines of `tputctl send`.
 //! - [`plot`]: the SVG charts.
 //! - [`sweep`]: running many independent points on all cores, in a fixed
 //!   output order.
@@ -42,6 +44,7 @@
 struct ReadmeDoctests;
 
 pub mod host;
+pub mod live;
 pub mod plot;
 pub mod report;
 pub mod scenario;

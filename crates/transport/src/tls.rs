@@ -167,6 +167,22 @@ pub enum ServerTrust {
     Insecure,
 }
 
+impl ServerTrust {
+    /// Trust the first certificate of a PEM file as the root.
+    pub fn root_from_pem_file(path: &Path) -> Result<Self, Error> {
+        let mut certs = CertificateDer::pem_file_iter(path)
+            .map_err(|e| Error::Config(format!("CA file {}: {e}", path.display())))?;
+        match certs.next() {
+            Some(Ok(der)) => Ok(ServerTrust::Root(der.to_vec())),
+            Some(Err(e)) => Err(Error::Config(format!("CA file {}: {e}", path.display()))),
+            None => Err(Error::Config(format!(
+                "CA file {}: no PEM certificate in it",
+                path.display()
+            ))),
+        }
+    }
+}
+
 /// A QUIC client crypto config trusting the server as `trust` says.
 pub(crate) fn client_crypto(trust: &ServerTrust) -> Result<QuicClientConfig, Error> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())

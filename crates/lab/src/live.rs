@@ -1,0 +1,259 @@
+//! Live transfers, rendered: the end-of-run [`TransferSummary`] of
+//! `tputctl send`/`loopback` (bytes, goodput, slots met, RTT min/mean/max,
+//! lost packets, congestion events, CPU use), the `--json` document
+//! [`SendReport`], and the text lines the command prints.
+
+use serde::Serialize;
+use tput_transport::{Direction, IntervalStats, TransferOutcome};
+
+/// The end-of-run figures of one or more parallel transfers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TransferSummary {
+    /// Whether every transfer verified every byte and ended cleanly.
+    pub ok: bool,
+    /// Payload bytes the receivers verified, summed.
+    pub bytes: u64,
+    /// The longest transfer, seconds.
+    pub seconds: f64,
+    /// `bytes * 8 / seconds`.
+    pub goodput_bps: f64,
+    /// Evaluation slots judged (all transfers).
+    pub slots: usize,
+    /// Slots that met the target.
+    pub slots_met: usize,
+    /// `slots_met / slots`.
+    pub success_ratio: Option<f64>,
+    /// Smallest RTT any interval record saw, milliseconds.
+    pub rtt_min_ms: Option<f64>,
+    /// Mean smoothed RTT over the interval records, milliseconds.
+    pub rtt_mean_ms: Option<f64>,
+    /// Largest smoothed RTT of any interval record, milliseconds.
+    pub rtt_max_ms: Option<f64>,
+    /// Packets the senders declared lost.
+    pub lost_packets: u64,
+    /// Congestion events (window reductions) at the senders.
+    pub congestion_events: u64,
+    /// CPU seconds this process used during the run (user + system), if known.
+    pub local_cpu_secs: Option<f64>,
+}
+
+impl TransferSummary {
+    /// Summarise `outcomes`; `local_cpu_secs` is what the caller measured
+    /// around the run.
+    pub fn new(outcomes: &[TransferOutcome], local_cpu_secs: Option<f64>) -> Self {
+        let bytes: u64 = outcomes.iter().map(|o| o.bytes).sum();
+        let seconds = outcomes.iter().map(|o| o.elapsed_secs).fold(0.0, f64::max);
+        let slots: Vec<_> = outcomes
+            .iter()
+            .filter_map(|o| o.receiver.as_ref())
+            .flat_map(|r| &r.slots)
+            .collect();
+        let met = slots.iter().filter(|s| s.met).count();
+        let records: Vec<&IntervalStats> = outcomes
+            .iter()
+            .flat_map(|o| &o.intervals)
+            .filter(|i| i.srtt_ms > 0.0)
+            .collect();
+        let (min, mean, max) = if records.is_empty() {
+            (None, None, None)
+        } else {
+            (
+                Some(records.iter().map(|i| i.min_rtt_ms).fold(f64::INFINITY, f64::min)),
+                Some(records.iter().map(|i| i.srtt_ms).sum::<f64>() / records.len() as f64),
+                Some(records.iter().map(|i| i.srtt_ms).fold(0.0, f64::max)),
+            )
+        };
+        let all = || outcomes.iter().flat_map(|o| &o.intervals);
+        TransferSummary {
+            ok: !outcomes.is_empty() && outcomes.iter().all(TransferOutcome::ok),
+            bytes,
+            seconds,
+            goodput_bps: if seconds > 0.0 {
+                bytes as f64 * 8.0 / seconds
+            } else {
+                0.0
+            },
+            slots: slots.len(),
+            slots_met: met,
+            success_ratio: (!slots.is_empty()).then(|| met as f64 / slots.len() as f64),
+            rtt_min_ms: min,
+            rtt_mean_ms: mean,
+            rtt_max_ms: max,
+            lost_packets: all().map(|i| i.lost_packets).sum(),
+            congestion_events: all().map(|i| i.congestion_events).sum(),
+            local_cpu_secs,
+        }
+    }
+
+    /// The summary as text lines (`[SUM]` lines, as iperf3 prints them).
+    pub fn lines(&self) -> String {
+        let mut out = format!(
+            "[SUM] {} in {:.2} s, {}{}\n",
+            human_bytes(self.bytes),
+            self.seconds,
+            crate::report::mbps(self.goodput_bps),
+            self.success_ratio.map_or(String::new(), |x| format!(
+                ", success ratio {x:.2} ({}/{} slots)",
+                self.slots_met, self.slots
+            ))
+        );
+        if let (Some(min), Some(mean), Some(max)) = (self.rtt_min_ms, self.rtt_mean_ms, self.rtt_max_ms) {
+            out += &format!(
+                "[SUM] RTT min/mean/max {min:.2}/{mean:.2}/{max:.2} ms, {} packets lost, {} congestion events\n",
+                self.lost_packets, self.congestion_events
+            );
+        }
+        if let Some(cpu) = self.local_cpu_secs {
+            out += &format!(
+                "[SUM] CPU: this end {cpu:.2} s ({:.1}% of the run)\n",
+                100.0 * cpu / self.seconds.max(1e-9)
+            );
+        }
+        out
+    }
+}
+
+/// The `--json` document of `send` and `loopback` (schema in docs/cli.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct SendReport<'a> {
+    /// The tool's version.
+    pub tputctl: &'static str,
+    /// `send` or `loopback`.
+    pub command: &'a str,
+    /// The server's address.
+    pub server: String,
+    /// Controller spec of the sending end.
+    pub cc: String,
+    /// Who sent.
+    pub direction: Direction,
+    /// The target, bits per second.
+    pub target_bps: Option<u64>,
+    /// Every transfer, as its outcome.
+    pub transfers: &'a [TransferOutcome],
+    /// The end-of-run figures.
+    pub summary: TransferSummary,
+}
+
+/// Bytes for people: `123 B`, `45.6 kB`, `78.9 MB`.
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 10_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 10_000 => format!("{:.1} kB", b as f64 / 1e3),
+        b => format!("{b} B"),
+    }
+}
+
+/// The header of the interval lines.
+pub const INTERVAL_HEADER: &str = "[id]  interval          bytes      goodput         cwnd        srtt     lost";
+
+/// One interval line of transfer `id`.
+pub fn interval_line(id: u64, s: &IntervalStats) -> String {
+    format!(
+        "[{id:>2}]  {:>6.2}-{:<6.2} s {:>10} {:>14} {:>10} {:>8.2} ms {:>6}",
+        s.start_secs,
+        s.end_secs,
+        human_bytes(s.bytes),
+        crate::report::mbps(s.goodput_bps),
+        human_bytes(s.cwnd_bytes),
+        s.srtt_ms,
+        s.lost_packets
+    )
+}
+
+/// The closing lines of one transfer: its total, and its slots against `target`.
+pub fn outcome_lines(o: &TransferOutcome) -> String {
+    match &o.error {
+        None => {
+            let r = o.receiver.as_ref();
+            let mut out = format!(
+                "[{:>2}]  total {:.2} s, {}, {}, receiver verified {} bytes\n",
+                o.id,
+                o.elapsed_secs,
+                human_bytes(o.bytes),
+                crate::report::mbps(o.bytes as f64 * 8.0 / o.elapsed_secs.max(1e-9)),
+                r.map_or(0, |r| r.bytes)
+            );
+            if let Some(r) = r.filter(|r| !r.slots.is_empty()) {
+                let met = r.slots.iter().filter(|s| s.met).count();
+                out += &format!(
+                    "[{:>2}]  {met}/{} evaluation slots met{}\n",
+                    o.id,
+                    r.slots.len(),
+                    r.success_ratio
+                        .map_or(String::new(), |x| format!(" (success ratio {x:.2})"))
+                );
+            }
+            out
+        }
+        Some(e) => format!("[{:>2}]  FAILED: {e}\n", o.id),
+    }
+}
+
+/// CPU seconds (user + system) this process has used so far, threads that
+/// have exited included (`/proc/self/stat`, 100 Hz ticks); `None` off Linux.
+pub fn process_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the `(comm)`: state is field 3, utime 14 and stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(srtt_ms: f64, min_rtt_ms: f64, lost: u64, events: u64) -> IntervalStats {
+        IntervalStats {
+            start_secs: 0.0,
+            end_secs: 1.0,
+            bytes: 1000,
+            goodput_bps: 8000.0,
+            cwnd_bytes: 12_000,
+            srtt_ms,
+            min_rtt_ms,
+            lost_packets: lost,
+            congestion_events: events,
+            controller: None,
+        }
+    }
+
+    fn outcome(intervals: Vec<IntervalStats>, bytes: u64, secs: f64) -> TransferOutcome {
+        TransferOutcome {
+            id: 0,
+            direction: Direction::Upload,
+            local_sender: true,
+            cc: "cubic".into(),
+            bytes,
+            elapsed_secs: secs,
+            intervals,
+            receiver: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_summary_adds_up_the_records() {
+        let a = outcome(vec![record(10.0, 4.0, 3, 1), record(20.0, 5.0, 0, 0)], 1_000_000, 2.0);
+        let b = outcome(vec![record(30.0, 6.0, 2, 2)], 500_000, 4.0);
+        let s = TransferSummary::new(&[a, b], Some(0.5));
+        assert!(s.ok);
+        assert_eq!(s.bytes, 1_500_000);
+        assert_eq!(s.seconds, 4.0);
+        assert_eq!(s.goodput_bps, 3e6);
+        assert_eq!(s.rtt_min_ms, Some(4.0));
+        assert_eq!(s.rtt_mean_ms, Some(20.0));
+        assert_eq!(s.rtt_max_ms, Some(30.0));
+        assert_eq!((s.lost_packets, s.congestion_events), (5, 3));
+        let text = s.lines();
+        assert!(text.contains("RTT min/mean/max 4.00/20.00/30.00 ms"), "{text}");
+        assert!(text.contains("5 packets lost, 3 congestion events"), "{text}");
+        assert!(text.contains("this end 0.50 s"), "{text}");
+        // No records: no RTT line; no transfers: not ok.
+        let s = TransferSummary::new(&[outcome(Vec::new(), 10, 1.0)], None);
+        assert_eq!(s.rtt_mean_ms, None);
+        assert!(!s.lines().contains("RTT"));
+        assert!(!TransferSummary::new(&[], None).ok);
+    }
+}
