@@ -1,8 +1,9 @@
-//! Seed 000 reproduced: Yamanegi, Hasegawa, Murata, "Congestion control for a
-//! guaranteed (predictable) throughput" (`seeds/DIGEST.md` §000), with real
-//! QUIC (quinn-proto, TLS 1.3) in the discrete-event simulator.
+//! Seed 000 reproduced: K. Yamanegi, G. Hasegawa, M. Murata, "Congestion
+//! control mechanism of TCP for achieving predictable throughput" (see
+//! docs/papers.md), with real QUIC (quinn-proto, TLS 1.3) in the
+//! discrete-event simulator.
 //!
-//! # Set-up (the digest's, with the choices this reproduction makes)
+//! # Set-up (the paper's ns-2 set-up, with the choices this reproduction makes)
 //!
 //! - Dumbbell: bottleneck 100 Mbit/s, 5 ms, DropTail 30 packets; every access
 //!   link 1 Gbit/s, 2.5 ms (queue 1000 packets). Propagation RTT 20 ms.
@@ -42,8 +43,8 @@
 //! - Fig. 6 with `abw=inline`: the guarantee controller measuring `A` and `P`
 //!   itself ([`tput_cc::InlineEstimator`]) instead of reading the oracle.
 //! - Fig. 6 with `kmax_cwnd=1` (`fig6-eq45`): `k_max = A*srtt - cwnd` as the
-//!   paper's eqs. (4)/(5) print it, against the summary's `2*cwnd` that the
-//!   digest makes the default: the inconsistency's effect, measured.
+//!   paper's eqs. (4)/(5) print it, against the summary's `2*cwnd` that we
+//!   make the default: the inconsistency's effect, measured.
 //! - Fig. 7: five guarantee flows with 2% / 4% each. The paper's y is the mean
 //!   of the five flows' success ratios; we also judge the five as one
 //!   (aggregate throughput per slot against the aggregate target) and run the

@@ -224,10 +224,10 @@ impl CongestionController for Cubic {
             }
             return;
         }
-        if let Some(since) = self.app_limited_since.take() {
-            if let Some(start) = self.epoch_start.as_mut() {
-                *start += now.saturating_duration_since(since);
-            }
+        if let Some(since) = self.app_limited_since.take()
+            && let Some(start) = self.epoch_start.as_mut()
+        {
+            *start += now.saturating_duration_since(since);
         }
         if self.cwnd < self.ssthresh {
             // §4.10 / RFC 9002 §7.3.1: Reno's slow start.

@@ -145,7 +145,7 @@ impl fmt::Display for Rate {
             (1_000_000, "Mbit/s"),
             (1_000, "kbit/s"),
         ] {
-            if b >= div && b % (div / 1000) == 0 {
+            if b >= div && b.is_multiple_of(div / 1000) {
                 let whole = b / div;
                 let frac = b % div / (div / 1000);
                 return if frac == 0 {
@@ -204,7 +204,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 pub fn format_duration(d: Duration) -> String {
     let n = d.as_nanos();
     for (div, unit) in [(1_000_000_000u128, "s"), (1_000_000, "ms"), (1_000, "us")] {
-        if n >= div && n % div == 0 {
+        if n >= div && n.is_multiple_of(div) {
             return format!("{}{unit}", n / div);
         }
     }

@@ -41,7 +41,7 @@ fn target_flow_against_five_newreno(cc: &str) -> (f64, f64) {
     (ratio, mbps)
 }
 
-/// The guarantee controller (oracle `A`, the digest's default `k_max = A*srtt - 2*cwnd`)
+/// The guarantee controller (oracle `A`, the default `k_max = A*srtt - 2*cwnd` of the paper's summary)
 /// must take more than the fair share and meet its target far more often than
 /// NewReno in the same seat. Measured: 0.60 vs 0.10 success, 21.6 vs 15.3 Mbit/s.
 /// The issue asked for >= 0.90 here; the gap is open (see the closing note of the

@@ -11,7 +11,7 @@
 //! - **Links** ([`LinkConfig`]) are unidirectional: rate, propagation delay,
 //!   per-packet header overhead (28 B IPv4+UDP by default), a DropTail queue,
 //!   and impairments: a periodic [`CutOff`] (modes in [`CutMode`], after
-//!   seeds/DIGEST.md §001 and IEEE 802.3x PAUSE), a [`RateStep`] schedule
+//!   Morokoshi and Yakoh's S-TDMA switch (seed 001, docs/papers.md) and IEEE 802.3x PAUSE), a [`RateStep`] schedule
 //!   (power-saving ports, §003) and [`RandomLoss`] (bit error rate, §002).
 //! - **Topologies**: [`Topology`] with static routes, and the [`Dumbbell`]
 //!   and [`Chain`] builders.

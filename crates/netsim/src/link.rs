@@ -27,7 +27,7 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
-/// What a periodic cut-off does to traffic (seeds/DIGEST.md §001).
+/// What a periodic cut-off does to traffic (seed 001, docs/papers.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CutMode {
@@ -99,7 +99,7 @@ impl CutOff {
 }
 
 /// A change of the link rate at a given time (a power-saving port,
-/// seeds/DIGEST.md §003). A packet being serialized when the rate changes
+/// seed 003, docs/papers.md). A packet being serialized when the rate changes
 /// finishes at the rate it started with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateStep {

@@ -471,11 +471,11 @@ impl Simulator {
         let slot = &mut self.hosts[h];
         let wake = slot.host.poll_timeout().map(|t| t.as_nanos().max(self.now));
         slot.wake = wake;
-        if let Some(w) = wake {
-            if slot.armed.is_none_or(|a| w < a) {
-                slot.armed = Some(w);
-                self.push(w, Kind::Timer, h as u32, 0);
-            }
+        if let Some(w) = wake
+            && slot.armed.is_none_or(|a| w < a)
+        {
+            slot.armed = Some(w);
+            self.push(w, Kind::Timer, h as u32, 0);
         }
     }
 
@@ -592,20 +592,22 @@ impl Simulator {
         self.settle(li);
         let now = self.now;
         let l = &mut self.links[li];
-        if l.tx.is_none() && l.can_send() {
-            if let Some(pkt) = l.queue.pop_front() {
-                l.queued.sub(pkt.wire);
-                self.start_tx(li, pkt);
-            }
+        if l.tx.is_none()
+            && l.can_send()
+            && let Some(pkt) = l.queue.pop_front()
+        {
+            l.queued.sub(pkt.wire);
+            self.start_tx(li, pkt);
         }
         let l = &mut self.links[li];
-        if let Some(tx) = &l.tx {
-            if !l.kick_armed && (!l.queue.is_empty() || !l.oracles.is_empty()) {
-                l.kick_armed = true;
-                let (done, g) = (tx.done, l.tx_gen);
-                debug_assert!(done >= now);
-                self.push(done, Kind::Kick, li as u32, g);
-            }
+        if let Some(tx) = &l.tx
+            && !l.kick_armed
+            && (!l.queue.is_empty() || !l.oracles.is_empty())
+        {
+            l.kick_armed = true;
+            let (done, g) = (tx.done, l.tx_gen);
+            debug_assert!(done >= now);
+            self.push(done, Kind::Kick, li as u32, g);
         }
     }
 
@@ -962,7 +964,7 @@ impl Simulator {
         }
     }
 
-    /// Creates a bandwidth oracle on `link` (seeds/DIGEST.md §000): available
+    /// Creates a bandwidth oracle on `link` (seed 000, Yamanegi et al.; docs/papers.md): available
     /// bandwidth = link rate minus the throughput, over the last `window`,
     /// of every flow not in `own_flows`. The window is a ring of 100 buckets
     /// of `window / 100` plus the current partial bucket; the handle is

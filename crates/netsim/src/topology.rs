@@ -170,7 +170,7 @@ impl Topology {
     }
 }
 
-/// Parameters of a dumbbell (seeds/DIGEST.md §000, §003):
+/// Parameters of a dumbbell (seeds 000 and 003, docs/papers.md):
 /// `sender_i -> left -> right -> receiver_i`, with access links both ways per
 /// pair and one bottleneck both ways between the routers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! Traffic support for the transport layer: flow start/stop schedules and
-//! file-transfer arrivals (seeds/DIGEST.md §000 flow counts changing over
+//! file-transfer arrivals (seed 000's flow counts changing over
 //! time, §003 exponential gaps and Pareto sizes).
 //!
 //! The simulator moves datagrams only; a transport host reads these
@@ -120,7 +120,7 @@ impl FlowSchedule {
 }
 
 /// File transfers arriving with exponential gaps and Pareto sizes
-/// (seeds/DIGEST.md §003): an endless iterator of `(start time, bytes)`.
+/// (seed 003; see docs/papers.md): an endless iterator of `(start time, bytes)`.
 ///
 /// Sizes are rounded up to whole bytes (at least 1). The first file starts
 /// one gap after `start`.
