@@ -815,7 +815,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
 
     let aggregates: Vec<Option<Aggregate>> = s.flows.iter().map(|g| g.aggregate.then(Aggregate::new)).collect();
     let epoch = Instant::now();
-    let identity = Identity::self_signed(&["localhost"])?;
+    let identity = Identity::self_signed_from_seed(&["localhost"], s.seed)?;
     let trust = ServerTrust::Root(identity.cert_der().to_vec());
     let node_config = |seed: u64| NodeConfig {
         seed: Some(seed),

@@ -329,7 +329,8 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn seed_bytes(seed: u64, domain: u8) -> [u8; 32] {
+/// 32 bytes derived from `seed` for one purpose (`domain`).
+pub(crate) fn seed_bytes(seed: u64, domain: u8) -> [u8; 32] {
     let mut out = [0u8; 32];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
         chunk.copy_from_slice(&splitmix(seed ^ (u64::from(domain) << 56) ^ i as u64).to_le_bytes());

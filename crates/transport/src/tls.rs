@@ -97,6 +97,28 @@ impl Identity {
     /// A fresh self-signed Ed25519 certificate for `names` (DNS names or IP addresses).
     pub fn self_signed(names: &[&str]) -> Result<Self, Error> {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| Error::Tls(e.to_string()))?;
+        Self::self_signed_with(names, key)
+    }
+
+    /// A self-signed Ed25519 certificate for `names` whose key is derived from
+    /// `seed`: the same seed gives the same certificate, byte for byte (what a
+    /// reproducible simulation needs). Anyone who knows the seed has the key:
+    /// never use it on a real network.
+    pub fn self_signed_from_seed(names: &[&str], seed: u64) -> Result<Self, Error> {
+        // RFC 8410 §7: a PKCS#8 v1 Ed25519 private key is this fixed prefix
+        // followed by the 32-byte seed.
+        const PKCS8_PREFIX: [u8; 16] = [
+            0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+        ];
+        let mut der = PKCS8_PREFIX.to_vec();
+        der.extend_from_slice(&crate::node::seed_bytes(seed, 7));
+        let der = PrivatePkcs8KeyDer::from(der);
+        let key = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)
+            .map_err(|e| Error::Tls(e.to_string()))?;
+        Self::self_signed_with(names, key)
+    }
+
+    fn self_signed_with(names: &[&str], key: rcgen::KeyPair) -> Result<Self, Error> {
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         let mut params = rcgen::CertificateParams::new(names).map_err(|e| Error::Tls(e.to_string()))?;
         // A fixed serial keeps the certificate's size, and with it every
@@ -292,6 +314,21 @@ mod tests {
         client_crypto(&ServerTrust::Root(id.cert_der().to_vec())).unwrap();
         client_crypto(&ServerTrust::Pinned(id.fingerprint())).unwrap();
         client_crypto(&ServerTrust::Insecure).unwrap();
+    }
+
+    #[test]
+    fn a_seeded_identity_is_the_same_certificate_every_time() {
+        let a = Identity::self_signed_from_seed(&["localhost"], 42).unwrap();
+        let b = Identity::self_signed_from_seed(&["localhost"], 42).unwrap();
+        let c = Identity::self_signed_from_seed(&["localhost"], 43).unwrap();
+        assert_eq!(a.cert_der(), b.cert_der());
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        assert_ne!(a.fingerprint(), c.fingerprint());
+        // Same size as any other self-signed Ed25519 certificate for the name.
+        assert_eq!(
+            a.cert_der().len(),
+            Identity::self_signed(&["localhost"]).unwrap().cert_der().len()
+        );
     }
 
     #[test]
