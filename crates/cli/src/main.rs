@@ -125,6 +125,10 @@ struct SendOpts {
     #[arg(long, default_value = "cubic", value_parser = parse_spec)]
     cc: ControllerSpec,
     /// Throughput target judged per evaluation slot at the receiver, e.g. 20Mbit/s.
+    ///
+    /// The receiver judges goodput (verified payload). A guarantee controller
+    /// (`--cc guarantee:target=R`) pursues its own target on acknowledged QUIC
+    /// bytes, headers included (about 2.7% more at 1200-byte datagrams).
     #[arg(long, value_parser = parse_rate)]
     target: Option<Rate>,
     /// Evaluation slot: a duration (1s) or a number of RTTs (32rtt).
