@@ -21,7 +21,7 @@ use tput_transport::{
 };
 
 use crate::Error;
-use crate::host::{FileWorkload, OracleBandwidth, QuicHost};
+use crate::host::{CcSample, FileWorkload, OracleBandwidth, QuicHost};
 
 /// Human-readable durations (`250us`, `5ms`, `2s`) in serde.
 pub(crate) mod human_duration {
@@ -457,6 +457,13 @@ pub struct FlowResult {
     pub active_secs: f64,
     /// Sender-side interval records of its (bulk) transfer.
     pub intervals: Vec<IntervalStats>,
+    /// The sending controller's state at every change (window growth at most
+    /// once per millisecond; the rule is on [`CcSample`]), absolute simulated
+    /// time. Bulk uploads only: empty for downloads (whose controller runs on
+    /// the server) and file workloads. Written to `cc.csv`, left out of
+    /// `result.json`.
+    #[serde(skip)]
+    pub cc_trace: Vec<CcSample>,
     /// Receiver-judged evaluation slots (bulk transfers with a target).
     pub slots: Vec<SlotStats>,
     /// Fraction of slots that met the target.
@@ -724,13 +731,23 @@ fn build(s: &Scenario, flows: usize) -> Result<Net, Error> {
     }
 }
 
-fn take_host(
-    sim: &mut Simulator,
-    id: tput_netsim::HostId,
-) -> (Vec<TransferOutcome>, Vec<(u64, IntervalStats)>, Vec<String>) {
+/// What a client host recorded: outcomes, interval records, start errors, controller traces.
+type HostRecords = (
+    Vec<TransferOutcome>,
+    Vec<(u64, IntervalStats)>,
+    Vec<String>,
+    Vec<(u64, Vec<CcSample>)>,
+);
+
+fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
     match sim.host_mut::<QuicHost>(id) {
-        Some(h) => (h.outcomes().to_vec(), h.intervals().to_vec(), h.start_errors().to_vec()),
-        None => (Vec::new(), Vec::new(), Vec::new()),
+        Some(h) => (
+            h.outcomes().to_vec(),
+            h.intervals().to_vec(),
+            h.start_errors().to_vec(),
+            h.take_cc_traces(),
+        ),
+        None => Default::default(),
     }
 }
 
@@ -865,7 +882,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
     let mut flows = Vec::with_capacity(total);
     for (i, &client_id) in hosts.iter().enumerate() {
         let g = &s.flows[group_of[i]];
-        let (client_out, intervals, mut errors) = take_host(&mut net.sim, client_id);
+        let (client_out, intervals, mut errors, traces) = take_host(&mut net.sim, client_id);
         let mut bytes = 0;
         let mut active_secs = 0.0;
         let mut slots = Vec::new();
@@ -898,6 +915,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             start_secs: g.start.unwrap_or_default().as_secs_f64(),
             active_secs,
             intervals: intervals.into_iter().map(|(_, r)| r).collect(),
+            cc_trace: traces.into_iter().next().map(|(_, t)| t).unwrap_or_default(),
             slots,
             success_ratio,
             file_times,
@@ -944,6 +962,7 @@ mod tests {
             start_secs: 0.0,
             active_secs: 0.0,
             intervals: Vec::new(),
+            cc_trace: Vec::new(),
             slots: slots_bps
                 .iter()
                 .enumerate()
