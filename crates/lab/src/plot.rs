@@ -11,7 +11,7 @@
 //! (the same name in two panels, the same colour); names beyond the palette
 //! are drawn in grey and summed up in the legend as "+N more (grey)", so
 //! the legend never shows one colour twice. The legend sits right of the
-//! plot, names wrapped over at most two lines. Non-finite points are
+//! plot, names wrapped over at most three lines. Non-finite points are
 //! skipped; empty traces, single points and constant values draw without
 //! panicking. A y axis starts at 0 whenever no value is negative. The output
 //! holds no timestamp or random id: same input, same bytes.
@@ -123,9 +123,11 @@ const WIDTH: u32 = 1000;
 const SINGLE_HEIGHT: u32 = 500;
 const PANEL_HEIGHT: u32 = 300;
 const TITLE_HEIGHT: u32 = 40;
-const LEGEND_WIDTH: u32 = 250;
-/// Characters per legend line (two lines at most).
-const LEGEND_CHARS: usize = 30;
+const LEGEND_WIDTH: u32 = 260;
+/// Characters per legend line.
+const LEGEND_CHARS: usize = 26;
+/// Most lines of one legend entry.
+const LEGEND_LINES: usize = 3;
 /// Points of a line beyond which it is thinned to the extremes per pixel column.
 const THIN_BUCKETS: usize = 1500;
 const FONT: &str = "sans-serif";
@@ -273,24 +275,26 @@ fn clean(s: &str) -> String {
     s.chars().filter(|c| !c.is_control()).collect()
 }
 
-/// A legend name wrapped at spaces into lines of at most [`LEGEND_CHARS`], at most two (the second shortened with "…").
+/// A legend name wrapped into lines of at most [`LEGEND_CHARS`], at most
+/// [`LEGEND_LINES`] (the last shortened with "…"): lines break after a
+/// space, `,` or `:` when there is one, else anywhere.
 fn wrap(name: &str) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for word in name.split(' ') {
-        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > LEGEND_CHARS {
-            lines.push(std::mem::take(&mut cur));
+    let mut rest: Vec<char> = name.trim().chars().collect();
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        if out.len() + 1 == LEGEND_LINES || rest.len() <= LEGEND_CHARS {
+            out.push(shorten(&rest.iter().collect::<String>(), LEGEND_CHARS));
+            break;
         }
-        if !cur.is_empty() {
-            cur.push(' ');
+        let cut = (1..=LEGEND_CHARS)
+            .rev()
+            .find(|&i| matches!(rest[i - 1], ' ' | ',' | ':'))
+            .unwrap_or(LEGEND_CHARS);
+        out.push(rest[..cut].iter().collect::<String>().trim_end().to_string());
+        rest.drain(..cut);
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
         }
-        cur.push_str(word);
-    }
-    lines.push(cur);
-    let mut out: Vec<String> = lines.iter().take(2).map(|l| shorten(l, LEGEND_CHARS)).collect();
-    if lines.len() > 2 {
-        let rest = lines[1..].join(" ");
-        out[1] = shorten(&rest, LEGEND_CHARS);
     }
     out
 }
@@ -373,6 +377,7 @@ impl Figure {
             let mut chart = ChartBuilder::on(area)
                 .margin_top(6)
                 .margin_right(16)
+                .margin_left(6)
                 .margin_bottom(if i == last { 4 } else { 0 })
                 .x_label_area_size(if i == last { 50 } else { 26 })
                 .y_label_area_size(72)
@@ -750,23 +755,27 @@ pub fn group_traces(
         let one_by_one = (is_tested && tested_flows <= MAX_TESTED_LINES) || members.len() == 1;
         if one_by_one {
             for (f, points) in members {
-                let what = if is_tested { "" } else { " (other)" };
-                traces.push(line(Series {
-                    name: format!("flow {}: {}{what}", f.flow, f.cc),
-                    points,
-                }));
+                let name = if is_tested {
+                    format!("flow {}: {}", f.flow, f.cc)
+                } else {
+                    format!("group {g}: flow {}, {}", f.flow, f.cc)
+                };
+                traces.push((is_tested, line(Series { name, points })));
             }
         } else {
             let pts: Vec<Vec<(f64, f64)>> = members.iter().map(|(_, p)| p.clone()).collect();
-            traces.push(Trace::Band(Band {
-                name: format!("group {g}: {} x {} (mean, min-max)", members.len(), group.cc),
-                points: band(&pts, hold),
-            }));
+            traces.push((
+                is_tested,
+                Trace::Band(Band {
+                    name: format!("group {g}: {} x {} (mean, min-max)", members.len(), group.cc),
+                    points: band(&pts, hold),
+                }),
+            ));
         }
     }
     // Tested flows first: they take the first colours and lead the legend.
-    traces.sort_by_key(|t| !matches!(t, Trace::Line(_) | Trace::Steps(_)) || t.name().ends_with("(other)"));
-    traces
+    traces.sort_by_key(|(tested, _)| !tested);
+    traces.into_iter().map(|(_, t)| t).collect()
 }
 
 /// When `f`'s sending ends, seconds: its group's `stop` (or the scenario's
@@ -1088,14 +1097,18 @@ mod tests {
     }
 
     #[test]
-    fn long_names_wrap_over_two_lines() {
+    fn long_names_wrap_over_three_lines_at_most() {
         assert_eq!(wrap("short"), ["short"]);
+        assert_eq!(
+            wrap("flow 1: guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt"),
+            ["flow 1: guarantee:", "target=20Mbit/s,", "eval=32rtt,slot=16rtt"]
+        );
         let w = wrap("group 2: 30 x guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt (mean, min-max)");
-        assert_eq!(w.len(), 2);
-        assert_eq!(w[0], "group 2: 30 x");
+        assert_eq!(w.len(), LEGEND_LINES);
+        assert_eq!(w[0], "group 2: 30 x guarantee:");
         assert!(w.iter().all(|l| l.chars().count() <= LEGEND_CHARS), "{w:?}");
-        assert!(w[1].ends_with('…'));
-        assert_eq!(wrap("flow 1: newreno (other)"), ["flow 1: newreno (other)"]);
+        assert!(w[2].ends_with('…'));
+        assert_eq!(wrap("x".repeat(30).as_str())[0].len(), LEGEND_CHARS);
     }
 
     #[test]
@@ -1254,7 +1267,7 @@ mod tests {
             names,
             [
                 "flow 1: guarantee:target=2Mbit/s",
-                "flow 2: newreno (other)",
+                "group 1: flow 2, newreno",
                 "group 2: 3 x newreno (mean, min-max)"
             ]
         );
@@ -1335,7 +1348,7 @@ mod tests {
         assert!(c.throughput.contains("group 2: 3 x newreno"));
         assert!(c.cwnd.contains("packets of 1200 B"));
         assert!(c.k.contains("k (packets per RTT)") && c.k.contains("s (RTTs)"));
-        assert!(c.k.contains("guarantee:target=2Mbit/s"));
+        assert!(c.k.contains("flow 1: guarantee:") && c.k.contains("target=2Mbit/s"));
         assert!(!c.k.contains("newreno"), "only guarantee flows have k");
         assert!(c.queue.contains("no data"));
         assert_eq!(scenario_charts(&s, &r), c, "deterministic");
