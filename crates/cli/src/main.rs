@@ -62,7 +62,7 @@ enum Cmd {
     },
     /// Run a simulated scenario (TOML, see docs/scenarios.md) with real QUIC in virtual time.
     #[command(
-        after_help = "Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,\nlinks.csv, queue.csv, delivered.csv, throughput.svg, cwnd.svg, queue.svg. Same file and seed, same output."
+        after_help = "Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,\nlinks.csv, queue.csv, delivered.csv, cc.csv, throughput.svg, cwnd.svg, k.svg, queue.svg.\nSame file and seed, same output."
     )]
     Sim(SimArgs),
     /// Congestion controllers.

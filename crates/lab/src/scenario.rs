@@ -981,6 +981,50 @@ mod tests {
     }
 
     #[test]
+    fn the_controller_trace_shows_every_reduction() {
+        let link = LinkSpec::new("20Mbit/s".parse().unwrap(), Duration::from_millis(10)).with_queue_packets(20);
+        let access = LinkSpec::new("1Gbit/s".parse().unwrap(), Duration::from_millis(1));
+        let mut download = FlowGroup::new("newreno".parse().unwrap());
+        download.direction = Some(Direction::Download);
+        let mut s = Scenario::new(
+            Duration::from_secs(4),
+            TopologySpec::dumbbell(link, access),
+            vec![FlowGroup::new("newreno".parse().unwrap()), download],
+        );
+        s.interval = Duration::from_millis(500);
+        let r = run(&s, |_| {}).unwrap();
+        let up = &r.flows[0];
+        assert!(up.errors.is_empty(), "{:?}", up.errors);
+        let t = &up.cc_trace;
+        assert!(!up.intervals.is_empty());
+        assert!(
+            t.len() > 10 * up.intervals.len(),
+            "{} samples, {} intervals",
+            t.len(),
+            up.intervals.len()
+        );
+        assert!(t.windows(2).all(|w| w[0].time_secs <= w[1].time_secs), "in time order");
+        assert!(t.iter().all(|c| c.time_secs <= r.simulated_secs && c.k.is_none()));
+        let reductions = t.windows(2).filter(|w| w[1].cwnd_bytes < w[0].cwnd_bytes).count();
+        assert!(reductions >= 1, "no window reduction in {} samples", t.len());
+        assert!(t.iter().any(|c| c.ssthresh_bytes.is_some()), "a loss sets ssthresh");
+        // Pure growth is kept at most once per millisecond.
+        for w in t.windows(3) {
+            let grows =
+                |a: &CcSample, b: &CcSample| b.cwnd_bytes > a.cwnd_bytes && a.ssthresh_bytes == b.ssthresh_bytes;
+            if grows(&w[0], &w[1]) && grows(&w[1], &w[2]) {
+                assert!(
+                    w[2].time_secs - w[0].time_secs >= crate::host::TRACE_MIN_GAP_SECS - 1e-12,
+                    "{w:?}"
+                );
+            }
+        }
+        // Downloads are not traced (their controller is on the server) and run as before.
+        assert!(r.flows[1].cc_trace.is_empty());
+        assert!(r.flows[1].errors.is_empty() && r.flows[1].bytes > 0, "{:?}", r.flows[1]);
+    }
+
+    #[test]
     fn a_group_is_judged_on_the_sum_of_its_common_slots() {
         let a = flow(0, &[6e6, 2e6, 5e6, 9e6]);
         let b = flow(0, &[5e6, 7e6, 4e6]);
