@@ -78,7 +78,7 @@ enum Cmd {
 
 const SIM_AFTER_HELP: &str = "\
 Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,
-links.csv, queue.csv, delivered.csv, throughput.svg, cwnd.svg, queue.svg.
+links.csv, queue.csv, delivered.csv, cc.csv, throughput.svg, cwnd.svg, k.svg, queue.svg.
 Same file and seed, same output, bit for bit.
 Exit codes: 0 every flow completed, 1 a flow failed or the run failed, 2 bad input.";
 

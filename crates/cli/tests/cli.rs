@@ -248,8 +248,10 @@ fn sim_writes_results_and_is_reproducible() {
         "slots.csv",
         "queue.csv",
         "delivered.csv",
+        "cc.csv",
         "throughput.svg",
         "cwnd.svg",
+        "k.svg",
         "queue.svg",
     ] {
         let meta = std::fs::metadata(out.join(f)).unwrap_or_else(|_| panic!("{f} written"));

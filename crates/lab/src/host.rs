@@ -4,15 +4,120 @@
 //! one onto the node, with [`SimTime::to_instant`] for `now`; the node code is
 //! the same that runs over UDP sockets. [`OracleBandwidth`] feeds the
 //! simulator's bandwidth oracle to the guarantee controller (seed 000's set-up).
+//!
+//! The host also traces the controller of each transfer it starts with
+//! [`QuicHost::schedule`] ([`QuicHost::cc_traces`]): see [`CcSample`] for the
+//! sampling rule.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use tput_cc::BandwidthSource;
+use serde::Serialize;
+use tput_cc::{AlgorithmState, BandwidthSource, Snapshot};
 use tput_netsim::{Addr, Datagram, FileArrivals, FlowId, Host, OracleHandle, SimTime};
 
-use tput_transport::{IntervalStats, Node, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
+use tput_transport::{Direction, IntervalStats, Node, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
+
+/// The sending controller's state at one moment of simulated time.
+///
+/// Sampling rule ([`QuicHost::cc_traces`]): the host reads the controller
+/// after every datagram and timer event and keeps a sample when one of these
+/// fields changed. A change that only grows the window within
+/// [`TRACE_MIN_GAP_SECS`] of the last kept sample is held back (the latest
+/// such state replaces the one held); every other change (the window shrinks,
+/// `ssthresh`, `k` or `s` changes) is kept at once, preceded by the held-back
+/// state, so the peaks and troughs of a sawtooth are exact while steady
+/// growth costs at most one sample per flow per millisecond.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct CcSample {
+    /// Simulated time, seconds since the start of the run.
+    pub time_secs: f64,
+    /// Congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// Slow-start threshold, bytes (`None` while infinite).
+    pub ssthresh_bytes: Option<u64>,
+    /// The guarantee controller's slope `k` (packets per RTT); `None` for other controllers.
+    pub k: Option<f64>,
+    /// The guarantee controller's control slot `s`, RTTs; `None` for other controllers.
+    pub slot_rtts: Option<u32>,
+}
+
+impl CcSample {
+    /// The sample of `snap` at `time_secs`.
+    pub fn new(time_secs: f64, snap: &Snapshot) -> Self {
+        let (k, slot_rtts) = match snap.state {
+            AlgorithmState::Guarantee { k, slot_rtts, .. } => (Some(k), Some(slot_rtts)),
+            _ => (None, None),
+        };
+        Self {
+            time_secs,
+            cwnd_bytes: snap.cwnd_bytes,
+            ssthresh_bytes: snap.ssthresh_bytes,
+            k,
+            slot_rtts,
+        }
+    }
+
+    /// Whether the traced fields equal those of `other` (the time aside).
+    fn same_state(&self, other: &Self) -> bool {
+        self.cwnd_bytes == other.cwnd_bytes
+            && self.ssthresh_bytes == other.ssthresh_bytes
+            && self.k.map(f64::to_bits) == other.k.map(f64::to_bits)
+            && self.slot_rtts == other.slot_rtts
+    }
+
+    /// Whether going from `self` to `next` is only window growth.
+    fn only_grows_to(&self, next: &Self) -> bool {
+        next.cwnd_bytes >= self.cwnd_bytes
+            && next.ssthresh_bytes == self.ssthresh_bytes
+            && next.k.map(f64::to_bits) == self.k.map(f64::to_bits)
+            && next.slot_rtts == self.slot_rtts
+    }
+}
+
+/// Minimum simulated time between two kept samples of pure window growth (see [`CcSample`]).
+pub const TRACE_MIN_GAP_SECS: f64 = 1e-3;
+
+/// The trace of one transfer's controller, built by the rule on [`CcSample`].
+#[derive(Debug, Clone, Default)]
+struct CcTrace {
+    /// The transfer id in the node.
+    id: u64,
+    samples: Vec<CcSample>,
+    /// The latest state not kept yet (window growth within the gap).
+    held: Option<CcSample>,
+    /// The transfer is gone: no more samples.
+    done: bool,
+}
+
+impl CcTrace {
+    fn observe(&mut self, s: CcSample) {
+        let current = self.held.as_ref().or(self.samples.last());
+        if current.is_some_and(|c| c.same_state(&s)) {
+            return;
+        }
+        match self.samples.last() {
+            Some(last) if last.only_grows_to(&s) && self.held.is_none_or(|h| h.only_grows_to(&s)) => {
+                if s.time_secs - last.time_secs >= TRACE_MIN_GAP_SECS {
+                    self.samples.push(s);
+                    self.held = None;
+                } else {
+                    self.held = Some(s);
+                }
+            }
+            _ => {
+                self.samples.extend(self.held.take());
+                self.samples.push(s);
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Vec<CcSample> {
+        self.samples.extend(self.held.take());
+        std::mem::take(&mut self.samples)
+    }
+}
 
 /// The simulator's bandwidth oracle as a [`BandwidthSource`]: `A` = the link's
 /// capacity minus the throughput of all flows but the excluded ones, `P` = the
@@ -53,6 +158,8 @@ pub struct QuicHost {
     outcomes: Vec<TransferOutcome>,
     intervals: Vec<(u64, IntervalStats)>,
     start_errors: Vec<String>,
+    /// Controller traces of scheduled uploads, in start order.
+    traces: Vec<CcTrace>,
     /// Datagrams of a GSO batch not handed to the simulator yet.
     pending: VecDeque<Datagram>,
 }
@@ -80,6 +187,7 @@ impl QuicHost {
             outcomes: Vec::new(),
             intervals: Vec::new(),
             start_errors: Vec::new(),
+            traces: Vec::new(),
             pending: VecDeque::new(),
         }
     }
@@ -112,6 +220,27 @@ impl QuicHost {
         &self.start_errors
     }
 
+    /// Controller traces of the uploads started with [`schedule`](Self::schedule),
+    /// as (transfer id, samples) in start order, by the rule on [`CcSample`]. Downloads
+    /// (whose controller is on the server) and file workloads are not traced.
+    pub fn cc_traces(&self) -> Vec<(u64, Vec<CcSample>)> {
+        self.traces
+            .iter()
+            .map(|t| {
+                let mut t = t.clone();
+                (t.id, t.finish())
+            })
+            .collect()
+    }
+
+    /// Take the controller traces out of the host (see [`cc_traces`](Self::cc_traces)).
+    pub fn take_cc_traces(&mut self) -> Vec<(u64, Vec<CcSample>)> {
+        std::mem::take(&mut self.traces)
+            .into_iter()
+            .map(|mut t| (t.id, t.finish()))
+            .collect()
+    }
+
     /// The node, e.g. to read controller snapshots.
     pub fn node(&self) -> &Node {
         &self.node
@@ -119,6 +248,18 @@ impl QuicHost {
 
     fn instant(&self, t: SimTime) -> Instant {
         t.to_instant(self.epoch)
+    }
+
+    /// Sample the controller of every traced transfer at `now`.
+    fn trace(&mut self, now: SimTime) {
+        let secs = now.as_secs_f64();
+        for t in self.traces.iter_mut().filter(|t| !t.done) {
+            match self.node.snapshot(t.id) {
+                Some(snap) => t.observe(CcSample::new(secs, &snap)),
+                // Not reported yet (handshake), or the connection is gone.
+                None => t.done = !t.samples.is_empty() || t.held.is_some(),
+            }
+        }
     }
 
     fn collect(&mut self) {
@@ -134,11 +275,17 @@ impl QuicHost {
         let at = self.instant(now);
         while self.starts.front().is_some_and(|(t, ..)| *t <= now) {
             let (_, server, spec) = self.starts.pop_front().expect("front exists");
-            if let Err(e) = self
+            let upload = spec.direction == Direction::Upload;
+            match self
                 .node
                 .start_transfer(at, server.to_socket_addr(), &self.server_name, &self.trust, spec)
             {
-                self.start_errors.push(e.to_string());
+                Ok(id) if upload => self.traces.push(CcTrace {
+                    id,
+                    ..CcTrace::default()
+                }),
+                Ok(_) => {}
+                Err(e) => self.start_errors.push(e.to_string()),
             }
         }
         if let Some((w, next)) = &mut self.files {
@@ -180,6 +327,7 @@ impl Host for QuicHost {
         let data = payload.try_into_mut().unwrap_or_else(|b| BytesMut::from(&b[..]));
         let at = self.instant(now);
         self.node.handle_datagram(at, from.to_socket_addr(), flow, data);
+        self.trace(now);
         self.collect();
     }
 
@@ -217,6 +365,7 @@ impl Host for QuicHost {
         self.start_due(now);
         let at = self.instant(now);
         self.node.handle_timeout(at);
+        self.trace(now);
         self.collect();
     }
 }

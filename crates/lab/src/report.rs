@@ -215,7 +215,7 @@ pub fn mbps(bps: f64) -> String {
 }
 
 /// The files [`write_outputs`] writes, in order.
-pub const OUTPUT_FILES: [&str; 11] = [
+pub const OUTPUT_FILES: [&str; 13] = [
     "summary.json",
     "result.json",
     "flows.csv",
@@ -224,8 +224,10 @@ pub const OUTPUT_FILES: [&str; 11] = [
     "links.csv",
     "queue.csv",
     "delivered.csv",
+    "cc.csv",
     "throughput.svg",
     "cwnd.svg",
+    "k.svg",
     "queue.svg",
 ];
 
@@ -301,6 +303,16 @@ struct IntervalRow {
     min_rtt_ms: f64,
     lost_packets: u64,
     congestion_events: u64,
+    k: Option<f64>,
+    slot_rtts: Option<u32>,
+}
+
+#[derive(Serialize, Default)]
+struct CcRow {
+    flow: u32,
+    time_secs: f64,
+    cwnd_bytes: u64,
+    ssthresh_bytes: Option<u64>,
     k: Option<f64>,
     slot_rtts: Option<u32>,
 }
@@ -433,6 +445,16 @@ pub fn render_outputs(
         delivered_bytes: d.delivered_bytes,
         interval_bytes: d.interval_bytes,
     }))?;
+    let cc = csv(r.flows.iter().flat_map(|f| {
+        f.cc_trace.iter().map(move |c| CcRow {
+            flow: f.flow,
+            time_secs: c.time_secs,
+            cwnd_bytes: c.cwnd_bytes,
+            ssthresh_bytes: c.ssthresh_bytes,
+            k: c.k,
+            slot_rtts: c.slot_rtts,
+        })
+    }))?;
     let charts = plot::scenario_charts(s, r);
     Ok(vec![
         ("summary.json", to_json(summary, true)?),
@@ -443,8 +465,10 @@ pub fn render_outputs(
         ("links.csv", links),
         ("queue.csv", queue),
         ("delivered.csv", delivered),
+        ("cc.csv", cc),
         ("throughput.svg", charts.throughput),
         ("cwnd.svg", charts.cwnd),
+        ("k.svg", charts.k),
         ("queue.svg", charts.queue),
     ])
 }

@@ -22,7 +22,7 @@ use tput_transport::{
 };
 
 use crate::Error;
-use crate::host::{FileWorkload, OracleBandwidth, QuicHost};
+use crate::host::{CcSample, FileWorkload, OracleBandwidth, QuicHost};
 
 /// Human-readable durations (`250us`, `5ms`, `2s`) in serde.
 pub(crate) mod human_duration {
@@ -488,6 +488,13 @@ pub struct FlowResult {
     pub active_secs: f64,
     /// Sender-side interval records of its (bulk) transfer.
     pub intervals: Vec<IntervalStats>,
+    /// The sending controller's state at every change (window growth at most
+    /// once per millisecond; the rule is on [`CcSample`]), absolute simulated
+    /// time. Bulk uploads only: empty for downloads (whose controller runs on
+    /// the server) and file workloads. Written to `cc.csv`, left out of
+    /// `result.json`.
+    #[serde(skip)]
+    pub cc_trace: Vec<CcSample>,
     /// Receiver-judged evaluation slots (bulk transfers with a target).
     pub slots: Vec<SlotStats>,
     /// Fraction of slots that met the target.
@@ -759,13 +766,23 @@ fn build(s: &Scenario, flows: usize) -> Result<Net, Error> {
     }
 }
 
-fn take_host(
-    sim: &mut Simulator,
-    id: tput_netsim::HostId,
-) -> (Vec<TransferOutcome>, Vec<(u64, IntervalStats)>, Vec<String>) {
+/// What a client host recorded: outcomes, interval records, start errors, controller traces.
+type HostRecords = (
+    Vec<TransferOutcome>,
+    Vec<(u64, IntervalStats)>,
+    Vec<String>,
+    Vec<(u64, Vec<CcSample>)>,
+);
+
+fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
     match sim.host_mut::<QuicHost>(id) {
-        Some(h) => (h.outcomes().to_vec(), h.intervals().to_vec(), h.start_errors().to_vec()),
-        None => (Vec::new(), Vec::new(), Vec::new()),
+        Some(h) => (
+            h.outcomes().to_vec(),
+            h.intervals().to_vec(),
+            h.start_errors().to_vec(),
+            h.take_cc_traces(),
+        ),
+        None => Default::default(),
     }
 }
 
@@ -909,7 +926,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
     let mut flows = Vec::with_capacity(total);
     for (i, &client_id) in hosts.iter().enumerate() {
         let g = &s.flows[group_of[i]];
-        let (client_out, intervals, mut errors) = take_host(&mut net.sim, client_id);
+        let (client_out, intervals, mut errors, traces) = take_host(&mut net.sim, client_id);
         let mut bytes = 0;
         let mut active_secs = 0.0;
         let mut slots = Vec::new();
@@ -942,6 +959,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
             start_secs: starts[i].as_secs_f64(),
             active_secs,
             intervals: intervals.into_iter().map(|(_, r)| r).collect(),
+            cc_trace: traces.into_iter().next().map(|(_, t)| t).unwrap_or_default(),
             slots,
             success_ratio,
             file_times,
@@ -988,6 +1006,7 @@ mod tests {
             start_secs: 0.0,
             active_secs: 0.0,
             intervals: Vec::new(),
+            cc_trace: Vec::new(),
             slots: slots_bps
                 .iter()
                 .enumerate()
@@ -1003,6 +1022,50 @@ mod tests {
             file_times: Vec::new(),
             errors: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_controller_trace_shows_every_reduction() {
+        let link = LinkSpec::new("20Mbit/s".parse().unwrap(), Duration::from_millis(10)).with_queue_packets(20);
+        let access = LinkSpec::new("1Gbit/s".parse().unwrap(), Duration::from_millis(1));
+        let mut download = FlowGroup::new("newreno".parse().unwrap());
+        download.direction = Some(Direction::Download);
+        let mut s = Scenario::new(
+            Duration::from_secs(4),
+            TopologySpec::dumbbell(link, access),
+            vec![FlowGroup::new("newreno".parse().unwrap()), download],
+        );
+        s.interval = Duration::from_millis(500);
+        let r = run(&s, |_| {}).unwrap();
+        let up = &r.flows[0];
+        assert!(up.errors.is_empty(), "{:?}", up.errors);
+        let t = &up.cc_trace;
+        assert!(!up.intervals.is_empty());
+        assert!(
+            t.len() > 10 * up.intervals.len(),
+            "{} samples, {} intervals",
+            t.len(),
+            up.intervals.len()
+        );
+        assert!(t.windows(2).all(|w| w[0].time_secs <= w[1].time_secs), "in time order");
+        assert!(t.iter().all(|c| c.time_secs <= r.simulated_secs && c.k.is_none()));
+        let reductions = t.windows(2).filter(|w| w[1].cwnd_bytes < w[0].cwnd_bytes).count();
+        assert!(reductions >= 1, "no window reduction in {} samples", t.len());
+        assert!(t.iter().any(|c| c.ssthresh_bytes.is_some()), "a loss sets ssthresh");
+        // Pure growth is kept at most once per millisecond.
+        for w in t.windows(3) {
+            let grows =
+                |a: &CcSample, b: &CcSample| b.cwnd_bytes > a.cwnd_bytes && a.ssthresh_bytes == b.ssthresh_bytes;
+            if grows(&w[0], &w[1]) && grows(&w[1], &w[2]) {
+                assert!(
+                    w[2].time_secs - w[0].time_secs >= crate::host::TRACE_MIN_GAP_SECS - 1e-12,
+                    "{w:?}"
+                );
+            }
+        }
+        // Downloads are not traced (their controller is on the server) and run as before.
+        assert!(r.flows[1].cc_trace.is_empty());
+        assert!(r.flows[1].errors.is_empty() && r.flows[1].bytes > 0, "{:?}", r.flows[1]);
     }
 
     #[test]
