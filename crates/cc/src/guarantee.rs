@@ -1,9 +1,11 @@
-//! The throughput-guarantee controller of seed 000 (Yamanegi, Hasegawa, Murata):
-//! TCP Reno whose congestion-avoidance slope `k` is chosen at every ACK so that
-//! the mean throughput of every evaluation slot reaches a target `bw`.
+//! The throughput-guarantee controller of Yamanegi, Hasegawa, Murata,
+//! "スループット保証を実現する TCP の輻輳制御方式の提案と評価" (a TCP congestion
+//! control mechanism achieving throughput guarantee: proposal and evaluation),
+//! IEICE Technical Report, 2006: TCP Reno whose congestion-avoidance slope `k`
+//! is chosen at every ACK so that the mean throughput of every evaluation slot
+//! reaches a target `bw`.
 //!
-//! Section numbers (§2.x) refer to the paper (`seeds/000_33a4fb7fcfdfab56.txt`),
-//! the rules as fixed by the project to `seeds/DIGEST.md` §000.
+//! Section and equation numbers (§2.x, eq. (n)) refer to that paper.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,13 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
-    minimum_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
 
-/// Length of the evaluation slot `t` (seed 000 §Inputs).
+/// Length of the evaluation slot `t` (§2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum EvalLength {
     /// `d` RTTs directly; a power of two, at least 2.
@@ -51,7 +51,7 @@ pub struct GuaranteeConfig {
     /// Lower clamp `k_min` of the slope; default 1 (never slower than Reno).
     pub k_min: f64,
     /// The factor on `cwnd` in `k_max = A*srtt - kmax_cwnd*cwnd`; default 2
-    /// (the digest's choice between the paper's eqs. (4)/(5) and its summary).
+    /// (the paper's summary; eqs. (4)/(5) as printed use 1).
     pub kmax_cwnd: f64,
     /// Physical bandwidth `P`, used when the bandwidth source does not report one
     /// (and given to the inline estimator, whose own `P` estimate it replaces).
@@ -110,7 +110,7 @@ impl GuaranteeConfig {
     }
 }
 
-/// The throughput-guarantee controller (seed 000, Yamanegi, Hasegawa, Murata).
+/// The throughput-guarantee controller (Yamanegi, Hasegawa, Murata; see the module docs).
 ///
 /// Units are bytes and seconds; where the paper's formulas are in packets,
 /// `packets = bytes / mss` with the current maximum datagram size.
@@ -119,8 +119,10 @@ impl GuaranteeConfig {
 ///
 /// - Slow start at connection start and after persistent congestion: exactly
 ///   Reno, `cwnd += acked bytes` while `cwnd < ssthresh` (RFC 9002 §7.3.1).
-/// - Congestion avoidance, per ACK: `cwnd += k * mss * acked / cwnd`, the
-///   paper's `cwnd <- cwnd + k / cwnd` in bytes (Reno is `k = 1`).
+/// - Congestion avoidance: the paper's eq. (1) `cwnd <- cwnd + k / cwnd` per
+///   ACK, i.e. `k` datagrams per window acknowledged, counted as one `mss`
+///   per `cwnd / k` bytes acked (`k` as of that ACK). With `k = 1` this is
+///   exactly [`NewReno`](crate::NewReno): both run one Reno core.
 /// - Loss or ECN: `ssthresh = cwnd / 2`, `cwnd = ssthresh` (not below the
 ///   minimum window), once per round trip (RFC 9002 §7.3.2).
 /// - Persistent congestion (the timeout analogue): `cwnd` = RFC 9002's minimum
@@ -162,7 +164,7 @@ impl GuaranteeConfig {
 /// At every ACK, after the slot bookkeeping and before this ACK grows the
 /// window, `k = max(k_min, min(k_bw, k_max))` with
 ///
-/// - `k_bw` from [`Guarantee::k_bw`] (the digest's closed form, with
+/// - `k_bw` from [`Guarantee::k_bw`] (the closed form, with
 ///   `n_j = floor(elapsed / srtt_i)` and the ACK counter including this ACK);
 /// - `k_max`, with `A` and `P` in packets/s and `c = kmax_cwnd` (default 2:
 ///   eqs. (4)/(5) subtract `cwnd`, the paper's summary `2 * cwnd`):
@@ -198,17 +200,13 @@ impl GuaranteeConfig {
 #[derive(Debug, Clone)]
 pub struct Guarantee {
     config: GuaranteeConfig,
-    mss: u64,
     bandwidth: Option<Arc<dyn BandwidthSource>>,
     /// Seat in an [`Aggregate`]; shared by clones, leaves when the last one drops.
     member: Option<Arc<Membership>>,
     /// Target `bw`, bytes per second.
     bw: f64,
-    /// Congestion window, bytes.
-    cwnd: f64,
-    /// Slow-start threshold, bytes; infinite until the first reduction.
-    ssthresh: f64,
-    recovery: Recovery,
+    /// Window, threshold and recovery: Reno's, shared with [`NewReno`](crate::NewReno).
+    reno: RenoCore,
     /// Current slope, packets per RTT.
     k: f64,
     /// `d`; 0 until known ([`EvalLength::Time`] before the first ACK).
@@ -226,9 +224,6 @@ pub struct Guarantee {
     /// Completed evaluation slots whose throughput reached `bw`.
     evals_met: u64,
 }
-
-/// Upper bound on the window, bytes: keeps it finite and inside a `u64`.
-const MAX_CWND: f64 = 1e15;
 
 /// Largest `d` that [`EvalLength::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
 const MAX_EVAL_LOG2: f64 = 30.0;
@@ -315,12 +310,9 @@ impl Guarantee {
             bw: config.target.bytes_per_sec(),
             k: config.k_min,
             config,
-            mss,
             bandwidth,
             member: None,
-            cwnd: initial_window(mss) as f64,
-            ssthresh: f64::INFINITY,
-            recovery: Recovery::default(),
+            reno: RenoCore::new(mss),
             eval_rtts,
             slot_rtts,
             slots: None,
@@ -340,7 +332,7 @@ impl Guarantee {
     }
 
     /// The slope `k_bw` (packets per RTT) that makes control slot `i` reach its
-    /// goal, the digest's closed form of §2.4 (all quantities in packets/RTTs):
+    /// goal, the closed form of §2.4 (all quantities in packets/RTTs):
     ///
     /// ```text
     /// m    = s - n - 1
@@ -370,6 +362,11 @@ impl Guarantee {
         } else {
             2.0 * (goal_pkts - m * cwnd_pkts - acked_pkts) / (m * (m + 1.0))
         }
+    }
+
+    /// The congestion window in bytes, as a float for the slope formulas.
+    fn cwnd(&self) -> f64 {
+        self.reno.window() as f64
     }
 
     /// The current slope `k`, packets per RTT (`k_min` until the first ACK).
@@ -409,7 +406,7 @@ impl Guarantee {
         let available = match &self.member {
             Some(m) => {
                 let srtt = ack.rtt.smoothed.as_secs_f64();
-                let rate = if srtt > 0.0 { self.cwnd / srtt } else { 0.0 };
+                let rate = if srtt > 0.0 { self.cwnd() / srtt } else { 0.0 };
                 m.share_available(available, rate)
             }
             None => available,
@@ -502,21 +499,21 @@ impl Guarantee {
         self.evals_met += u64::from(met);
         if slots.congested && !met {
             self.slot_rtts = (self.slot_rtts / 2).max(2);
-        } else if !slots.congested && met && self.cwnd / srtt.as_secs_f64() >= self.bw {
+        } else if !slots.congested && met && self.cwnd() / srtt.as_secs_f64() >= self.bw {
             self.slot_rtts = (self.slot_rtts * 2).min(self.eval_rtts);
         }
     }
 
     /// `k = max(k_min, min(k_bw, k_max))`, §2.4.
     fn slope(&self, now: Instant, slots: &Slots) -> f64 {
-        let mss = self.mss as f64;
+        let mss = self.reno.mss() as f64;
         let s = f64::from(self.slot_rtts);
         let srtt = slots.srtt.as_secs_f64();
         let elapsed = now.saturating_duration_since(slots.start);
         // Whole RTTs elapsed. Nanoseconds fit in u64 for 584 years, and a 64-bit
         // division is several times cheaper than the u128 one `as_nanos` implies.
         let n = (nanos(elapsed) / nanos(slots.srtt).max(1)) as f64;
-        let cwnd_pkts = self.cwnd / mss;
+        let cwnd_pkts = self.cwnd() / mss;
         let k_bw = Self::k_bw(slots.goal * srtt * s / mss, s, n, cwnd_pkts, slots.acked as f64 / mss);
         k_bw.min(self.k_max(now, slots, srtt, cwnd_pkts)).max(self.config.k_min)
     }
@@ -535,7 +532,7 @@ impl Guarantee {
         if rate.is_infinite() {
             return f64::INFINITY;
         }
-        rate * srtt / self.mss as f64 - self.config.kmax_cwnd * cwnd_pkts
+        rate * srtt / self.reno.mss() as f64 - self.config.kmax_cwnd * cwnd_pkts
     }
 
     /// `P`, bytes per second: from the source, else the configuration, else unlimited.
@@ -566,57 +563,53 @@ fn initial_slot_rtts(configured: Option<u32>, d: u32) -> u32 {
     configured.unwrap_or(d / 2).clamp(2, d.max(2))
 }
 
+/// §2.1, eq. (1): `cwnd <- cwnd + k / cwnd` per acknowledged packet, i.e. `k`
+/// datagrams per window acknowledged: one datagram per `cwnd / k` bytes (the
+/// form of Linux's `tcp_cong_avoid_ai(tp, cwnd / k, acked)`). With `k = 1`
+/// this is NewReno's RFC 9002 §7.3.3 exactly.
+#[derive(Debug, Clone, Copy)]
+struct Slope(f64);
+
+impl WindowAdjustment for Slope {
+    #[inline]
+    fn bytes_for_increase(&self, cwnd: u64) -> u64 {
+        // k = 0 gives infinity (no growth); `as` saturates. k >= 0 (validated, clamped).
+        (cwnd as f64 / self.0).round() as u64
+    }
+}
+
 impl CongestionController for Guarantee {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
-        let in_recovery = self.recovery.on_ack(ack.sent);
+        // The slot bookkeeping and `k` run on every ACK, also in recovery and
+        // while application-limited; the window itself grows as Reno's (§2.1).
         self.track(now, ack);
-        if in_recovery || ack.app_limited {
-            return;
-        }
-        let acked = ack.bytes as f64;
-        if self.cwnd < self.ssthresh {
-            // §2.1: slow start exactly as Reno (RFC 9002 §7.3.1).
-            self.cwnd += acked;
-        } else {
-            // §2.1: cwnd <- cwnd + k / cwnd per packet, in bytes.
-            self.cwnd += self.k * self.mss as f64 * acked / self.cwnd;
-        }
-        self.cwnd = self.cwnd.min(MAX_CWND);
+        self.reno.on_ack(ack, &Slope(self.k));
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        let min = minimum_window(self.mss) as f64;
-        if self.recovery.enter(now, event.sent) {
-            // Reno's fast retransmit: halve, once per round trip (RFC 9002 §7.3.2).
-            self.ssthresh = (self.cwnd / 2.0).max(min);
-            self.cwnd = self.ssthresh;
-        }
-        if event.kind == CongestionKind::PersistentCongestion {
-            // The timeout analogue: RFC 9002 §7.6.2's minimum window (2 datagrams;
-            // the paper's Reno drops to 1 packet), then slow start again.
-            self.cwnd = min;
-            self.recovery.reset();
-        }
+        // Reno's halving once per round trip, and the timeout analogue
+        // (persistent congestion: RFC 9002's minimum window of 2 datagrams,
+        // where the paper's Reno drops to 1 packet), then slow start again.
+        self.reno.on_congestion(now, event);
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
-        self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss) as f64);
+        self.reno.on_mtu_update(max_datagram_size);
     }
 
     fn window(&self) -> u64 {
-        (self.cwnd as u64).max(minimum_window(self.mss))
+        self.reno.window()
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        initial_window(self.reno.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             cwnd_bytes: self.window(),
-            ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: self.recovery.phase(self.cwnd < self.ssthresh),
+            ssthresh_bytes: self.reno.ssthresh(),
+            phase: self.reno.phase(),
             state: AlgorithmState::Guarantee {
                 k: self.k,
                 slot_rtts: self.slot_rtts,
@@ -638,7 +631,7 @@ impl CongestionController for Guarantee {
 mod tests {
     use super::*;
     use crate::bandwidth::SharedBandwidth;
-    use crate::controller::Phase;
+    use crate::controller::{CongestionKind, Phase, minimum_window};
     use crate::testutil::*;
 
     const MS: Duration = Duration::from_millis(1);
@@ -741,17 +734,24 @@ mod tests {
         h.ack_sent_at(sent, MSS); // sent before the reduction: no growth
         assert_eq!(h.cc.window(), before / 2);
         // Recovery ends with the ACK of a packet sent after it began; that ACK
-        // grows the window by k * mss * mss / cwnd = 1200 * 1200 / 24000 = 60.
+        // counts towards growth: with k = 1, one mss per 24_000 bytes acked,
+        // so the 20th such ACK grows the window to 25_200.
         h.advance(RTT + MS);
         h.ack(MSS);
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
-        assert_eq!(h.cc.window(), 24_060);
+        assert_eq!(h.cc.k(), 1.0);
+        for _ in 0..18 {
+            h.ack(MSS);
+        }
+        assert_eq!(h.cc.window(), 24_000);
+        h.ack(MSS);
+        assert_eq!(h.cc.window(), 25_200);
         h.lose(h.now - RTT / 4, CongestionKind::Loss);
-        assert_eq!(h.cc.window(), 12_030);
+        assert_eq!(h.cc.window(), 12_600);
         // ECN reduces like loss.
         h.advance(RTT);
         h.lose(h.now, CongestionKind::Ecn);
-        assert_eq!(h.cc.window(), 6_015);
+        assert_eq!(h.cc.window(), 6_300);
     }
 
     #[test]
@@ -762,13 +762,11 @@ mod tests {
         assert_eq!(h.cc.window(), 12_000);
         h.round(); // acks of the flight sent before the reduction: no growth
         assert_eq!(h.cc.window(), 12_000);
-        h.round(); // 10 acks, each cwnd += 1 * mss * mss / cwnd
-        let mut w = 12_000.0_f64;
-        for _ in 0..10 {
-            w += 1.0 * 1200.0 * 1200.0 / w;
-        }
+        // 10 acks of 1200 bytes: one window acknowledged, one mss more
+        // (eq. (1) with k = 1, counted as RFC 9002 §7.3.3 counts it).
+        h.round();
         assert_eq!(h.cc.k(), 1.0);
-        assert_eq!(h.cc.window(), w as u64);
+        assert_eq!(h.cc.window(), 13_200);
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
     }
 

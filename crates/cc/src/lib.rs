@@ -38,6 +38,7 @@ mod estimator;
 mod fixed;
 mod guarantee;
 mod newreno;
+mod reno;
 mod spec;
 pub mod units;
 mod vegas;
