@@ -6,6 +6,11 @@
 //! reaches a target `bw`.
 //!
 //! Section and equation numbers (§2.x, eq. (n)) refer to that paper.
+//!
+//! Transcendental functions (`log2`) come from the `libm` crate, not `std`:
+//! `std` calls the platform's C library, whose results may differ in the last
+//! bits between machines; `libm` gives bit-identical results on every target,
+//! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -554,7 +559,7 @@ fn nanos(d: Duration) -> u64 {
 /// `d = t / min_rtt` rounded to the nearest power of two in log scale, in `[2, 2^30]`.
 fn eval_rtts_for(t: Duration, min_rtt: Duration) -> u32 {
     let ratio = t.as_nanos() as f64 / min_rtt.as_nanos() as f64;
-    let exp = ratio.log2().round().clamp(1.0, MAX_EVAL_LOG2);
+    let exp = libm::log2(ratio).round().clamp(1.0, MAX_EVAL_LOG2);
     1 << (exp as u32)
 }
 

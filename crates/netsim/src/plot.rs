@@ -7,6 +7,11 @@
 //! most 12 entries (then "+N more"). Non-finite points are skipped;
 //! empty series, single points and constant values draw without panicking.
 //! The y axis starts at 0 whenever no value is negative.
+//!
+//! Transcendental functions (`pow`, `log10`) come from the `libm` crate, not `std`:
+//! `std` calls the platform's C library, whose results may differ in the last
+//! bits between machines; `libm` gives bit-identical results on every target,
+//! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
 use std::fmt::Write as _;
 
@@ -228,7 +233,7 @@ fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
         return Vec::new();
     }
     let raw = span / target as f64;
-    let mag = 10f64.powf(raw.log10().floor());
+    let mag = libm::pow(10.0, libm::log10(raw).floor());
     let norm = raw / mag;
     let step = mag
         * if norm <= 1.0 {
@@ -272,7 +277,7 @@ fn axis_range(ticks: &[f64], lo: f64, hi: f64) -> (f64, f64) {
 fn decimals(ticks: &[f64]) -> usize {
     (0..=6)
         .find(|&d| {
-            let m = 10f64.powi(d as i32);
+            let m = libm::pow(10.0, d as f64);
             ticks.iter().all(|t| {
                 let v = t * m;
                 (v - v.round()).abs() <= 1e-6 * v.abs().max(1.0)
