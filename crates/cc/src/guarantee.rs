@@ -20,17 +20,9 @@ use serde::{Deserialize, Serialize};
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::eval_slot::EvalSlot;
 use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
-
-/// Length of the evaluation slot `t` (§2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EvalLength {
-    /// `d` RTTs directly; a power of two, at least 2.
-    Rtts(u32),
-    /// A duration; `d = t / min_rtt`, rounded as documented on [`Guarantee`].
-    Time(Duration),
-}
 
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -50,7 +42,7 @@ pub struct GuaranteeConfig {
     /// Target throughput `bw`.
     pub target: Rate,
     /// Evaluation slot length; default 32 RTTs (the paper's `d = 32`).
-    pub eval: EvalLength,
+    pub eval: EvalSlot,
     /// Initial control slot `s` in RTTs; default `d / 2`.
     pub slot_rtts: Option<u32>,
     /// Lower clamp `k_min` of the slope; default 1 (never slower than Reno).
@@ -71,7 +63,7 @@ impl GuaranteeConfig {
     pub fn new(target: Rate) -> Self {
         Self {
             target,
-            eval: EvalLength::Rtts(32),
+            eval: EvalSlot::Rtts(32),
             slot_rtts: None,
             k_min: 1.0,
             kmax_cwnd: 2.0,
@@ -86,17 +78,17 @@ impl GuaranteeConfig {
             return Err("target: must be positive".into());
         }
         match self.eval {
-            EvalLength::Rtts(d) if d < 2 || !d.is_power_of_two() => {
+            EvalSlot::Rtts(d) if d < 2 || !d.is_power_of_two() => {
                 return Err(format!("eval: {d}rtt must be a power of two >= 2"));
             }
-            EvalLength::Time(t) if t.is_zero() => return Err("eval: must be positive".into()),
+            EvalSlot::Time(t) if t.is_zero() => return Err("eval: must be positive".into()),
             _ => {}
         }
         if let Some(s) = self.slot_rtts {
             if s < 2 || !s.is_power_of_two() {
                 return Err(format!("slot: {s}rtt must be a power of two >= 2"));
             }
-            if let EvalLength::Rtts(d) = self.eval
+            if let EvalSlot::Rtts(d) = self.eval
                 && s > d
             {
                 return Err(format!("slot: {s}rtt must not exceed eval {d}rtt"));
@@ -137,7 +129,7 @@ impl GuaranteeConfig {
 ///
 /// # Slots (§2.2, §2.3)
 ///
-/// - The evaluation slot is `d` RTTs. With [`EvalLength::Time`]`(t)`,
+/// - The evaluation slot is `d` RTTs. With [`EvalSlot::Time`]`(t)`,
 ///   `d = t / min_rtt` is computed once, when the first evaluation slot starts,
 ///   and rounded to the nearest power of two *in log scale*
 ///   (`2^round(log2(t / min_rtt))`), at least 2 (at most 2^30).
@@ -151,7 +143,7 @@ impl GuaranteeConfig {
 ///   `srtt_i` = the smoothed RTT of the ACK that starts them. Slots run during
 ///   slow start and recovery too: throughput counts regardless of phase.
 ///   Until then snapshots report `control_slot = 1`, `goal = bw`, and (with
-///   [`EvalLength::Time`]) `eval_rtts = slot_rtts = 0`.
+///   [`EvalSlot::Time`]) `eval_rtts = slot_rtts = 0`.
 /// - No timer: an ACK arriving at least `srtt_i * s` after slot `i` began ends
 ///   it with `tput_i = bytes acked in the slot / actual elapsed time`, and
 ///   starts slot `i + 1` at that instant. An ACK belongs to the slot running
@@ -214,7 +206,7 @@ pub struct Guarantee {
     reno: RenoCore,
     /// Current slope, packets per RTT.
     k: f64,
-    /// `d`; 0 until known ([`EvalLength::Time`] before the first ACK).
+    /// `d`; 0 until known ([`EvalSlot::Time`] before the first ACK).
     eval_rtts: u32,
     /// `s`; 0 until `d` is known.
     slot_rtts: u32,
@@ -230,7 +222,7 @@ pub struct Guarantee {
     evals_met: u64,
 }
 
-/// Largest `d` that [`EvalLength::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
+/// Largest `d` that [`EvalSlot::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
 const MAX_EVAL_LOG2: f64 = 30.0;
 
 /// Evaluation- and control-slot state.
@@ -305,11 +297,11 @@ impl Guarantee {
     /// A guarantee controller reading `A` and `P` from `bandwidth`.
     pub fn new(config: GuaranteeConfig, mss: u64, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
         let (eval_rtts, slot_rtts) = match config.eval {
-            EvalLength::Rtts(d) => {
+            EvalSlot::Rtts(d) => {
                 let d = d.max(2);
                 (d, initial_slot_rtts(config.slot_rtts, d))
             }
-            EvalLength::Time(_) => (0, 0),
+            EvalSlot::Time(_) => (0, 0),
         };
         Self {
             bw: config.target.bytes_per_sec(),
@@ -384,7 +376,7 @@ impl Guarantee {
         (self.slot_rtts != 0).then_some(self.slot_rtts)
     }
 
-    /// The evaluation slot length `d` in RTTs; with [`EvalLength::Time`],
+    /// The evaluation slot length `d` in RTTs; with [`EvalSlot::Time`],
     /// `None` until the first ACK.
     pub fn eval_rtts(&self) -> Option<u32> {
         (self.eval_rtts != 0).then_some(self.eval_rtts)
@@ -448,7 +440,7 @@ impl Guarantee {
         if srtt.is_zero() {
             return None;
         }
-        if let EvalLength::Time(t) = self.config.eval
+        if let EvalSlot::Time(t) = self.config.eval
             && self.eval_rtts == 0
         {
             let min = match (rtt.min.is_zero(), rtt.latest.is_zero()) {
@@ -685,7 +677,7 @@ mod tests {
         assert!(close(a, b), "{a} != {b}");
     }
 
-    fn config(target_bytes_per_sec: u64, eval: EvalLength, slot: Option<u32>) -> GuaranteeConfig {
+    fn config(target_bytes_per_sec: u64, eval: EvalSlot, slot: Option<u32>) -> GuaranteeConfig {
         GuaranteeConfig {
             eval,
             slot_rtts: slot,
@@ -713,7 +705,7 @@ mod tests {
 
     #[test]
     fn slow_start_is_reno() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         assert_eq!(h.cc.window(), 12_000);
         h.round();
         assert_eq!(h.cc.window(), 24_000);
@@ -725,7 +717,7 @@ mod tests {
 
     #[test]
     fn loss_halves_once_per_round_trip() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         h.round();
         h.round();
         let before = h.cc.window(); // 48_000
@@ -761,7 +753,7 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_at_k_min_is_reno() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         h.round();
         h.lose(h.now - RTT / 2, CongestionKind::Loss); // cwnd = ssthresh = 12_000
         assert_eq!(h.cc.window(), 12_000);
@@ -777,7 +769,7 @@ mod tests {
 
     #[test]
     fn persistent_congestion_collapses_to_minimum_window_and_slow_starts() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         h.round();
         h.round();
         h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
@@ -810,7 +802,7 @@ mod tests {
     #[test]
     fn controller_uses_k_bw_including_the_slot_end_rule() {
         // goal = 7.5e6 B/s * 20 ms * 8 / 1200 B = 1000 packets per control slot.
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(16), Some(8)), None);
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(16), Some(8)), None);
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS); // slot starts; n = 0, m = 7, cwnd 10, acked 1
         assert_close(h.cc.k(), 2.0 * (1000.0 - 7.0 * 10.0 - 1.0) / (7.0 * 8.0));
@@ -827,7 +819,7 @@ mod tests {
     fn k_stays_at_k_min_when_the_goal_is_met_easily() {
         let bw = SharedBandwidth::new();
         bw.set_available(1_000_000_000);
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), Some(&bw));
         for _ in 0..4 {
             h.round();
             assert_eq!(h.cc.k(), 1.0);
@@ -846,7 +838,7 @@ mod tests {
     fn k_rises_above_k_min_when_behind() {
         let bw = SharedBandwidth::new();
         bw.set_available(1_000_000_000); // A*srtt = 2083.3 packets: no clamp
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
         h.round();
         // Last of the 10 ACKs: s = 16, goal = 7.5e6*0.02*16/1200 = 2000 packets,
         // n = 0, m = 15, cwnd 19 before its growth, acked 10.
@@ -865,7 +857,7 @@ mod tests {
         // A*srtt = 1.5e6 B/s * 20 ms / 1200 B = 25 packets; k_max = 25 - 2*10 = 5.
         let bw = SharedBandwidth::new();
         bw.set_available(bits(1_500_000));
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS);
         let k_bw = Guarantee::k_bw(2000.0, 16.0, 0.0, 10.0, 1.0);
@@ -873,14 +865,14 @@ mod tests {
         assert_close(h.cc.k(), 5.0);
         assert_eq!(state(&h.cc).available, 1_500_000.0);
         // kmax_cwnd = 1 (eqs. (4)/(5) as printed): 25 - 10 = 15, still below k_bw.
-        let mut c = config(7_500_000, EvalLength::Rtts(32), None);
+        let mut c = config(7_500_000, EvalSlot::Rtts(32), None);
         c.kmax_cwnd = 1.0;
         let mut h = harness(c, Some(&bw));
         ack_at(&mut h, t0, 20, MSS);
         assert_close(h.cc.k(), 15.0);
         // k_max below k_min: k = k_min.
         bw.set_available(bits(1_200_000)); // 20 - 2*10 = 0
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
         ack_at(&mut h, t0, 20, MSS);
         assert_eq!(h.cc.k(), 1.0);
     }
@@ -891,7 +883,7 @@ mod tests {
         if let Some(p) = physical_source {
             bw.set_physical(bits(p));
         }
-        let mut c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let mut c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
         c.physical = physical_config.map(Rate::from_bytes_per_sec);
         let mut h = harness(c, Some(&bw));
         let t0 = h.now;
@@ -927,7 +919,7 @@ mod tests {
 
     #[test]
     fn without_a_there_is_no_uncongested_k_max_and_p_bounds_the_congested_one() {
-        let mut c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let mut c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
         c.physical = Some(Rate::from_bytes_per_sec(1_800_000));
         let mut h = harness(c, None);
         let t0 = h.now;
@@ -945,7 +937,7 @@ mod tests {
     #[test]
     fn deficit_carries_to_the_next_control_slot_and_is_discarded_at_the_evaluation_end() {
         // d = 4, s = 2: two control slots of 40 ms; one 1200 B ACK per 20 ms.
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(4), Some(2)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(4), Some(2)), None);
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS);
         ack_at(&mut h, t0, 40, MSS);
@@ -965,7 +957,7 @@ mod tests {
         assert_eq!(h.cc.slot_rtts(), Some(2)); // would halve, but 2 is the floor
 
         // A surplus carries too: g_2 = 1000 + (1000 - 60000) < 0.
-        let mut h = harness(config(1000, EvalLength::Rtts(4), Some(2)), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(4), Some(2)), None);
         for ms in [20, 40, 60] {
             ack_at(&mut h, t0, ms, MSS);
         }
@@ -983,7 +975,7 @@ mod tests {
         let bw = SharedBandwidth::new();
         bw.set_available(bits(2_000_000));
         let group = Aggregate::new();
-        let c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
         let mut alone = harness(c.clone(), Some(&bw));
         let mut member = harness(c, Some(&bw));
         member.cc = member.cc.with_aggregate(&group);
@@ -1013,7 +1005,7 @@ mod tests {
         let bw = SharedBandwidth::new();
         bw.set_available(bits(1_500_000));
         let group = Aggregate::new();
-        let c = config(7_500_000, EvalLength::Rtts(32), None);
+        let c = config(7_500_000, EvalSlot::Rtts(32), None);
         let mut a = harness(c.clone(), Some(&bw));
         a.cc = a.cc.with_aggregate(&group);
         let mut b = harness(c, Some(&bw));
@@ -1036,7 +1028,7 @@ mod tests {
         // d = 4, s = 2 as in the carry test (control slots of 40 ms). Member b
         // delivers 120 kB in its first slot (ahead), member a 2400 B (behind).
         let group = Aggregate::new();
-        let c = config(1_200_000, EvalLength::Rtts(4), Some(2));
+        let c = config(1_200_000, EvalSlot::Rtts(4), Some(2));
         let mut a = harness(c.clone(), None);
         a.cc = a.cc.with_aggregate(&group);
         let mut b = harness(c, None);
@@ -1057,7 +1049,7 @@ mod tests {
 
     #[test]
     fn a_long_gap_closes_one_slot_over_the_whole_gap() {
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(2)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(2)), None);
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS);
         ack_at(&mut h, t0, 220, MSS); // five slots' worth of silence
@@ -1072,7 +1064,7 @@ mod tests {
     #[test]
     fn s_halves_when_congested_and_missed() {
         // d = 8, s = 4: two control slots of 80 ms; 60 kB/s against 1.2 MB/s.
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(4)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(4)), None);
         let t0 = h.now;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, MSS);
@@ -1084,7 +1076,7 @@ mod tests {
         assert_eq!(h.cc.evaluations(), (2, 0));
 
         // s = d: the single control slot missing its goal counts as congested.
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(8)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(8)), None);
         for ms in (20..=180).step_by(20) {
             ack_at(&mut h, t0, ms, MSS);
         }
@@ -1095,7 +1087,7 @@ mod tests {
     #[test]
     fn s_doubles_when_uncongested_met_and_fast_enough() {
         // d = 8, s = 2; 60 kB/s against 1 kB/s; cwnd/srtt >= 12000 B / 20 ms.
-        let mut h = harness(config(1000, EvalLength::Rtts(8), Some(2)), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(8), Some(2)), None);
         let t0 = h.now;
         for ms in (20..=500).step_by(20) {
             ack_at(&mut h, t0, ms, MSS);
@@ -1116,7 +1108,7 @@ mod tests {
         let t0 = Instant::now();
         // (a) Uncongested and met, but cwnd/srtt = 12000 B / 20 ms = 600 kB/s < 900 kB/s.
         // ACK frames of 24 000 B every 20 ms: 1.2 MB/s; app-limited, so cwnd stays.
-        let mut h = harness(config(900_000, EvalLength::Rtts(16), Some(4)), None);
+        let mut h = harness(config(900_000, EvalSlot::Rtts(16), Some(4)), None);
         h.app_limited = true;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, 24_000);
@@ -1126,7 +1118,7 @@ mod tests {
         assert!(!state(&h.cc).congested);
         assert_eq!(h.cc.slot_rtts(), Some(4));
         // Same with target 600 kB/s = cwnd/srtt: it doubles (the boundary case).
-        let mut h = harness(config(600_000, EvalLength::Rtts(16), Some(4)), None);
+        let mut h = harness(config(600_000, EvalSlot::Rtts(16), Some(4)), None);
         h.app_limited = true;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, 24_000);
@@ -1135,7 +1127,7 @@ mod tests {
 
         // (b) Congested (slot 1: 4800 B / 80 ms = 60 kB/s < 600 kB/s) but met:
         // (4800 + 12 * 24000) B / 320 ms = 915 kB/s >= 600 kB/s.
-        let mut h = harness(config(600_000, EvalLength::Rtts(16), Some(4)), None);
+        let mut h = harness(config(600_000, EvalSlot::Rtts(16), Some(4)), None);
         h.app_limited = true;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, if ms < 100 { MSS } else { 24_000 });
@@ -1159,7 +1151,7 @@ mod tests {
             (100, Some(16), 4, 4), // 5 -> 4; the configured s is clamped to d
         ];
         for (ms, slot, d, s) in cases {
-            let mut h = harness(config(1000, EvalLength::Time(Duration::from_millis(ms)), slot), None);
+            let mut h = harness(config(1000, EvalSlot::Time(Duration::from_millis(ms)), slot), None);
             assert_eq!((h.cc.eval_rtts(), h.cc.slot_rtts()), (None, None));
             assert_eq!(state(&h.cc).eval_rtts, 0);
             h.advance(RTT);
@@ -1182,11 +1174,7 @@ mod tests {
             let bw = SharedBandwidth::new();
             bw.set_available(a);
             bw.set_physical(100_000_000);
-            let mut cc = Guarantee::new(
-                config(20_000_000, EvalLength::Rtts(4), Some(2)),
-                MSS,
-                Some(Arc::new(bw)),
-            );
+            let mut cc = Guarantee::new(config(20_000_000, EvalSlot::Rtts(4), Some(2)), MSS, Some(Arc::new(bw)));
             crate::testutil::fuzz_odd_inputs(&mut cc, |cc| assert!(cc.k().is_finite() && cc.k() >= 1.0));
         }
     }
@@ -1195,7 +1183,7 @@ mod tests {
     fn window_is_finite_and_at_least_the_minimum() {
         let bw = SharedBandwidth::new();
         bw.set_available(u64::MAX / 2);
-        let mut h = harness(config(u64::MAX / 16, EvalLength::Rtts(2), None), Some(&bw));
+        let mut h = harness(config(u64::MAX / 16, EvalSlot::Rtts(2), None), Some(&bw));
         h.round();
         h.lose(h.now - RTT / 2, CongestionKind::Loss);
         for _ in 0..20 {

@@ -35,6 +35,7 @@ mod compound;
 mod controller;
 mod cubic;
 mod estimator;
+mod eval_slot;
 mod fixed;
 mod guarantee;
 mod newreno;
@@ -56,8 +57,9 @@ pub use controller::{
 };
 pub use cubic::{Cubic, CubicConfig};
 pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
+pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
-pub use guarantee::{AbwSource, EvalLength, Guarantee, GuaranteeConfig};
+pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig};
 pub use newreno::{NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
 pub use vegas::{Vegas, VegasConfig};

@@ -141,7 +141,8 @@ mod tests {
 
     use crate::bandwidth::{BandwidthSource, SharedBandwidth};
     use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, Phase, RttSample};
-    use crate::guarantee::{EvalLength, Guarantee, GuaranteeConfig};
+    use crate::eval_slot::EvalSlot;
+    use crate::guarantee::{Guarantee, GuaranteeConfig};
     use crate::newreno::{NewReno, NewRenoConfig};
     use crate::units::Rate;
 
@@ -153,7 +154,7 @@ mod tests {
         bw.set_available(0);
         bw.set_physical(8);
         let config = GuaranteeConfig {
-            eval: EvalLength::Rtts(4),
+            eval: EvalSlot::Rtts(4),
             slot_rtts: Some(2),
             ..GuaranteeConfig::new(Rate::from_bytes_per_sec(10_000_000))
         };

@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use tput_cc::{Aggregate, BandwidthSource, ControllerSpec, units::Rate};
+use tput_cc::{Aggregate, BandwidthSource, ControllerSpec, EvalSlot, units::Rate};
 use tput_netsim::{
     Addr, Chain, CutMode, CutOff, Dumbbell, DumbbellConfig, FileArrivals, FlowSample, LinkConfig, LinkId, LinkStats,
     QueueLimit, QueueSample, RandomLoss, RateStep, Rng, SimTime, Simulator,
 };
 
 use crate::Error;
-use crate::node::{EvalSlot, Node, NodeConfig, TransferSpec};
+use crate::node::{Node, NodeConfig, TransferSpec};
 use crate::proto::Direction;
 use crate::sim::{FileWorkload, OracleBandwidth, QuicHost};
 use crate::stats::{IntervalStats, SlotStats, TransferOutcome};
@@ -88,7 +88,7 @@ mod human_size {
 mod eval_slot_serde {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use crate::node::EvalSlot;
+    use tput_cc::EvalSlot;
 
     pub fn serialize<S: Serializer>(v: &Option<EvalSlot>, s: S) -> Result<S::Ok, S::Error> {
         match v {
