@@ -28,6 +28,11 @@
 //! # Ok::<(), tput_cc::SpecError>(())
 //! ```
 
+/// The crate README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 mod adapter;
 mod aggregate;
 mod bandwidth;

@@ -12,6 +12,11 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+/// The crate README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 mod node;
 mod pattern;
 pub mod proto;
