@@ -570,8 +570,13 @@ struct Slope(f64);
 impl WindowAdjustment for Slope {
     #[inline]
     fn bytes_for_increase(&self, cwnd: u64) -> u64 {
-        // k = 0 gives infinity (no growth); `as` saturates. k >= 0 (validated, clamped).
-        (cwnd as f64 / self.0).round() as u64
+        // k <= 0 (or NaN, which a validated config cannot produce): no growth.
+        // A tiny k gives a huge count, which `as` saturates at u64::MAX.
+        if self.0 > 0.0 {
+            (cwnd as f64 / self.0).round() as u64
+        } else {
+            u64::MAX
+        }
     }
 }
 
