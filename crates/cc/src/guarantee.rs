@@ -572,8 +572,10 @@ impl WindowAdjustment for Slope {
     fn bytes_for_increase(&self, cwnd: u64) -> u64 {
         // k <= 0 (or NaN, which a validated config cannot produce): no growth.
         // A tiny k gives a huge count, which `as` saturates at u64::MAX.
+        // Rounded to nearest by `+ 0.5` and truncation (`f64::round` is a
+        // library call on baseline x86_64); exact for k = 1.
         if self.0 > 0.0 {
-            (cwnd as f64 / self.0).round() as u64
+            (cwnd as f64 / self.0 + 0.5) as u64
         } else {
             u64::MAX
         }

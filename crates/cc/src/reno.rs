@@ -102,7 +102,12 @@ impl RenoCore {
             self.acked_in_ca = self.acked_in_ca.saturating_add(ack.bytes);
             let per_mss = adjust.bytes_for_increase(self.cwnd).max(1);
             if self.acked_in_ca >= per_mss {
-                let steps = self.acked_in_ca / per_mss;
+                // Usually one step; divide only when an ACK covers several.
+                let steps = if self.acked_in_ca - per_mss < per_mss {
+                    1
+                } else {
+                    self.acked_in_ca / per_mss
+                };
                 self.acked_in_ca -= steps * per_mss;
                 self.cwnd = self.cwnd.saturating_add(steps.saturating_mul(self.mss)).min(MAX_WINDOW);
             }
