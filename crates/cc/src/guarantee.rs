@@ -575,7 +575,7 @@ impl WindowAdjustment for Slope {
         // Rounded to nearest by `+ 0.5` and truncation (`f64::round` is a
         // library call on baseline x86_64); exact for k = 1.
         if self.0 > 0.0 {
-            (cwnd as f64 / self.0 + 0.5) as u64
+            ((cwnd as f64 / self.0 + 0.5) as u64).max(1)
         } else {
             u64::MAX
         }

@@ -19,7 +19,7 @@ pub(crate) trait WindowAdjustment {
     /// Bytes that must be acknowledged in congestion avoidance for the window
     /// to grow by one maximum datagram size, given the current window `cwnd`.
     /// NewReno: `cwnd` (one datagram per window acknowledged, RFC 9002 §7.3.3).
-    /// At least 1; `u64::MAX` means no growth.
+    /// Must be at least 1; `u64::MAX` means no growth.
     fn bytes_for_increase(&self, cwnd: u64) -> u64;
 }
 
@@ -100,7 +100,7 @@ impl RenoCore {
             }
         } else {
             self.acked_in_ca = self.acked_in_ca.saturating_add(ack.bytes);
-            let per_mss = adjust.bytes_for_increase(self.cwnd).max(1);
+            let per_mss = adjust.bytes_for_increase(self.cwnd);
             if self.acked_in_ca >= per_mss {
                 // Usually one step; divide only when an ACK covers several.
                 let steps = if self.acked_in_ca - per_mss < per_mss {
