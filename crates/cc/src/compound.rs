@@ -4,6 +4,11 @@
 //!
 //! Windows are in bytes; the paper's packets are `max_datagram_size` bytes,
 //! so `win^k`, `gamma` and `diff` are evaluated in packets and converted back.
+//!
+//! Transcendental functions (`pow`) come from the `libm` crate, not `std`:
+//! `std` calls the platform's C library, whose results may differ in the last
+//! bits between machines; `libm` gives bit-identical results on every target,
+//! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
 use std::time::Instant;
 
@@ -158,7 +163,7 @@ impl Compound {
         let c = &self.config;
         if self.diff < c.gamma {
             if !app_limited {
-                let step = (c.alpha * win.powf(c.k) - 1.0).max(0.0) * mss;
+                let step = (c.alpha * libm::pow(win, c.k) - 1.0).max(0.0) * mss;
                 self.dwnd = (self.dwnd + step).min(MAX_WINDOW - self.cwnd).max(0.0);
             }
         } else {

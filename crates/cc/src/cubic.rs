@@ -3,6 +3,11 @@
 //! Windows are kept in bytes as `f64`; RFC 9438 states its formulas in
 //! segments, which here are `max_datagram_size` (`mss`) bytes: a window of `w`
 //! bytes is `w / mss` packets, `C` is in packets/s^3 and `K` in seconds.
+//!
+//! Transcendental functions (`cbrt`) come from the `libm` crate, not `std`:
+//! `std` calls the platform's C library, whose results may differ in the last
+//! bits between machines; `libm` gives bit-identical results on every target,
+//! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
 use std::time::{Duration, Instant};
 
@@ -57,13 +62,14 @@ const MAX_WINDOW: f64 = 9_007_199_254_740_992.0;
 /// `K = cubic_root((W_max - cwnd_epoch) / C)` in seconds, RFC 9438 §4.2 Eq. 2,
 /// with both windows in packets. Zero when `cwnd_epoch >= W_max`.
 fn cubic_k(w_max_pkts: f64, cwnd_epoch_pkts: f64, c: f64) -> f64 {
-    let k = ((w_max_pkts - cwnd_epoch_pkts).max(0.0) / c).cbrt();
+    let k = libm::cbrt((w_max_pkts - cwnd_epoch_pkts).max(0.0) / c);
     if k.is_finite() { k } else { 0.0 }
 }
 
 /// `W_cubic(t) = C * (t - K)^3 + W_max` in packets, RFC 9438 §4.2 Eq. 1.
 fn w_cubic(t: f64, k: f64, w_max_pkts: f64, c: f64) -> f64 {
-    c * (t - k).powi(3) + w_max_pkts
+    let d = t - k;
+    c * (d * d * d) + w_max_pkts
 }
 
 /// CUBIC congestion control (RFC 9438).

@@ -1,9 +1,16 @@
-//! The throughput-guarantee controller of seed 000 (Yamanegi, Hasegawa, Murata):
-//! TCP Reno whose congestion-avoidance slope `k` is chosen at every ACK so that
-//! the mean throughput of every evaluation slot reaches a target `bw`.
+//! The throughput-guarantee controller of Yamanegi, Hasegawa, Murata,
+//! "スループット保証を実現する TCP の輻輳制御方式の提案と評価" (a TCP congestion
+//! control mechanism achieving throughput guarantee: proposal and evaluation),
+//! IEICE Technical Report, 2006: TCP Reno whose congestion-avoidance slope `k`
+//! is chosen at every ACK so that the mean throughput of every evaluation slot
+//! reaches a target `bw`.
 //!
-//! Section numbers (§2.x) refer to the paper (`seeds/000_33a4fb7fcfdfab56.txt`),
-//! the rules as fixed by the project to `seeds/DIGEST.md` §000.
+//! Section and equation numbers (§2.x, eq. (n)) refer to that paper.
+//!
+//! Transcendental functions (`log2`) come from the `libm` crate, not `std`:
+//! `std` calls the platform's C library, whose results may differ in the last
+//! bits between machines; `libm` gives bit-identical results on every target,
+//! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,20 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
-    minimum_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::eval_slot::EvalSlot;
+use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
-
-/// Length of the evaluation slot `t` (seed 000 §Inputs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EvalLength {
-    /// `d` RTTs directly; a power of two, at least 2.
-    Rtts(u32),
-    /// A duration; `d = t / min_rtt`, rounded as documented on [`Guarantee`].
-    Time(Duration),
-}
 
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -45,13 +42,13 @@ pub struct GuaranteeConfig {
     /// Target throughput `bw`.
     pub target: Rate,
     /// Evaluation slot length; default 32 RTTs (the paper's `d = 32`).
-    pub eval: EvalLength,
+    pub eval: EvalSlot,
     /// Initial control slot `s` in RTTs; default `d / 2`.
     pub slot_rtts: Option<u32>,
     /// Lower clamp `k_min` of the slope; default 1 (never slower than Reno).
     pub k_min: f64,
     /// The factor on `cwnd` in `k_max = A*srtt - kmax_cwnd*cwnd`; default 2
-    /// (the digest's choice between the paper's eqs. (4)/(5) and its summary).
+    /// (the paper's summary; eqs. (4)/(5) as printed use 1).
     pub kmax_cwnd: f64,
     /// Physical bandwidth `P`, used when the bandwidth source does not report one
     /// (and given to the inline estimator, whose own `P` estimate it replaces).
@@ -66,7 +63,7 @@ impl GuaranteeConfig {
     pub fn new(target: Rate) -> Self {
         Self {
             target,
-            eval: EvalLength::Rtts(32),
+            eval: EvalSlot::Rtts(32),
             slot_rtts: None,
             k_min: 1.0,
             kmax_cwnd: 2.0,
@@ -81,17 +78,17 @@ impl GuaranteeConfig {
             return Err("target: must be positive".into());
         }
         match self.eval {
-            EvalLength::Rtts(d) if d < 2 || !d.is_power_of_two() => {
+            EvalSlot::Rtts(d) if d < 2 || !d.is_power_of_two() => {
                 return Err(format!("eval: {d}rtt must be a power of two >= 2"));
             }
-            EvalLength::Time(t) if t.is_zero() => return Err("eval: must be positive".into()),
+            EvalSlot::Time(t) if t.is_zero() => return Err("eval: must be positive".into()),
             _ => {}
         }
         if let Some(s) = self.slot_rtts {
             if s < 2 || !s.is_power_of_two() {
                 return Err(format!("slot: {s}rtt must be a power of two >= 2"));
             }
-            if let EvalLength::Rtts(d) = self.eval
+            if let EvalSlot::Rtts(d) = self.eval
                 && s > d
             {
                 return Err(format!("slot: {s}rtt must not exceed eval {d}rtt"));
@@ -110,7 +107,7 @@ impl GuaranteeConfig {
     }
 }
 
-/// The throughput-guarantee controller (seed 000, Yamanegi, Hasegawa, Murata).
+/// The throughput-guarantee controller (Yamanegi, Hasegawa, Murata; see the module docs).
 ///
 /// Units are bytes and seconds; where the paper's formulas are in packets,
 /// `packets = bytes / mss` with the current maximum datagram size.
@@ -119,8 +116,10 @@ impl GuaranteeConfig {
 ///
 /// - Slow start at connection start and after persistent congestion: exactly
 ///   Reno, `cwnd += acked bytes` while `cwnd < ssthresh` (RFC 9002 §7.3.1).
-/// - Congestion avoidance, per ACK: `cwnd += k * mss * acked / cwnd`, the
-///   paper's `cwnd <- cwnd + k / cwnd` in bytes (Reno is `k = 1`).
+/// - Congestion avoidance: the paper's eq. (1) `cwnd <- cwnd + k / cwnd` per
+///   ACK, i.e. `k` datagrams per window acknowledged, counted as one `mss`
+///   per `cwnd / k` bytes acked (`k` as of that ACK). With `k = 1` this is
+///   exactly [`NewReno`](crate::NewReno): both run one Reno core.
 /// - Loss or ECN: `ssthresh = cwnd / 2`, `cwnd = ssthresh` (not below the
 ///   minimum window), once per round trip (RFC 9002 §7.3.2).
 /// - Persistent congestion (the timeout analogue): `cwnd` = RFC 9002's minimum
@@ -130,7 +129,7 @@ impl GuaranteeConfig {
 ///
 /// # Slots (§2.2, §2.3)
 ///
-/// - The evaluation slot is `d` RTTs. With [`EvalLength::Time`]`(t)`,
+/// - The evaluation slot is `d` RTTs. With [`EvalSlot::Time`]`(t)`,
 ///   `d = t / min_rtt` is computed once, when the first evaluation slot starts,
 ///   and rounded to the nearest power of two *in log scale*
 ///   (`2^round(log2(t / min_rtt))`), at least 2 (at most 2^30).
@@ -144,7 +143,7 @@ impl GuaranteeConfig {
 ///   `srtt_i` = the smoothed RTT of the ACK that starts them. Slots run during
 ///   slow start and recovery too: throughput counts regardless of phase.
 ///   Until then snapshots report `control_slot = 1`, `goal = bw`, and (with
-///   [`EvalLength::Time`]) `eval_rtts = slot_rtts = 0`.
+///   [`EvalSlot::Time`]) `eval_rtts = slot_rtts = 0`.
 /// - No timer: an ACK arriving at least `srtt_i * s` after slot `i` began ends
 ///   it with `tput_i = bytes acked in the slot / actual elapsed time`, and
 ///   starts slot `i + 1` at that instant. An ACK belongs to the slot running
@@ -162,7 +161,7 @@ impl GuaranteeConfig {
 /// At every ACK, after the slot bookkeeping and before this ACK grows the
 /// window, `k = max(k_min, min(k_bw, k_max))` with
 ///
-/// - `k_bw` from [`Guarantee::k_bw`] (the digest's closed form, with
+/// - `k_bw` from [`Guarantee::k_bw`] (the closed form, with
 ///   `n_j = floor(elapsed / srtt_i)` and the ACK counter including this ACK);
 /// - `k_max`, with `A` and `P` in packets/s and `c = kmax_cwnd` (default 2:
 ///   eqs. (4)/(5) subtract `cwnd`, the paper's summary `2 * cwnd`):
@@ -198,20 +197,16 @@ impl GuaranteeConfig {
 #[derive(Debug, Clone)]
 pub struct Guarantee {
     config: GuaranteeConfig,
-    mss: u64,
     bandwidth: Option<Arc<dyn BandwidthSource>>,
     /// Seat in an [`Aggregate`]; shared by clones, leaves when the last one drops.
     member: Option<Arc<Membership>>,
     /// Target `bw`, bytes per second.
     bw: f64,
-    /// Congestion window, bytes.
-    cwnd: f64,
-    /// Slow-start threshold, bytes; infinite until the first reduction.
-    ssthresh: f64,
-    recovery: Recovery,
+    /// Window, threshold and recovery: Reno's, shared with [`NewReno`](crate::NewReno).
+    reno: RenoCore,
     /// Current slope, packets per RTT.
     k: f64,
-    /// `d`; 0 until known ([`EvalLength::Time`] before the first ACK).
+    /// `d`; 0 until known ([`EvalSlot::Time`] before the first ACK).
     eval_rtts: u32,
     /// `s`; 0 until `d` is known.
     slot_rtts: u32,
@@ -227,10 +222,7 @@ pub struct Guarantee {
     evals_met: u64,
 }
 
-/// Upper bound on the window, bytes: keeps it finite and inside a `u64`.
-const MAX_CWND: f64 = 1e15;
-
-/// Largest `d` that [`EvalLength::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
+/// Largest `d` that [`EvalSlot::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
 const MAX_EVAL_LOG2: f64 = 30.0;
 
 /// Evaluation- and control-slot state.
@@ -305,22 +297,19 @@ impl Guarantee {
     /// A guarantee controller reading `A` and `P` from `bandwidth`.
     pub fn new(config: GuaranteeConfig, mss: u64, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
         let (eval_rtts, slot_rtts) = match config.eval {
-            EvalLength::Rtts(d) => {
+            EvalSlot::Rtts(d) => {
                 let d = d.max(2);
                 (d, initial_slot_rtts(config.slot_rtts, d))
             }
-            EvalLength::Time(_) => (0, 0),
+            EvalSlot::Time(_) => (0, 0),
         };
         Self {
             bw: config.target.bytes_per_sec(),
             k: config.k_min,
             config,
-            mss,
             bandwidth,
             member: None,
-            cwnd: initial_window(mss) as f64,
-            ssthresh: f64::INFINITY,
-            recovery: Recovery::default(),
+            reno: RenoCore::new(mss),
             eval_rtts,
             slot_rtts,
             slots: None,
@@ -340,7 +329,7 @@ impl Guarantee {
     }
 
     /// The slope `k_bw` (packets per RTT) that makes control slot `i` reach its
-    /// goal, the digest's closed form of §2.4 (all quantities in packets/RTTs):
+    /// goal, the closed form of §2.4 (all quantities in packets/RTTs):
     ///
     /// ```text
     /// m    = s - n - 1
@@ -372,6 +361,11 @@ impl Guarantee {
         }
     }
 
+    /// The congestion window in bytes, as a float for the slope formulas.
+    fn cwnd(&self) -> f64 {
+        self.reno.window() as f64
+    }
+
     /// The current slope `k`, packets per RTT (`k_min` until the first ACK).
     pub fn k(&self) -> f64 {
         self.k
@@ -382,7 +376,7 @@ impl Guarantee {
         (self.slot_rtts != 0).then_some(self.slot_rtts)
     }
 
-    /// The evaluation slot length `d` in RTTs; with [`EvalLength::Time`],
+    /// The evaluation slot length `d` in RTTs; with [`EvalSlot::Time`],
     /// `None` until the first ACK.
     pub fn eval_rtts(&self) -> Option<u32> {
         (self.eval_rtts != 0).then_some(self.eval_rtts)
@@ -409,7 +403,7 @@ impl Guarantee {
         let available = match &self.member {
             Some(m) => {
                 let srtt = ack.rtt.smoothed.as_secs_f64();
-                let rate = if srtt > 0.0 { self.cwnd / srtt } else { 0.0 };
+                let rate = if srtt > 0.0 { self.cwnd() / srtt } else { 0.0 };
                 m.share_available(available, rate)
             }
             None => available,
@@ -446,7 +440,7 @@ impl Guarantee {
         if srtt.is_zero() {
             return None;
         }
-        if let EvalLength::Time(t) = self.config.eval
+        if let EvalSlot::Time(t) = self.config.eval
             && self.eval_rtts == 0
         {
             let min = match (rtt.min.is_zero(), rtt.latest.is_zero()) {
@@ -502,21 +496,21 @@ impl Guarantee {
         self.evals_met += u64::from(met);
         if slots.congested && !met {
             self.slot_rtts = (self.slot_rtts / 2).max(2);
-        } else if !slots.congested && met && self.cwnd / srtt.as_secs_f64() >= self.bw {
+        } else if !slots.congested && met && self.cwnd() / srtt.as_secs_f64() >= self.bw {
             self.slot_rtts = (self.slot_rtts * 2).min(self.eval_rtts);
         }
     }
 
     /// `k = max(k_min, min(k_bw, k_max))`, §2.4.
     fn slope(&self, now: Instant, slots: &Slots) -> f64 {
-        let mss = self.mss as f64;
+        let mss = self.reno.mss() as f64;
         let s = f64::from(self.slot_rtts);
         let srtt = slots.srtt.as_secs_f64();
         let elapsed = now.saturating_duration_since(slots.start);
         // Whole RTTs elapsed. Nanoseconds fit in u64 for 584 years, and a 64-bit
         // division is several times cheaper than the u128 one `as_nanos` implies.
         let n = (nanos(elapsed) / nanos(slots.srtt).max(1)) as f64;
-        let cwnd_pkts = self.cwnd / mss;
+        let cwnd_pkts = self.cwnd() / mss;
         let k_bw = Self::k_bw(slots.goal * srtt * s / mss, s, n, cwnd_pkts, slots.acked as f64 / mss);
         k_bw.min(self.k_max(now, slots, srtt, cwnd_pkts)).max(self.config.k_min)
     }
@@ -535,7 +529,7 @@ impl Guarantee {
         if rate.is_infinite() {
             return f64::INFINITY;
         }
-        rate * srtt / self.mss as f64 - self.config.kmax_cwnd * cwnd_pkts
+        rate * srtt / self.reno.mss() as f64 - self.config.kmax_cwnd * cwnd_pkts
     }
 
     /// `P`, bytes per second: from the source, else the configuration, else unlimited.
@@ -557,7 +551,7 @@ fn nanos(d: Duration) -> u64 {
 /// `d = t / min_rtt` rounded to the nearest power of two in log scale, in `[2, 2^30]`.
 fn eval_rtts_for(t: Duration, min_rtt: Duration) -> u32 {
     let ratio = t.as_nanos() as f64 / min_rtt.as_nanos() as f64;
-    let exp = ratio.log2().round().clamp(1.0, MAX_EVAL_LOG2);
+    let exp = libm::log2(ratio).round().clamp(1.0, MAX_EVAL_LOG2);
     1 << (exp as u32)
 }
 
@@ -566,57 +560,60 @@ fn initial_slot_rtts(configured: Option<u32>, d: u32) -> u32 {
     configured.unwrap_or(d / 2).clamp(2, d.max(2))
 }
 
+/// §2.1, eq. (1): `cwnd <- cwnd + k / cwnd` per acknowledged packet, i.e. `k`
+/// datagrams per window acknowledged: one datagram per `cwnd / k` bytes (the
+/// form of Linux's `tcp_cong_avoid_ai(tp, cwnd / k, acked)`). With `k = 1`
+/// this is NewReno's RFC 9002 §7.3.3 exactly.
+#[derive(Debug, Clone, Copy)]
+struct Slope(f64);
+
+impl WindowAdjustment for Slope {
+    #[inline]
+    fn bytes_for_increase(&self, cwnd: u64) -> u64 {
+        // k <= 0 (or NaN, which a validated config cannot produce): no growth.
+        // A tiny k gives a huge count, which `as` saturates at u64::MAX.
+        // Rounded to nearest by `+ 0.5` and truncation (`f64::round` is a
+        // library call on baseline x86_64); exact for k = 1.
+        if self.0 > 0.0 {
+            ((cwnd as f64 / self.0 + 0.5) as u64).max(1)
+        } else {
+            u64::MAX
+        }
+    }
+}
+
 impl CongestionController for Guarantee {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
-        let in_recovery = self.recovery.on_ack(ack.sent);
+        // The slot bookkeeping and `k` run on every ACK, also in recovery and
+        // while application-limited; the window itself grows as Reno's (§2.1).
         self.track(now, ack);
-        if in_recovery || ack.app_limited {
-            return;
-        }
-        let acked = ack.bytes as f64;
-        if self.cwnd < self.ssthresh {
-            // §2.1: slow start exactly as Reno (RFC 9002 §7.3.1).
-            self.cwnd += acked;
-        } else {
-            // §2.1: cwnd <- cwnd + k / cwnd per packet, in bytes.
-            self.cwnd += self.k * self.mss as f64 * acked / self.cwnd;
-        }
-        self.cwnd = self.cwnd.min(MAX_CWND);
+        self.reno.on_ack(ack, &Slope(self.k));
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        let min = minimum_window(self.mss) as f64;
-        if self.recovery.enter(now, event.sent) {
-            // Reno's fast retransmit: halve, once per round trip (RFC 9002 §7.3.2).
-            self.ssthresh = (self.cwnd / 2.0).max(min);
-            self.cwnd = self.ssthresh;
-        }
-        if event.kind == CongestionKind::PersistentCongestion {
-            // The timeout analogue: RFC 9002 §7.6.2's minimum window (2 datagrams;
-            // the paper's Reno drops to 1 packet), then slow start again.
-            self.cwnd = min;
-            self.recovery.reset();
-        }
+        // Reno's halving once per round trip, and the timeout analogue
+        // (persistent congestion: RFC 9002's minimum window of 2 datagrams,
+        // where the paper's Reno drops to 1 packet), then slow start again.
+        self.reno.on_congestion(now, event);
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
-        self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss) as f64);
+        self.reno.on_mtu_update(max_datagram_size);
     }
 
     fn window(&self) -> u64 {
-        (self.cwnd as u64).max(minimum_window(self.mss))
+        self.reno.window()
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        initial_window(self.reno.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             cwnd_bytes: self.window(),
-            ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: self.recovery.phase(self.cwnd < self.ssthresh),
+            ssthresh_bytes: self.reno.ssthresh(),
+            phase: self.reno.phase(),
             state: AlgorithmState::Guarantee {
                 k: self.k,
                 slot_rtts: self.slot_rtts,
@@ -638,7 +635,7 @@ impl CongestionController for Guarantee {
 mod tests {
     use super::*;
     use crate::bandwidth::SharedBandwidth;
-    use crate::controller::Phase;
+    use crate::controller::{CongestionKind, Phase, minimum_window};
     use crate::testutil::*;
 
     const MS: Duration = Duration::from_millis(1);
@@ -687,7 +684,7 @@ mod tests {
         assert!(close(a, b), "{a} != {b}");
     }
 
-    fn config(target_bytes_per_sec: u64, eval: EvalLength, slot: Option<u32>) -> GuaranteeConfig {
+    fn config(target_bytes_per_sec: u64, eval: EvalSlot, slot: Option<u32>) -> GuaranteeConfig {
         GuaranteeConfig {
             eval,
             slot_rtts: slot,
@@ -715,7 +712,7 @@ mod tests {
 
     #[test]
     fn slow_start_is_reno() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         assert_eq!(h.cc.window(), 12_000);
         h.round();
         assert_eq!(h.cc.window(), 24_000);
@@ -727,7 +724,7 @@ mod tests {
 
     #[test]
     fn loss_halves_once_per_round_trip() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         h.round();
         h.round();
         let before = h.cc.window(); // 48_000
@@ -741,40 +738,45 @@ mod tests {
         h.ack_sent_at(sent, MSS); // sent before the reduction: no growth
         assert_eq!(h.cc.window(), before / 2);
         // Recovery ends with the ACK of a packet sent after it began; that ACK
-        // grows the window by k * mss * mss / cwnd = 1200 * 1200 / 24000 = 60.
+        // counts towards growth: with k = 1, one mss per 24_000 bytes acked,
+        // so the 20th such ACK grows the window to 25_200.
         h.advance(RTT + MS);
         h.ack(MSS);
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
-        assert_eq!(h.cc.window(), 24_060);
+        assert_eq!(h.cc.k(), 1.0);
+        for _ in 0..18 {
+            h.ack(MSS);
+        }
+        assert_eq!(h.cc.window(), 24_000);
+        h.ack(MSS);
+        assert_eq!(h.cc.window(), 25_200);
         h.lose(h.now - RTT / 4, CongestionKind::Loss);
-        assert_eq!(h.cc.window(), 12_030);
+        assert_eq!(h.cc.window(), 12_600);
         // ECN reduces like loss.
         h.advance(RTT);
         h.lose(h.now, CongestionKind::Ecn);
-        assert_eq!(h.cc.window(), 6_015);
+        assert_eq!(h.cc.window(), 6_300);
     }
 
     #[test]
     fn congestion_avoidance_at_k_min_is_reno() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         h.round();
         h.lose(h.now - RTT / 2, CongestionKind::Loss); // cwnd = ssthresh = 12_000
         assert_eq!(h.cc.window(), 12_000);
         h.round(); // acks of the flight sent before the reduction: no growth
         assert_eq!(h.cc.window(), 12_000);
-        h.round(); // 10 acks, each cwnd += 1 * mss * mss / cwnd
-        let mut w = 12_000.0_f64;
-        for _ in 0..10 {
-            w += 1.0 * 1200.0 * 1200.0 / w;
-        }
+        // 10 acks of 1200 bytes: one window acknowledged, one mss more
+        // (eq. (1) with k = 1, counted as RFC 9002 §7.3.3 counts it).
+        h.round();
         assert_eq!(h.cc.k(), 1.0);
-        assert_eq!(h.cc.window(), w as u64);
+        assert_eq!(h.cc.window(), 13_200);
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
     }
 
     #[test]
     fn persistent_congestion_collapses_to_minimum_window_and_slow_starts() {
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
         h.round();
         h.round();
         h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
@@ -807,7 +809,7 @@ mod tests {
     #[test]
     fn controller_uses_k_bw_including_the_slot_end_rule() {
         // goal = 7.5e6 B/s * 20 ms * 8 / 1200 B = 1000 packets per control slot.
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(16), Some(8)), None);
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(16), Some(8)), None);
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS); // slot starts; n = 0, m = 7, cwnd 10, acked 1
         assert_close(h.cc.k(), 2.0 * (1000.0 - 7.0 * 10.0 - 1.0) / (7.0 * 8.0));
@@ -824,7 +826,7 @@ mod tests {
     fn k_stays_at_k_min_when_the_goal_is_met_easily() {
         let bw = SharedBandwidth::new();
         bw.set_available(1_000_000_000);
-        let mut h = harness(config(1000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), Some(&bw));
         for _ in 0..4 {
             h.round();
             assert_eq!(h.cc.k(), 1.0);
@@ -843,7 +845,7 @@ mod tests {
     fn k_rises_above_k_min_when_behind() {
         let bw = SharedBandwidth::new();
         bw.set_available(1_000_000_000); // A*srtt = 2083.3 packets: no clamp
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
         h.round();
         // Last of the 10 ACKs: s = 16, goal = 7.5e6*0.02*16/1200 = 2000 packets,
         // n = 0, m = 15, cwnd 19 before its growth, acked 10.
@@ -862,7 +864,7 @@ mod tests {
         // A*srtt = 1.5e6 B/s * 20 ms / 1200 B = 25 packets; k_max = 25 - 2*10 = 5.
         let bw = SharedBandwidth::new();
         bw.set_available(bits(1_500_000));
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS);
         let k_bw = Guarantee::k_bw(2000.0, 16.0, 0.0, 10.0, 1.0);
@@ -870,14 +872,14 @@ mod tests {
         assert_close(h.cc.k(), 5.0);
         assert_eq!(state(&h.cc).available, 1_500_000.0);
         // kmax_cwnd = 1 (eqs. (4)/(5) as printed): 25 - 10 = 15, still below k_bw.
-        let mut c = config(7_500_000, EvalLength::Rtts(32), None);
+        let mut c = config(7_500_000, EvalSlot::Rtts(32), None);
         c.kmax_cwnd = 1.0;
         let mut h = harness(c, Some(&bw));
         ack_at(&mut h, t0, 20, MSS);
         assert_close(h.cc.k(), 15.0);
         // k_max below k_min: k = k_min.
         bw.set_available(bits(1_200_000)); // 20 - 2*10 = 0
-        let mut h = harness(config(7_500_000, EvalLength::Rtts(32), None), Some(&bw));
+        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
         ack_at(&mut h, t0, 20, MSS);
         assert_eq!(h.cc.k(), 1.0);
     }
@@ -888,7 +890,7 @@ mod tests {
         if let Some(p) = physical_source {
             bw.set_physical(bits(p));
         }
-        let mut c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let mut c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
         c.physical = physical_config.map(Rate::from_bytes_per_sec);
         let mut h = harness(c, Some(&bw));
         let t0 = h.now;
@@ -924,7 +926,7 @@ mod tests {
 
     #[test]
     fn without_a_there_is_no_uncongested_k_max_and_p_bounds_the_congested_one() {
-        let mut c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let mut c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
         c.physical = Some(Rate::from_bytes_per_sec(1_800_000));
         let mut h = harness(c, None);
         let t0 = h.now;
@@ -942,7 +944,7 @@ mod tests {
     #[test]
     fn deficit_carries_to_the_next_control_slot_and_is_discarded_at_the_evaluation_end() {
         // d = 4, s = 2: two control slots of 40 ms; one 1200 B ACK per 20 ms.
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(4), Some(2)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(4), Some(2)), None);
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS);
         ack_at(&mut h, t0, 40, MSS);
@@ -962,7 +964,7 @@ mod tests {
         assert_eq!(h.cc.slot_rtts(), Some(2)); // would halve, but 2 is the floor
 
         // A surplus carries too: g_2 = 1000 + (1000 - 60000) < 0.
-        let mut h = harness(config(1000, EvalLength::Rtts(4), Some(2)), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(4), Some(2)), None);
         for ms in [20, 40, 60] {
             ack_at(&mut h, t0, ms, MSS);
         }
@@ -980,7 +982,7 @@ mod tests {
         let bw = SharedBandwidth::new();
         bw.set_available(bits(2_000_000));
         let group = Aggregate::new();
-        let c = config(1_200_000, EvalLength::Rtts(8), Some(2));
+        let c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
         let mut alone = harness(c.clone(), Some(&bw));
         let mut member = harness(c, Some(&bw));
         member.cc = member.cc.with_aggregate(&group);
@@ -1010,7 +1012,7 @@ mod tests {
         let bw = SharedBandwidth::new();
         bw.set_available(bits(1_500_000));
         let group = Aggregate::new();
-        let c = config(7_500_000, EvalLength::Rtts(32), None);
+        let c = config(7_500_000, EvalSlot::Rtts(32), None);
         let mut a = harness(c.clone(), Some(&bw));
         a.cc = a.cc.with_aggregate(&group);
         let mut b = harness(c, Some(&bw));
@@ -1033,7 +1035,7 @@ mod tests {
         // d = 4, s = 2 as in the carry test (control slots of 40 ms). Member b
         // delivers 120 kB in its first slot (ahead), member a 2400 B (behind).
         let group = Aggregate::new();
-        let c = config(1_200_000, EvalLength::Rtts(4), Some(2));
+        let c = config(1_200_000, EvalSlot::Rtts(4), Some(2));
         let mut a = harness(c.clone(), None);
         a.cc = a.cc.with_aggregate(&group);
         let mut b = harness(c, None);
@@ -1054,7 +1056,7 @@ mod tests {
 
     #[test]
     fn a_long_gap_closes_one_slot_over_the_whole_gap() {
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(2)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(2)), None);
         let t0 = h.now;
         ack_at(&mut h, t0, 20, MSS);
         ack_at(&mut h, t0, 220, MSS); // five slots' worth of silence
@@ -1069,7 +1071,7 @@ mod tests {
     #[test]
     fn s_halves_when_congested_and_missed() {
         // d = 8, s = 4: two control slots of 80 ms; 60 kB/s against 1.2 MB/s.
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(4)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(4)), None);
         let t0 = h.now;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, MSS);
@@ -1081,7 +1083,7 @@ mod tests {
         assert_eq!(h.cc.evaluations(), (2, 0));
 
         // s = d: the single control slot missing its goal counts as congested.
-        let mut h = harness(config(1_200_000, EvalLength::Rtts(8), Some(8)), None);
+        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(8)), None);
         for ms in (20..=180).step_by(20) {
             ack_at(&mut h, t0, ms, MSS);
         }
@@ -1092,7 +1094,7 @@ mod tests {
     #[test]
     fn s_doubles_when_uncongested_met_and_fast_enough() {
         // d = 8, s = 2; 60 kB/s against 1 kB/s; cwnd/srtt >= 12000 B / 20 ms.
-        let mut h = harness(config(1000, EvalLength::Rtts(8), Some(2)), None);
+        let mut h = harness(config(1000, EvalSlot::Rtts(8), Some(2)), None);
         let t0 = h.now;
         for ms in (20..=500).step_by(20) {
             ack_at(&mut h, t0, ms, MSS);
@@ -1113,7 +1115,7 @@ mod tests {
         let t0 = Instant::now();
         // (a) Uncongested and met, but cwnd/srtt = 12000 B / 20 ms = 600 kB/s < 900 kB/s.
         // ACK frames of 24 000 B every 20 ms: 1.2 MB/s; app-limited, so cwnd stays.
-        let mut h = harness(config(900_000, EvalLength::Rtts(16), Some(4)), None);
+        let mut h = harness(config(900_000, EvalSlot::Rtts(16), Some(4)), None);
         h.app_limited = true;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, 24_000);
@@ -1123,7 +1125,7 @@ mod tests {
         assert!(!state(&h.cc).congested);
         assert_eq!(h.cc.slot_rtts(), Some(4));
         // Same with target 600 kB/s = cwnd/srtt: it doubles (the boundary case).
-        let mut h = harness(config(600_000, EvalLength::Rtts(16), Some(4)), None);
+        let mut h = harness(config(600_000, EvalSlot::Rtts(16), Some(4)), None);
         h.app_limited = true;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, 24_000);
@@ -1132,7 +1134,7 @@ mod tests {
 
         // (b) Congested (slot 1: 4800 B / 80 ms = 60 kB/s < 600 kB/s) but met:
         // (4800 + 12 * 24000) B / 320 ms = 915 kB/s >= 600 kB/s.
-        let mut h = harness(config(600_000, EvalLength::Rtts(16), Some(4)), None);
+        let mut h = harness(config(600_000, EvalSlot::Rtts(16), Some(4)), None);
         h.app_limited = true;
         for ms in (20..=340).step_by(20) {
             ack_at(&mut h, t0, ms, if ms < 100 { MSS } else { 24_000 });
@@ -1156,7 +1158,7 @@ mod tests {
             (100, Some(16), 4, 4), // 5 -> 4; the configured s is clamped to d
         ];
         for (ms, slot, d, s) in cases {
-            let mut h = harness(config(1000, EvalLength::Time(Duration::from_millis(ms)), slot), None);
+            let mut h = harness(config(1000, EvalSlot::Time(Duration::from_millis(ms)), slot), None);
             assert_eq!((h.cc.eval_rtts(), h.cc.slot_rtts()), (None, None));
             assert_eq!(state(&h.cc).eval_rtts, 0);
             h.advance(RTT);
@@ -1179,11 +1181,7 @@ mod tests {
             let bw = SharedBandwidth::new();
             bw.set_available(a);
             bw.set_physical(100_000_000);
-            let mut cc = Guarantee::new(
-                config(20_000_000, EvalLength::Rtts(4), Some(2)),
-                MSS,
-                Some(Arc::new(bw)),
-            );
+            let mut cc = Guarantee::new(config(20_000_000, EvalSlot::Rtts(4), Some(2)), MSS, Some(Arc::new(bw)));
             crate::testutil::fuzz_odd_inputs(&mut cc, |cc| assert!(cc.k().is_finite() && cc.k() >= 1.0));
         }
     }
@@ -1192,7 +1190,7 @@ mod tests {
     fn window_is_finite_and_at_least_the_minimum() {
         let bw = SharedBandwidth::new();
         bw.set_available(u64::MAX / 2);
-        let mut h = harness(config(u64::MAX / 16, EvalLength::Rtts(2), None), Some(&bw));
+        let mut h = harness(config(u64::MAX / 16, EvalSlot::Rtts(2), None), Some(&bw));
         h.round();
         h.lose(h.now - RTT / 2, CongestionKind::Loss);
         for _ in 0..20 {

@@ -28,6 +28,11 @@
 //! # Ok::<(), tput_cc::SpecError>(())
 //! ```
 
+/// The crate README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 mod adapter;
 mod aggregate;
 mod bandwidth;
@@ -35,9 +40,11 @@ mod compound;
 mod controller;
 mod cubic;
 mod estimator;
+mod eval_slot;
 mod fixed;
 mod guarantee;
 mod newreno;
+mod reno;
 mod spec;
 pub mod units;
 mod vegas;
@@ -55,8 +62,9 @@ pub use controller::{
 };
 pub use cubic::{Cubic, CubicConfig};
 pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
+pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
-pub use guarantee::{AbwSource, EvalLength, Guarantee, GuaranteeConfig};
+pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig};
 pub use newreno::{NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
 pub use vegas::{Vegas, VegasConfig};

@@ -5,10 +5,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
-    minimum_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::reno::{OnePerWindow, RenoCore};
 
 /// NewReno has no parameters; the struct exists so every spec has a config.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,81 +23,44 @@ pub struct NewRenoConfig {}
 /// - No growth while application-limited (§7.8) or in recovery.
 #[derive(Debug, Clone)]
 pub struct NewReno {
-    mss: u64,
-    cwnd: u64,
-    ssthresh: u64,
-    /// Bytes acked in congestion avoidance since the window last grew.
-    acked_in_ca: u64,
-    recovery: Recovery,
+    core: RenoCore,
 }
 
 impl NewReno {
     /// A NewReno controller for a path with maximum datagram size `mss` bytes.
     pub fn new(_config: NewRenoConfig, mss: u64) -> Self {
         Self {
-            mss,
-            cwnd: initial_window(mss),
-            ssthresh: u64::MAX,
-            acked_in_ca: 0,
-            recovery: Recovery::default(),
+            core: RenoCore::new(mss),
         }
     }
 }
 
 impl CongestionController for NewReno {
     fn on_ack(&mut self, _now: Instant, ack: &Ack) {
-        if self.recovery.on_ack(ack.sent) || ack.app_limited {
-            return;
-        }
-        if self.cwnd < self.ssthresh {
-            // §7.3.1: slow start.
-            self.cwnd += ack.bytes;
-            if self.cwnd >= self.ssthresh {
-                self.acked_in_ca = self.cwnd - self.ssthresh;
-            }
-        } else {
-            // §7.3.3: `cwnd += max_datagram_size * acked / cwnd`, accumulated so
-            // that integer division loses nothing: one MSS per cwnd bytes acked.
-            self.acked_in_ca += ack.bytes;
-            if self.acked_in_ca >= self.cwnd {
-                self.acked_in_ca -= self.cwnd;
-                self.cwnd += self.mss;
-            }
-        }
+        self.core.on_ack(ack, &OnePerWindow);
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        if self.recovery.enter(now, event.sent) {
-            // Appendix B.6 OnCongestionEvent, kLossReductionFactor = 0.5.
-            self.ssthresh = (self.cwnd / 2).max(minimum_window(self.mss));
-            self.cwnd = self.ssthresh;
-            self.acked_in_ca = 0;
-        }
-        if event.kind == CongestionKind::PersistentCongestion {
-            // Appendix B.8: collapse to the minimum window, restart slow start.
-            self.cwnd = minimum_window(self.mss);
-            self.recovery.reset();
-        }
+        self.core.on_congestion(now, event);
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
-        self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+        self.core.on_mtu_update(max_datagram_size);
     }
 
     fn window(&self) -> u64 {
-        self.cwnd
+        self.core.window()
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        initial_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
-            cwnd_bytes: self.cwnd,
-            ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
-            phase: self.recovery.phase(self.cwnd < self.ssthresh),
+            cwnd_bytes: self.core.window(),
+            ssthresh_bytes: self.core.ssthresh(),
+            phase: self.core.phase(),
             state: AlgorithmState::NewReno,
         }
     }
@@ -112,7 +73,7 @@ impl CongestionController for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::Phase;
+    use crate::controller::{CongestionKind, Phase};
     use crate::testutil::*;
     use std::time::Duration;
 

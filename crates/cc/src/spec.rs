@@ -23,10 +23,11 @@ use crate::compound::{Compound, CompoundConfig};
 use crate::controller::CongestionController;
 use crate::cubic::{Cubic, CubicConfig};
 use crate::estimator::{Estimating, EstimatorConfig, InlineEstimator};
+use crate::eval_slot::EvalSlot;
 use crate::fixed::{FixedConfig, FixedWindow};
-use crate::guarantee::{AbwSource, EvalLength, Guarantee, GuaranteeConfig};
+use crate::guarantee::{AbwSource, Guarantee, GuaranteeConfig};
 use crate::newreno::{NewReno, NewRenoConfig};
-use crate::units::{Rate, format_duration, parse_duration};
+use crate::units::Rate;
 use crate::vegas::{Vegas, VegasConfig};
 
 /// A controller and its parameters, as named by a spec string.
@@ -270,23 +271,8 @@ fn parse_rtts(key: &str, v: &str) -> Result<u32, String> {
         .map_err(|_| format!("{key}: `{v}` must be a whole number of RTTs such as 16rtt"))
 }
 
-fn parse_eval(key: &str, v: &str) -> Result<EvalLength, String> {
-    if v.ends_with("rtt") {
-        parse_rtts(key, v).map(EvalLength::Rtts)
-    } else {
-        parse_duration(v)
-            .map(EvalLength::Time)
-            .map_err(|e| format!("{key}: {e} (or a number of RTTs such as 32rtt)"))
-    }
-}
-
-impl fmt::Display for EvalLength {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EvalLength::Rtts(n) => write!(f, "{n}rtt"),
-            EvalLength::Time(d) => f.write_str(&format_duration(*d)),
-        }
-    }
+fn parse_eval(key: &str, v: &str) -> Result<EvalSlot, String> {
+    v.parse::<EvalSlot>().map_err(|e| format!("{key}: {e}"))
 }
 
 fn parse_abw(key: &str, v: &str) -> Result<AbwSource, String> {

@@ -90,7 +90,7 @@ mod human_size {
 mod eval_slot_serde {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    use tput_transport::EvalSlot;
+    use tput_cc::EvalSlot;
 
     pub fn serialize<S: Serializer>(v: &Option<EvalSlot>, s: S) -> Result<S::Ok, S::Error> {
         match v {

@@ -84,6 +84,11 @@
 //! # Ok::<(), tput_netsim::Error>(())
 //! ```
 
+/// The crate README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 mod error;
 mod host;
 mod link;

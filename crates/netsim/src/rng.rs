@@ -4,6 +4,11 @@
 //! pseudorandom number generators", 2018) seeded through SplitMix64, written
 //! here rather than taken from a crate so that a run's random stream never
 //! changes with a dependency upgrade.
+//!
+//! Transcendental functions (`log`, `pow`) come from the `libm` crate, not `std`:
+//! `std` calls the platform's C library, whose results may differ in the last
+//! bits between machines; `libm` gives bit-identical results on every target,
+//! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
 use serde::{Deserialize, Serialize};
 
@@ -99,7 +104,7 @@ impl Rng {
 }
 
 /// Exponentially distributed values with a given mean (e.g. file
-/// inter-arrival gaps, seeds/DIGEST.md §003).
+/// inter-arrival gaps of background traffic).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Exponential {
     mean: f64,
@@ -121,12 +126,12 @@ impl Exponential {
 
     /// One sample (inverse transform).
     pub fn sample(&self, rng: &mut Rng) -> f64 {
-        -self.mean * rng.next_f64_open0().ln()
+        -self.mean * libm::log(rng.next_f64_open0())
     }
 }
 
 /// Pareto (type I) distributed values given their mean and shape, e.g. file
-/// sizes in seeds/DIGEST.md §003. Scale `x_m = mean * (shape - 1) / shape`.
+/// sizes of web-like background traffic. Scale `x_m = mean * (shape - 1) / shape`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pareto {
     shape: f64,
@@ -160,7 +165,7 @@ impl Pareto {
 
     /// One sample: `x_m / U^(1/alpha)` with `U` uniform in `(0, 1]`.
     pub fn sample(&self, rng: &mut Rng) -> f64 {
-        self.scale * rng.next_f64_open0().powf(-1.0 / self.shape)
+        self.scale * libm::pow(rng.next_f64_open0(), -1.0 / self.shape)
     }
 }
 

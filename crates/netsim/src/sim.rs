@@ -649,7 +649,11 @@ impl Simulator {
             Some(RandomLoss::PacketLoss(p)) => l.rng.bernoulli(p),
             Some(RandomLoss::BitErrorRate(ber)) => {
                 // 1 - (1 - ber)^(8n), computed without cancellation.
-                let p = -((8 * pkt.wire) as f64 * (-ber).ln_1p()).exp_m1();
+                // Transcendental functions (`log1p`, `expm1`) come from the `libm` crate, not `std`:
+                // `std` calls the platform's C library, whose results may differ in the last
+                // bits between machines; `libm` gives bit-identical results on every target,
+                // so one scenario and seed give the same bytes on x86_64 and aarch64.
+                let p = -libm::expm1((8 * pkt.wire) as f64 * libm::log1p(-ber));
                 l.rng.bernoulli(p)
             }
         };

@@ -8,6 +8,11 @@
 //!   [`Pattern`] and verified by the receiver.
 //! - [`udp`]: the tokio back end (real time).
 
+/// The crate README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
 mod node;
 mod pattern;
 pub mod proto;
@@ -15,11 +20,12 @@ mod stats;
 mod tls;
 pub mod udp;
 
-pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, EvalSlot, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
+pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
 pub use pattern::Pattern;
 pub use proto::Direction;
 pub use stats::{IntervalStats, ReceiverReport, SlotStats, TransferOutcome};
 pub use tls::{ALPN, Fingerprint, Identity, ServerTrust};
+pub use tput_cc::EvalSlot;
 
 /// What can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]
@@ -49,4 +55,10 @@ pub enum Error {
         /// Why.
         why: String,
     },
+}
+
+impl From<tput_cc::EvalSlotError> for Error {
+    fn from(e: tput_cc::EvalSlotError) -> Self {
+        Error::Config(e.to_string())
+    }
 }

@@ -13,7 +13,7 @@ use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
     Dir, Endpoint, EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, TransportConfig, VarInt,
 };
-use tput_cc::{Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, QuinnFactory, units::Rate};
+use tput_cc::{Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, EvalSlot, QuinnFactory, units::Rate};
 
 use crate::Error;
 use crate::pattern::Pattern;
@@ -65,49 +65,6 @@ impl Default for NodeConfig {
             server_bandwidth: None,
             server_aggregate: None,
             receive_window: None,
-        }
-    }
-}
-
-/// How long an evaluation slot is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EvalSlot {
-    /// A fixed duration.
-    Time(Duration),
-    /// `n` times the RTT measured during the handshake.
-    Rtts(u32),
-}
-
-impl std::str::FromStr for EvalSlot {
-    type Err = Error;
-    /// A duration (`1s`, `500ms`) or a whole number of RTTs (`32rtt`); zero is refused.
-    fn from_str(text: &str) -> Result<Self, Error> {
-        let bad = || {
-            Error::Config(format!(
-                "evaluation slot `{text}`: expected a duration such as 1s or RTTs such as 32rtt"
-            ))
-        };
-        if let Some(n) = text.strip_suffix("rtt") {
-            return n
-                .parse::<u32>()
-                .ok()
-                .filter(|&n| n > 0)
-                .map(EvalSlot::Rtts)
-                .ok_or_else(bad);
-        }
-        tput_cc::units::parse_duration(text)
-            .ok()
-            .filter(|d| !d.is_zero())
-            .map(EvalSlot::Time)
-            .ok_or_else(bad)
-    }
-}
-
-impl std::fmt::Display for EvalSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EvalSlot::Time(d) => f.write_str(&tput_cc::units::format_duration(*d)),
-            EvalSlot::Rtts(n) => write!(f, "{n}rtt"),
         }
     }
 }
