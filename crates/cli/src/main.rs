@@ -91,9 +91,6 @@ struct ServeArgs {
     /// Clients served at once; further ones are refused.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     max_clients: u32,
-    /// Controller of the server's side (used when clients ask for --reverse).
-    #[arg(long, default_value = "cubic", value_parser = parse_spec)]
-    cc: ControllerSpec,
     /// One JSON object per finished transfer instead of a text line.
     #[arg(long)]
     json: bool,
@@ -450,9 +447,8 @@ async fn run_send(
             specs.len(),
             opts.cc
         );
-        if !opts.reverse {
-            println!("[id]  interval          bytes      goodput         cwnd        srtt     lost");
-        }
+        // With --reverse too: the server sends its interval records.
+        println!("[id]  interval          bytes      goodput         cwnd        srtt     lost");
     }
     let json = opts.json;
     let outcomes = udp::transfer(server, server_name, trust, NodeConfig::default(), specs, |id, s| {
@@ -562,13 +558,14 @@ async fn loopback(opts: SendOpts) -> Result<bool, Failure> {
         .context("binding")?;
     let addr = socket.local_addr().context("reading the local address")?;
     let served = identity.clone();
-    let server_cc = opts.cc.clone();
     let server = tokio::spawn(async move {
-        let config = NodeConfig {
-            server_cc,
-            ..NodeConfig::default()
-        };
-        udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await
+        udp::serve(
+            &socket,
+            &served,
+            NodeConfig::default(),
+            |_, _| ControlFlow::Continue(()),
+        )
+        .await
     });
     let ok = run_send(
         "loopback",
@@ -597,7 +594,6 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     let _ = std::io::stdout().flush();
     let config = NodeConfig {
         max_connections: args.max_clients as usize,
-        server_cc: args.cc,
         ..NodeConfig::default()
     };
     let json = args.json;

@@ -21,10 +21,12 @@ mod stats;
 mod tls;
 pub mod udp;
 
-pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, EvalSlot, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
+pub use node::{
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CpuClock, EvalSlot, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec,
+};
 pub use pattern::Pattern;
 pub use proto::Direction;
-pub use stats::{IntervalStats, ReceiverReport, SlotStats, TransferOutcome};
+pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
 pub use tls::{ALPN, Fingerprint, Identity, ServerTrust};
 
 /// What can go wrong in this crate.

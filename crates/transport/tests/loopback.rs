@@ -123,10 +123,13 @@ async fn sender_reports_intervals_and_slots() {
     assert!(seen >= 4, "{seen} interval records");
     assert_eq!(o.intervals.len(), seen);
     let r = o.receiver.as_ref().unwrap();
-    // Intervals count bytes written; the time-up reset drops what was written
-    // but not sent, so the receiver may have verified fewer.
+    // Intervals count the bytes the receiver verified, adding up to its
+    // total; the time-up reset drops what was written but not sent, so the
+    // bytes written may exceed it.
     assert_eq!(o.bytes, r.bytes);
-    let written = o.intervals.iter().map(|i| i.bytes).sum::<u64>();
+    let delivered = o.intervals.iter().map(|i| i.bytes).sum::<u64>();
+    assert_eq!(delivered, r.bytes);
+    let written = o.intervals.iter().map(|i| i.written_bytes).sum::<u64>();
     assert!(
         written >= o.bytes && o.bytes > 0,
         "written {written}, verified {}",
