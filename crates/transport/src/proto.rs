@@ -196,7 +196,8 @@ impl Request {
 
     /// The sender's controller, parsed; the error names the spec and what is wrong with it.
     pub fn controller(&self) -> Result<ControllerSpec, Error> {
-        self.cc.parse().map_err(|e| bad(&format!("controller spec: {e}")))
+        // The spec's own error names it: "bad controller spec `...`: why".
+        self.cc.parse().map_err(|e: tput_cc::SpecError| bad(&e.to_string()))
     }
 }
 
