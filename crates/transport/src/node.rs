@@ -100,7 +100,8 @@ impl Default for NodeConfig {
 pub enum EvalSlot {
     /// A fixed duration.
     Time(Duration),
-    /// `n` times the RTT measured during the handshake.
+    /// `n` times the RTT measured during the handshake (at least
+    /// [`proto::MIN_PERIOD`](crate::proto::MIN_PERIOD)).
     Rtts(u32),
 }
 
@@ -381,7 +382,7 @@ impl Sender {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        self.request.duration.map(|d| self.start + d)
+        self.request.duration.and_then(|d| self.start.checked_add(d))
     }
 }
 
@@ -699,6 +700,20 @@ impl Node {
         }
         if spec.rate_limit.is_some_and(|r| r.bits_per_sec() == 0) {
             return Err(Error::Config("a rate limit must be positive".into()));
+        }
+        let min = crate::proto::MIN_PERIOD;
+        if !spec.interval.is_zero() && spec.interval < min {
+            return Err(Error::Config(format!(
+                "interval {:?} is shorter than the protocol's minimum of {min:?}",
+                spec.interval
+            )));
+        }
+        if let EvalSlot::Time(d) = spec.eval_slot
+            && d < min
+        {
+            return Err(Error::Config(format!(
+                "evaluation slot {d:?} is shorter than the protocol's minimum of {min:?}"
+            )));
         }
         let cc_text = spec.cc.to_string();
         if cc_text.len() > crate::proto::MAX_CC_SPEC_LEN {
@@ -1093,7 +1108,7 @@ impl Node {
             .ok_or("peer allows no bidirectional stream")?;
         let eval_slot = match spec.eval_slot {
             EvalSlot::Time(d) => d,
-            EvalSlot::Rtts(n) => c.conn.rtt() * n,
+            EvalSlot::Rtts(n) => (c.conn.rtt() * n).max(crate::proto::MIN_PERIOD),
         };
         let req = Request {
             direction: spec.direction,
@@ -1262,7 +1277,13 @@ impl Node {
         while let Some(frame) = Frame::take(&mut s.inbuf).map_err(|e| protocol(e.to_string()))? {
             match frame {
                 Frame::Delivered { index, bytes } => {
-                    let interval = s.request.interval.as_nanos().max(1);
+                    let interval = s.request.interval.as_nanos();
+                    if interval == 0 {
+                        return Err(protocol(
+                            "delivered-bytes frame for a transfer without intervals".into(),
+                        ));
+                    }
+                    // The receiver's intervals may start a little before the sender's.
                     let begun = now.saturating_duration_since(s.start).as_nanos() / interval + 16;
                     if u128::from(index) > begun {
                         return Err(protocol(format!(
@@ -1344,8 +1365,9 @@ impl Node {
                     n = n.min(b - s.sent);
                 }
                 if let Some(rate) = s.rate_limit() {
-                    let allowed = (now.saturating_duration_since(s.start).as_secs_f64() * rate as f64 / 8.0) as u64
-                        + CHUNK as u64;
+                    // Saturating: the rate comes from the network (a download's request).
+                    let allowed = ((now.saturating_duration_since(s.start).as_secs_f64() * rate as f64 / 8.0) as u64)
+                        .saturating_add(CHUNK as u64);
                     n = n.min(allowed.saturating_sub(s.sent));
                     if n == 0 {
                         return Ok(());
@@ -1409,7 +1431,7 @@ impl Node {
             let bytes = match (&s.receiver, s.delivered.get(&(i as u64))) {
                 (Some(r), _) if last => r
                     .bytes
-                    .saturating_sub(s.records[..i].iter().map(|r| r.bytes).sum::<u64>()),
+                    .saturating_sub(s.records[..i].iter().fold(0u64, |a, r| a.saturating_add(r.bytes))),
                 (None, _) if last => return,
                 (_, Some(&b)) => b,
                 (Some(r), None) => r.interval_bytes.get(i).copied().unwrap_or(0),

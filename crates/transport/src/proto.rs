@@ -53,6 +53,10 @@ pub const RESET_TIME_UP: u32 = 0x7469;
 pub const REQUEST_LEN: usize = 64;
 /// Longest controller spec a request may carry, bytes.
 pub const MAX_CC_SPEC_LEN: usize = 1024;
+/// Shortest reporting interval or evaluation slot a request may ask for
+/// (other than zero, for none): the receiver keeps a counter per interval
+/// and per slot, so a finer one would let a peer make it allocate without bound.
+pub const MIN_PERIOD: Duration = Duration::from_millis(1);
 /// Largest frame body a peer may send.
 pub const MAX_FRAME_BYTES: usize = 4 << 20;
 /// Largest report a peer may send (a report is one frame).
@@ -176,6 +180,13 @@ impl Request {
         if bytes.is_none() && duration.is_none() {
             return Err(bad("neither a byte count nor a duration"));
         }
+        let eval_slot = Duration::from_nanos(field(4));
+        let interval = Duration::from_nanos(field(5));
+        for (name, d) in [("evaluation slot", eval_slot), ("interval", interval)] {
+            if !d.is_zero() && d < MIN_PERIOD {
+                return Err(bad(&format!("{name} of {d:?} is shorter than {MIN_PERIOD:?}")));
+            }
+        }
         let cc = std::str::from_utf8(&b[REQUEST_LEN..])
             .map_err(|_| bad("controller spec is not UTF-8"))?
             .to_owned();
@@ -185,8 +196,8 @@ impl Request {
             duration,
             key: field(2),
             target_bps: field(3),
-            eval_slot: Duration::from_nanos(field(4)),
-            interval: Duration::from_nanos(field(5)),
+            eval_slot,
+            interval,
             rate_limit_bps: field(6),
             cc,
         };
@@ -335,6 +346,14 @@ mod tests {
             ),
             (with(&|b| b.push(b' ')), "header announces"),
             (with(&|b| b[REQUEST_LEN] = 0xff), "not UTF-8"),
+            (
+                with(&|b| b[48..56].copy_from_slice(&1u64.to_be_bytes())),
+                "interval of 1ns is shorter",
+            ),
+            (
+                with(&|b| b[40..48].copy_from_slice(&999_999u64.to_be_bytes())),
+                "evaluation slot of",
+            ),
         ];
         for (bytes, want) in cases {
             let e = Request::decode(&bytes).unwrap_err().to_string();

@@ -176,6 +176,29 @@ fn zero_rate_limit_is_an_error_not_a_panic() {
     assert!(e.to_string().contains("rate limit"), "{e}");
 }
 
+#[test]
+fn intervals_and_slots_below_the_protocol_minimum_are_errors() {
+    let mut node = tput_transport::Node::client(NodeConfig::default()).unwrap();
+    let server = "127.0.0.1:9".parse().unwrap();
+    let mut short_interval = TransferSpec::upload(1000, "cubic".parse().unwrap());
+    short_interval.interval = Duration::from_micros(10);
+    let mut short_slot = TransferSpec::upload(1000, "cubic".parse().unwrap());
+    short_slot.eval_slot = tput_transport::EvalSlot::Time(Duration::from_micros(10));
+    for (spec, what) in [(short_interval, "interval"), (short_slot, "evaluation slot")] {
+        let e = node
+            .start_transfer(
+                std::time::Instant::now(),
+                server,
+                "localhost",
+                &ServerTrust::Insecure,
+                spec,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what) && e.contains("minimum"), "{e}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_server_times_out_instead_of_hanging() {
     // A bound socket that never answers.
