@@ -94,6 +94,9 @@ struct ServeArgs {
     /// One JSON object per finished transfer instead of a text line.
     #[arg(long)]
     json: bool,
+    /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
@@ -128,6 +131,9 @@ struct SendOpts {
     /// Print one JSON document at the end (schema: docs/cli.md) instead of text.
     #[arg(long)]
     json: bool,
+    /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
@@ -451,7 +457,11 @@ async fn run_send(
         println!("[id]  interval          bytes      goodput         cwnd        srtt     lost");
     }
     let json = opts.json;
-    let outcomes = udp::transfer(server, server_name, trust, NodeConfig::default(), specs, |id, s| {
+    let config = NodeConfig {
+        qlog_dir: qlog_dir(opts.qlog.as_deref())?,
+        ..NodeConfig::default()
+    };
+    let outcomes = udp::transfer(server, server_name, trust, config, specs, |id, s| {
         if !json {
             println!(
                 "[{id:>2}]  {:>6.2}-{:<6.2} s {:>10} {:>14} {:>10} {:>8.2} ms {:>6}",
@@ -558,15 +568,13 @@ async fn loopback(opts: SendOpts) -> Result<bool, Failure> {
         .context("binding")?;
     let addr = socket.local_addr().context("reading the local address")?;
     let served = identity.clone();
-    let server = tokio::spawn(async move {
-        udp::serve(
-            &socket,
-            &served,
-            NodeConfig::default(),
-            |_, _| ControlFlow::Continue(()),
-        )
-        .await
-    });
+    // The server's traces go beside the client's.
+    let config = NodeConfig {
+        qlog_dir: qlog_dir(opts.qlog.as_deref())?,
+        ..NodeConfig::default()
+    };
+    let server =
+        tokio::spawn(async move { udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await });
     let ok = run_send(
         "loopback",
         addr,
@@ -577,6 +585,14 @@ async fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     .await;
     server.abort();
     ok
+}
+
+/// The qlog directory, created if missing.
+fn qlog_dir(dir: Option<&std::path::Path>) -> Result<Option<PathBuf>, Failure> {
+    let Some(dir) = dir else { return Ok(None) };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Input(format!("cannot create the qlog directory {}: {e}", dir.display())))?;
+    Ok(Some(dir.to_path_buf()))
 }
 
 async fn serve(args: ServeArgs) -> Result<bool, Failure> {
@@ -594,6 +610,7 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     let _ = std::io::stdout().flush();
     let config = NodeConfig {
         max_connections: args.max_clients as usize,
+        qlog_dir: qlog_dir(args.qlog.as_deref())?,
         ..NodeConfig::default()
     };
     let json = args.json;
