@@ -11,18 +11,21 @@
 //!    asked: with the controller it names and under its rate limit. A server
 //!    that cannot parse the spec closes the connection with
 //!    [`CLOSE_PROTOCOL_ERROR`](crate::CLOSE_PROTOCOL_ERROR) and a reason
-//!    naming the error (RFC 9000 §10.2.3: the reason phrase is for people).
+//!    naming the error (the reason phrase of CONNECTION_CLOSE, RFC 9000 §19.19).
 //! 2. The sender (client for an upload, server for a download) writes the
 //!    [`Pattern`](crate::Pattern) payload on its half of the stream and
 //!    finishes it. A transfer for a duration ends instead with RESET_STREAM
-//!    carrying [`RESET_TIME_UP`] when the duration is over (RFC 9000 §3.2):
+//!    carrying [`RESET_TIME_UP`] when the duration is over (RFC 9000 §19.4):
 //!    data written into QUIC's send buffer but not yet sent is dropped rather
 //!    than drained, so the transfer really lasts its duration. The receiver
 //!    takes that reset as the normal end.
+//!    Intervals and evaluation slots are zero (none) or at least
+//!    [`MIN_PERIOD`].
 //! 3. The receiver writes [`Frame`]s on its half of the stream (the client
-//!    after its request): a [`Frame::Delivered`] as each reporting interval
-//!    of its meter completes, then, once the payload has ended, one
-//!    [`Frame::Report`], and finishes.
+//!    after its request): a [`Frame::Delivered`] for each reporting interval
+//!    of its meter that has ended, sent when the first payload after its end
+//!    arrives (with the ACK that arrival calls for anyway), then, once the
+//!    payload has ended, one [`Frame::Report`], and finishes.
 //! 4. For a download the server also opens a unidirectional stream and
 //!    writes on it a [`Frame::Interval`] per completed interval record (the
 //!    sender's series, with the delivered bytes of step 3 filled in), and,
