@@ -94,6 +94,13 @@ impl Clone for Identity {
 }
 
 impl Identity {
+    /// The quinn-proto server config of a tput server presenting this
+    /// identity (TLS 1.3, ALPN [`ALPN`]), for tools that speak the protocol
+    /// themselves, such as conformance tests; a [`Node`](crate::Node) builds its own.
+    pub fn server_config(&self) -> Result<quinn_proto::ServerConfig, Error> {
+        Ok(quinn_proto::ServerConfig::with_crypto(Arc::new(server_crypto(self)?)))
+    }
+
     /// A fresh self-signed Ed25519 certificate for `names` (DNS names or IP addresses).
     pub fn self_signed(names: &[&str]) -> Result<Self, Error> {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| Error::Tls(e.to_string()))?;
