@@ -520,6 +520,8 @@ fn qlog_stream(dir: &std::path::Path, name: &str, now: Instant) -> Result<QlogSt
         context: format!("creating qlog file {}", path.display()),
         source,
     })?;
+    // `QlogConfig::default` takes `Instant::now()` as the start; the node's
+    // `now` replaces it, so event times never depend on the host's clock.
     let mut q = QlogConfig::default();
     q.writer(Box::new(std::io::BufWriter::new(file)))
         .title(Some(name.trim_end_matches(".sqlog").to_owned()))
