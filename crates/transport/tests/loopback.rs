@@ -108,19 +108,29 @@ async fn sender_reports_intervals_and_slots() {
     spec.target = Some("1Mbit/s".parse().unwrap());
     spec.eval_slot = tput_transport::EvalSlot::Time(Duration::from_millis(250));
     let mut seen = 0;
+    let start = std::time::Instant::now();
+    let mut first = None;
     let out = within(udp::transfer(
         addr,
         "localhost",
         &trust,
         config(),
         vec![spec],
-        |_, _| seen += 1,
+        |_, _| {
+            seen += 1;
+            first.get_or_insert(start.elapsed());
+        },
     ))
     .await
     .unwrap();
     let o = &out[0];
     assert!(o.ok(), "{:?}", o.error);
     assert!(seen >= 4, "{seen} interval records");
+    // Live: the receiver's counts come back while the transfer runs.
+    assert!(
+        first.unwrap() < Duration::from_millis(1000),
+        "first record after {first:?}"
+    );
     assert_eq!(o.intervals.len(), seen);
     let r = o.receiver.as_ref().unwrap();
     // Intervals count the bytes the receiver verified, adding up to its
