@@ -8,8 +8,15 @@
 //!   analogue, RFC 9002 §7.6) and `lost_bytes == 0` for ECN (§7.1);
 //! - a PTO expiry calls nothing on the controller, so controllers never see a
 //!   timeout other than persistent congestion.
+//!
+//! quinn-proto builds a connection's controller when the connection is
+//! created, which on a server is inside `Endpoint::accept`, before the peer
+//! has said anything. A factory made [`switchable`](QuinnFactory::switchable)
+//! hands out a [`ControllerSwitch`] per controller it builds, through which a
+//! driver replaces the algorithm once it knows which one the peer asked for.
 
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -47,6 +54,107 @@ impl ControllerProbe {
     }
 }
 
+/// Replaces the algorithm of one built [`QuinnController`].
+///
+/// [`install`](Self::install) builds the new algorithm for the path's current
+/// datagram size and arms the switch; the controller swaps it in at its next
+/// callback from quinn-proto (and reports the new algorithm's window from
+/// then on). Bytes in flight are quinn-proto's business, not the
+/// controller's, so nothing is lost; the new algorithm starts from its
+/// initial window (RFC 9002 §7.2) as a fresh connection would.
+#[derive(Debug, Clone)]
+pub struct ControllerSwitch {
+    shared: Arc<SwitchShared>,
+}
+
+#[derive(Debug)]
+struct SwitchShared {
+    armed: AtomicBool,
+    pending: Mutex<Option<Box<dyn CongestionController>>>,
+    /// The path's current maximum datagram size, bytes.
+    mtu: AtomicU16,
+    probe: ControllerProbe,
+}
+
+impl ControllerSwitch {
+    fn new(mtu: u16) -> Self {
+        Self {
+            shared: Arc::new(SwitchShared {
+                armed: AtomicBool::new(false),
+                pending: Mutex::new(None),
+                mtu: AtomicU16::new(mtu),
+                probe: ControllerProbe::new(),
+            }),
+        }
+    }
+
+    /// The probe the switched controller reports its snapshots to (before and
+    /// after a switch).
+    pub fn probe(&self) -> ControllerProbe {
+        self.shared.probe.clone()
+    }
+
+    /// Replace the controller's algorithm by `spec`, built as
+    /// [`ControllerSpec::build_in`] does with `bandwidth` and `aggregate`.
+    pub fn install(
+        &self,
+        spec: &ControllerSpec,
+        bandwidth: Option<Arc<dyn BandwidthSource>>,
+        aggregate: Option<&Aggregate>,
+    ) {
+        let mtu = self.shared.mtu.load(Ordering::Relaxed);
+        let next = spec.build_in(mtu, bandwidth, aggregate);
+        self.shared.probe.store(next.snapshot());
+        *self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(next);
+        self.shared.armed.store(true, Ordering::Release);
+    }
+
+    /// The window of an installed algorithm not yet swapped in.
+    fn pending_window(&self) -> Option<u64> {
+        if !self.shared.armed.load(Ordering::Acquire) {
+            return None;
+        }
+        let pending = self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        pending.as_ref().map(|c| c.window())
+    }
+
+    /// The installed algorithm, once.
+    fn take(&self) -> Option<Box<dyn CongestionController>> {
+        if !self.shared.armed.swap(false, Ordering::AcqRel) {
+            return None;
+        }
+        self.shared
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// Where a [`switchable`](QuinnFactory::switchable) factory leaves the
+/// [`ControllerSwitch`] of each controller it builds, for the driver to take
+/// right after the call that made quinn-proto build one (`Endpoint::accept`,
+/// or an event that reset the path). One slot holds one switch: a new one
+/// replaces a switch nobody took.
+#[derive(Debug, Clone, Default)]
+pub struct SwitchSlot {
+    slot: Arc<Mutex<Option<ControllerSwitch>>>,
+}
+
+impl SwitchSlot {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The switch of the controller built last, if nobody took it yet.
+    pub fn take(&self) -> Option<ControllerSwitch> {
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+    fn put(&self, switch: ControllerSwitch) {
+        *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(switch);
+    }
+}
+
 /// Builds a [`QuinnController`] per quinn-proto connection (or path reset)
 /// from a [`ControllerSpec`].
 #[derive(Debug, Clone)]
@@ -55,6 +163,7 @@ pub struct QuinnFactory {
     bandwidth: Option<Arc<dyn BandwidthSource>>,
     aggregate: Option<Aggregate>,
     probe: Option<ControllerProbe>,
+    switches: Option<SwitchSlot>,
 }
 
 impl QuinnFactory {
@@ -65,6 +174,7 @@ impl QuinnFactory {
             bandwidth: None,
             aggregate: None,
             probe: None,
+            switches: None,
         }
     }
     /// Give controllers that need `A` and `P` (the guarantee controller) this source.
@@ -86,6 +196,13 @@ impl QuinnFactory {
     pub fn spec(&self) -> &ControllerSpec {
         &self.spec
     }
+    /// Make every controller built switchable: each gets its own
+    /// [`ControllerSwitch`] (with its own probe, which replaces any
+    /// [`with_probe`](Self::with_probe)), left in `slot` for the driver.
+    pub fn switchable(mut self, slot: SwitchSlot) -> Self {
+        self.switches = Some(slot);
+        self
+    }
 }
 
 impl ControllerFactory for QuinnFactory {
@@ -93,11 +210,19 @@ impl ControllerFactory for QuinnFactory {
         let inner = self
             .spec
             .build_in(current_mtu, self.bandwidth.clone(), self.aggregate.as_ref());
-        let probe = self.probe.clone();
+        let switch = self.switches.as_ref().map(|slot| {
+            let switch = ControllerSwitch::new(current_mtu);
+            slot.put(switch.clone());
+            switch
+        });
+        let probe = match &switch {
+            Some(s) => Some(s.probe()),
+            None => self.probe.clone(),
+        };
         if let Some(p) = &probe {
             p.store(inner.snapshot());
         }
-        Box::new(QuinnController { inner, probe })
+        Box::new(QuinnController { inner, probe, switch })
     }
 }
 
@@ -106,12 +231,17 @@ impl ControllerFactory for QuinnFactory {
 pub struct QuinnController {
     inner: Box<dyn CongestionController>,
     probe: Option<ControllerProbe>,
+    switch: Option<ControllerSwitch>,
 }
 
 impl QuinnController {
     /// Wrap a controller.
     pub fn new(inner: Box<dyn CongestionController>) -> Self {
-        Self { inner, probe: None }
+        Self {
+            inner,
+            probe: None,
+            switch: None,
+        }
     }
     /// The wrapped controller.
     pub fn inner(&self) -> &dyn CongestionController {
@@ -122,14 +252,23 @@ impl QuinnController {
             p.store(self.inner.snapshot());
         }
     }
+    /// Swap in an algorithm installed through the switch, if any.
+    fn switch(&mut self) {
+        if let Some(next) = self.switch.as_ref().and_then(ControllerSwitch::take) {
+            self.inner = next;
+            self.report();
+        }
+    }
 }
 
 impl Controller for QuinnController {
     fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
+        self.switch();
         self.inner.on_sent(now, bytes);
     }
 
     fn on_ack(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool, rtt: &RttEstimator) {
+        self.switch();
         // The estimator has not yet taken this ACK's sample (QUINN_NOTES): the
         // packet's own RTT is `now - sent`, RFC 9002 §5.1 `latest_rtt`.
         let latest = now.saturating_duration_since(sent);
@@ -150,11 +289,13 @@ impl Controller for QuinnController {
     }
 
     fn on_end_acks(&mut self, now: Instant, in_flight: u64, app_limited: bool, _largest_acked: Option<u64>) {
+        self.switch();
         self.inner.on_end_acks(now, in_flight, app_limited);
         self.report();
     }
 
     fn on_congestion_event(&mut self, now: Instant, sent: Instant, is_persistent_congestion: bool, lost_bytes: u64) {
+        self.switch();
         let kind = if is_persistent_congestion {
             CongestionKind::PersistentCongestion
         } else if lost_bytes == 0 {
@@ -167,11 +308,20 @@ impl Controller for QuinnController {
     }
 
     fn on_mtu_update(&mut self, new_mtu: u16) {
+        if let Some(s) = &self.switch {
+            s.shared.mtu.store(new_mtu, Ordering::Relaxed);
+        }
+        self.switch();
         self.inner.on_mtu_update(new_mtu);
     }
 
     fn window(&self) -> u64 {
-        self.inner.window()
+        // quinn-proto asks for the window before sending, through `&self`:
+        // an installed algorithm governs from the moment it is installed.
+        match self.switch.as_ref().and_then(ControllerSwitch::pending_window) {
+            Some(w) => w,
+            None => self.inner.window(),
+        }
     }
 
     fn metrics(&self) -> ControllerMetrics {
@@ -184,9 +334,12 @@ impl Controller for QuinnController {
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
+        // A copy for a new path (quinn-proto's migration) shares the switch:
+        // whichever copy sees an installed algorithm first takes it.
         Box::new(Self {
             inner: self.inner.clone_box(),
             probe: self.probe.clone(),
+            switch: self.switch.clone(),
         })
     }
 
@@ -196,5 +349,44 @@ impl Controller for QuinnController {
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::AlgorithmState;
+
+    #[test]
+    fn a_switchable_controller_takes_the_installed_algorithm() {
+        let slot = SwitchSlot::new();
+        let factory = Arc::new(QuinnFactory::new("newreno".parse().unwrap()).switchable(slot.clone()));
+        let now = Instant::now();
+        let mut c = factory.clone().build(now, 1200);
+        let switch = slot.take().expect("the build left its switch");
+        assert!(slot.take().is_none(), "taken once");
+        assert_eq!(switch.probe().latest().unwrap().state, AlgorithmState::NewReno);
+        // A loss halves NewReno's window (RFC 9002 §7.3.2), so the installed
+        // algorithm's initial window tells the two apart.
+        c.on_sent(now, 1200, 0);
+        c.on_congestion_event(now + std::time::Duration::from_millis(10), now, false, 1200);
+        let newreno_window = c.window();
+        assert!(newreno_window < c.initial_window());
+
+        switch.install(&"fixed:rate=1Gbit/s".parse().unwrap(), None, None);
+        assert!(matches!(
+            switch.probe().latest().unwrap().state,
+            AlgorithmState::Fixed { .. }
+        ));
+        let installed = c.window();
+        assert_ne!(installed, newreno_window, "the installed algorithm governs at once");
+        c.on_sent(now, 1200, 1);
+        assert_eq!(c.window(), installed);
+        let inner = c.into_any().downcast::<QuinnController>().unwrap();
+        assert!(matches!(inner.inner().snapshot().state, AlgorithmState::Fixed { .. }));
+
+        // Every build hands over a fresh switch.
+        let _second = factory.build(now, 1200);
+        assert!(slot.take().is_some());
     }
 }

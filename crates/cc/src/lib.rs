@@ -52,7 +52,7 @@ mod vegas;
 #[cfg(test)]
 mod testutil;
 
-pub use adapter::{ControllerProbe, QuinnController, QuinnFactory};
+pub use adapter::{ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use compound::{Compound, CompoundConfig};

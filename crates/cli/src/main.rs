@@ -105,12 +105,12 @@ struct ServeArgs {
     /// Clients served at once; further ones are refused.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     max_clients: u32,
-    /// Controller of the server's side (used when clients ask for --reverse).
-    #[arg(long, default_value = "cubic", value_parser = parse_spec)]
-    cc: ControllerSpec,
     /// One JSON object per finished transfer instead of a text line.
     #[arg(short = 'J', long)]
     json: bool,
+    /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
@@ -149,6 +149,9 @@ struct SendOpts {
     /// Print one JSON document at the end (schema: docs/cli.md) instead of text.
     #[arg(short = 'J', long)]
     json: bool,
+    /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
@@ -436,13 +439,16 @@ async fn run_send(
             specs.len(),
             opts.cc
         );
-        if !opts.reverse {
-            println!("{}", live::INTERVAL_HEADER);
-        }
+        // With --reverse too: the server sends its interval records.
+        println!("{}", live::INTERVAL_HEADER);
     }
     let json = opts.json;
+    let config = NodeConfig {
+        qlog_dir: qlog_dir(opts.qlog.as_deref())?,
+        ..NodeConfig::default()
+    };
     let cpu_before = live::process_cpu_secs();
-    let outcomes = udp::transfer(server, server_name, trust, NodeConfig::default(), specs, |id, s| {
+    let outcomes = udp::transfer(server, server_name, trust, config, specs, |id, s| {
         if !json {
             println!("{}", live::interval_line(id, s));
         }
@@ -506,7 +512,8 @@ async fn send(addr: &str, opts: SendOpts, trust: TrustOpts) -> Result<bool, Fail
 fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     let identity = Identity::self_signed(&["localhost"]).context("generating a certificate")?;
     let served = identity.clone();
-    let server_cc = opts.cc.clone();
+    // The server's traces go beside the client's.
+    let server_qlog = qlog_dir(opts.qlog.as_deref())?;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     // The server thread runs until the process exits.
     std::thread::Builder::new()
@@ -533,7 +540,7 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
                 };
                 let _ = ready_tx.send(Ok(addr));
                 let config = NodeConfig {
-                    server_cc,
+                    qlog_dir: server_qlog,
                     ..NodeConfig::default()
                 };
                 if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
@@ -554,6 +561,15 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
         &opts,
     ))
 }
+
+/// The qlog directory, created if missing.
+fn qlog_dir(dir: Option<&std::path::Path>) -> Result<Option<PathBuf>, Failure> {
+    let Some(dir) = dir else { return Ok(None) };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Input(format!("cannot create the qlog directory {}: {e}", dir.display())))?;
+    Ok(Some(dir.to_path_buf()))
+}
+
 async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     let identity = match (&args.cert, &args.key) {
         (Some(c), Some(k)) => Identity::from_pem_files(c, k).map_err(|e| Failure::Input(e.to_string()))?,
@@ -573,7 +589,7 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     let _ = std::io::stdout().flush();
     let config = NodeConfig {
         max_connections: args.max_clients as usize,
-        server_cc: args.cc,
+        qlog_dir: qlog_dir(args.qlog.as_deref())?,
         ..NodeConfig::default()
     };
     let json = args.json;

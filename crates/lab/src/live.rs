@@ -35,6 +35,10 @@ pub struct TransferSummary {
     pub congestion_events: u64,
     /// CPU seconds this process used during the run (user + system), if known.
     pub local_cpu_secs: Option<f64>,
+    /// CPU seconds the peer's process used during the transfers (user +
+    /// system), as its report says (the largest over parallel transfers,
+    /// which share the peer's process), if it measured them.
+    pub remote_cpu_secs: Option<f64>,
 }
 
 impl TransferSummary {
@@ -82,6 +86,16 @@ impl TransferSummary {
             lost_packets: all().map(|i| i.lost_packets).sum(),
             congestion_events: all().map(|i| i.congestion_events).sum(),
             local_cpu_secs,
+            remote_cpu_secs: outcomes
+                .iter()
+                .filter_map(|o| {
+                    if o.local_sender {
+                        o.receiver.as_ref().and_then(|r| r.cpu_secs)
+                    } else {
+                        o.sender.as_ref().and_then(|r| r.cpu_secs)
+                    }
+                })
+                .reduce(f64::max),
         }
     }
 
@@ -103,11 +117,18 @@ impl TransferSummary {
                 self.lost_packets, self.congestion_events
             );
         }
-        if let Some(cpu) = self.local_cpu_secs {
-            out += &format!(
-                "[SUM] CPU: this end {cpu:.2} s ({:.1}% of the run)\n",
-                100.0 * cpu / self.seconds.max(1e-9)
-            );
+        let pct = |cpu: f64| 100.0 * cpu / self.seconds.max(1e-9);
+        match (self.local_cpu_secs, self.remote_cpu_secs) {
+            (Some(l), Some(r)) => {
+                out += &format!(
+                    "[SUM] CPU: this end {l:.2} s ({:.1}%), the peer {r:.2} s ({:.1}%)\n",
+                    pct(l),
+                    pct(r)
+                )
+            }
+            (Some(l), None) => out += &format!("[SUM] CPU: this end {l:.2} s ({:.1}%)\n", pct(l)),
+            (None, Some(r)) => out += &format!("[SUM] CPU: the peer {r:.2} s ({:.1}%)\n", pct(r)),
+            (None, None) => {}
         }
         out
     }
@@ -203,6 +224,7 @@ pub fn process_cpu_secs() -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tput_transport::{ReceiverReport, SenderReport};
 
     fn record(srtt_ms: f64, min_rtt_ms: f64, lost: u64, events: u64) -> IntervalStats {
         IntervalStats {
@@ -216,6 +238,7 @@ mod tests {
             lost_packets: lost,
             congestion_events: events,
             controller: None,
+            written_bytes: 1000,
         }
     }
 
@@ -229,6 +252,8 @@ mod tests {
             elapsed_secs: secs,
             intervals,
             receiver: None,
+            sender: None,
+            cpu_secs: None,
             error: None,
         }
     }
@@ -246,10 +271,41 @@ mod tests {
         assert_eq!(s.rtt_mean_ms, Some(20.0));
         assert_eq!(s.rtt_max_ms, Some(30.0));
         assert_eq!((s.lost_packets, s.congestion_events), (5, 3));
+        assert_eq!(s.remote_cpu_secs, None, "no report carried the peer's CPU");
         let text = s.lines();
         assert!(text.contains("RTT min/mean/max 4.00/20.00/30.00 ms"), "{text}");
         assert!(text.contains("5 packets lost, 3 congestion events"), "{text}");
-        assert!(text.contains("this end 0.50 s"), "{text}");
+        assert!(text.contains("this end 0.50 s (12.5%)"), "{text}");
+        // The peer's CPU comes from its report: the receiver's after an
+        // upload, the sender's after a download; parallel transfers share it.
+        let mut up = outcome(Vec::new(), 10, 1.0);
+        up.receiver = Some(ReceiverReport {
+            bytes: 10,
+            duration_secs: 1.0,
+            interval_bytes: vec![10],
+            slots: Vec::new(),
+            success_ratio: None,
+            cpu_secs: Some(0.25),
+        });
+        let mut up2 = up.clone();
+        up2.receiver.as_mut().unwrap().cpu_secs = Some(0.75);
+        let mut down = outcome(Vec::new(), 10, 1.0);
+        down.local_sender = false;
+        down.sender = Some(SenderReport {
+            cc: "cubic".into(),
+            written_bytes: 10,
+            cpu_secs: Some(0.5),
+        });
+        assert_eq!(
+            TransferSummary::new(&[up.clone(), up2], None).remote_cpu_secs,
+            Some(0.75)
+        );
+        assert_eq!(TransferSummary::new(&[down], Some(0.1)).remote_cpu_secs, Some(0.5));
+        let text = TransferSummary::new(&[up], Some(0.5)).lines();
+        assert!(
+            text.contains("this end 0.50 s (50.0%), the peer 0.25 s (25.0%)"),
+            "{text}"
+        );
         // No records: no RTT line; no transfers: not ok.
         let s = TransferSummary::new(&[outcome(Vec::new(), 10, 1.0)], None);
         assert_eq!(s.rtt_mean_ms, None);

@@ -860,7 +860,6 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         let seed = Rng::derive(s.seed, 1_000_000 + u64::from(flow)).next_u64();
         let direction = g.direction.unwrap_or(Direction::Upload);
         let mut server_cfg = node_config(seed ^ 1);
-        server_cfg.server_cc = g.cc.clone();
         server_cfg.server_bandwidth = oracle.clone();
         // Only the sending end's controller joins the group: quinn builds one
         // on the receiving end too, which must not count as a member.

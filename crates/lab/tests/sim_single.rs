@@ -126,3 +126,35 @@ fn every_byte_arrives_with_one_percent_loss() {
         stats.dropped_random.packets
     );
 }
+
+/// A simulated download runs the same code as a live one: the server builds
+/// the requested controller and its interval series reaches the client.
+#[test]
+fn a_download_s_sender_series_reaches_the_client() {
+    let mut spec = TransferSpec::upload(0, "vegas".parse().unwrap());
+    spec.direction = Direction::Download;
+    spec.bytes = None;
+    spec.duration = Some(Duration::from_secs(5));
+    let (_, client, server) = run(None, 30, spec, 8);
+    let c = &client.outcomes()[0];
+    let s = &server.outcomes()[0];
+    assert!(c.ok() && s.ok(), "{:?} / {:?}", c.error, s.error);
+    assert!(!c.local_sender && s.local_sender);
+    assert_eq!((c.cc.as_str(), s.cc.as_str()), ("vegas", "vegas"));
+    // The client's records are the server's, live events and outcome alike.
+    assert!(c.intervals.len() >= 5, "{} records", c.intervals.len());
+    assert_eq!(c.intervals, s.intervals);
+    let live: Vec<_> = client.intervals().iter().map(|(_, r)| r.clone()).collect();
+    assert_eq!(live, c.intervals);
+    for r in &c.intervals {
+        assert!(matches!(
+            r.controller.map(|x| x.state),
+            Some(tput_cc::AlgorithmState::Vegas { .. })
+        ));
+        assert!(r.cwnd_bytes > 0 && r.srtt_ms >= 20.0, "{r:?}");
+    }
+    let report = c.receiver.as_ref().unwrap();
+    assert_eq!(c.intervals.iter().map(|r| r.bytes).sum::<u64>(), report.bytes);
+    // No CPU clock in the simulator.
+    assert_eq!((c.cpu_secs, report.cpu_secs), (None, None));
+}

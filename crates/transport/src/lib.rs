@@ -20,10 +20,10 @@ mod stats;
 mod tls;
 pub mod udp;
 
-pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
+pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
 pub use pattern::Pattern;
 pub use proto::Direction;
-pub use stats::{IntervalStats, ReceiverReport, SlotStats, TransferOutcome};
+pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
 pub use tls::{ALPN, Fingerprint, Identity, ServerTrust};
 pub use tput_cc::EvalSlot;
 

@@ -5,28 +5,45 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
-    Dir, Endpoint, EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, TransportConfig, VarInt,
+    Dir, Endpoint, EndpointConfig, Event, QlogConfig, QlogStream, ServerConfig, StreamEvent, StreamId, TransportConfig,
+    VarInt,
 };
-use tput_cc::{Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, EvalSlot, QuinnFactory, units::Rate};
+use tput_cc::{
+    Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, ControllerSwitch, EvalSlot, QuinnFactory, SwitchSlot,
+    units::Rate,
+};
 
 use crate::Error;
 use crate::pattern::Pattern;
-use crate::proto::{Direction, MAX_REPORT_BYTES, REQUEST_LEN, RESET_TIME_UP, Request};
-use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, TransferOutcome};
+use crate::proto::{Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
+use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, SenderReport, TransferOutcome};
 use crate::tls::{Identity, ServerTrust, client_crypto, server_crypto};
 
-/// Application error code a server closes with when a request is malformed.
+/// Application error code a node closes with when the peer breaks the
+/// protocol: a malformed request (including a controller spec the server
+/// cannot parse), a bad frame or report. The close's reason names the error.
 pub const CLOSE_PROTOCOL_ERROR: u32 = 1;
 /// Application error code a node closes with when payload verification fails.
 pub const CLOSE_CORRUPT: u32 = 2;
 
 const CHUNK: usize = 64 * 1024;
+
+/// Controller of the end that receives the payload. It only paces ACKs and
+/// the reports, and a server runs it until a download's request names the
+/// sender's; quinn-proto's own default (RFC 9438).
+fn receiving_controller() -> ControllerSpec {
+    ControllerSpec::Cubic(Default::default())
+}
+
+/// Reads the CPU time of the node's process, in seconds (user plus system).
+pub type CpuClock = fn() -> Option<f64>;
 
 /// Settings of a [`Node`].
 #[derive(Debug, Clone)]
@@ -43,14 +60,22 @@ pub struct NodeConfig {
     pub idle_timeout: Duration,
     /// Connections a server accepts at once; further ones are refused.
     pub max_connections: usize,
-    /// Controller of the connections this node accepts (the server side of a download).
-    pub server_cc: ControllerSpec,
-    /// `A` and `P` for a guarantee controller on accepted connections.
+    /// `A` and `P` for a guarantee controller sending a download from this
+    /// server (the controller the client's request names).
     pub server_bandwidth: Option<Arc<dyn BandwidthSource>>,
-    /// A guarantee controller on accepted connections joins this group.
+    /// A guarantee controller sending a download from this server joins this group.
     pub server_aggregate: Option<Aggregate>,
     /// Stream and connection receive windows, bytes (quinn's defaults if `None`).
     pub receive_window: Option<u64>,
+    /// Write a qlog trace (JSON-SEQ, as qvis reads it) of every connection
+    /// into this directory: `client-ID.sqlog` or `server-ID.sqlog`, ID being
+    /// the transfer id. Event times count from the connection's start.
+    pub qlog_dir: Option<PathBuf>,
+    /// The process's CPU clock, for the CPU use reported at the end of a
+    /// transfer; `None` (the simulator) reports none. The node never reads a
+    /// clock itself: [`udp`](crate::udp) sets this to
+    /// [`udp::process_cpu_secs`](crate::udp::process_cpu_secs).
+    pub cpu_clock: Option<CpuClock>,
 }
 
 impl Default for NodeConfig {
@@ -61,10 +86,11 @@ impl Default for NodeConfig {
             mtu_discovery: true,
             idle_timeout: Duration::from_secs(10),
             max_connections: 64,
-            server_cc: ControllerSpec::Cubic(Default::default()),
             server_bandwidth: None,
             server_aggregate: None,
             receive_window: None,
+            qlog_dir: None,
+            cpu_clock: None,
         }
     }
 }
@@ -78,7 +104,8 @@ pub struct TransferSpec {
     pub bytes: Option<u64>,
     /// How long to send (`None`: until `bytes` are sent).
     pub duration: Option<Duration>,
-    /// Controller of the client's connection.
+    /// Controller of the sender: the client's for an upload; for a download
+    /// the request names it and the server builds it.
     pub cc: ControllerSpec,
     /// Target throughput judged per evaluation slot.
     pub target: Option<Rate>,
@@ -86,14 +113,16 @@ pub struct TransferSpec {
     pub eval_slot: EvalSlot,
     /// Sender-side statistics interval (zero = none).
     pub interval: Duration,
-    /// Application-level rate limit of the sender.
+    /// Application-level rate limit of the sender (the server applies it to a download).
     pub rate_limit: Option<Rate>,
     /// Flow id stamped on the client's datagrams in the simulator.
     pub flow: u32,
-    /// `A` and `P` for a guarantee controller on this connection.
+    /// `A` and `P` for a guarantee controller sending an upload (a download's
+    /// sender uses the server's [`NodeConfig::server_bandwidth`]).
     pub bandwidth: Option<Arc<dyn BandwidthSource>>,
-    /// A guarantee controller on this connection joins this group
-    /// (one aggregate target for several connections; see [`Aggregate`]).
+    /// A guarantee controller sending an upload joins this group (one
+    /// aggregate target for several connections; see [`Aggregate`]); a
+    /// download's sender joins the server's [`NodeConfig::server_aggregate`].
     pub aggregate: Option<Aggregate>,
 }
 
@@ -147,7 +176,9 @@ impl Outgoing {
 /// Something a node reports while it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeEvent {
-    /// A sender finished a statistics interval.
+    /// A sender's interval record is complete (see [`IntervalStats`]): on the
+    /// sending node, and on the client of a download as the server's record
+    /// arrives.
     Interval {
         /// The transfer.
         id: u64,
@@ -158,95 +189,271 @@ pub enum NodeEvent {
     Finished(Box<TransferOutcome>),
 }
 
+/// Bytes queued for one send stream, written as flow control allows.
+#[derive(Debug, Default)]
+struct Outbox {
+    buf: Vec<u8>,
+    /// Finish the stream once `buf` is written.
+    finish: bool,
+    finished: bool,
+}
+
+impl Outbox {
+    fn push(&mut self, frame: &Frame) {
+        self.buf.extend_from_slice(&frame.encode());
+    }
+
+    /// Write what the stream takes; `Err` if the peer stopped it.
+    fn flush(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), String> {
+        let mut s = conn.send_stream(id);
+        while !self.buf.is_empty() {
+            match s.write(&self.buf) {
+                Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
+                Ok(n) => {
+                    self.buf.drain(..n);
+                }
+                Err(e) => return Err(format!("peer stopped a report stream: {e}")),
+            }
+        }
+        if self.finish && !self.finished {
+            self.finished = true;
+            let _ = s.finish();
+        }
+        Ok(())
+    }
+}
+
+/// Read what has arrived on a stream into `buf`; `Ok(true)` once the stream has ended.
+fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) -> Result<bool, String> {
+    let mut ended = false;
+    let mut failure = None;
+    if let Ok(mut chunks) = conn.recv_stream(id).read(true) {
+        loop {
+            match chunks.next(usize::MAX) {
+                Ok(Some(chunk)) => buf.extend_from_slice(&chunk.bytes),
+                Ok(None) => {
+                    ended = true;
+                    break;
+                }
+                Err(quinn_proto::ReadError::Blocked) => break,
+                Err(e) => {
+                    failure = Some(format!("report stream reset by the peer: {e}"));
+                    break;
+                }
+            }
+        }
+        let _ = chunks.finalize();
+    }
+    match failure {
+        Some(why) => Err(why),
+        None => Ok(ended),
+    }
+}
+
+/// Where the sending node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
-    /// Client: handshake under way.
-    Connecting,
-    /// Server: waiting for the request.
-    AwaitRequest,
-    /// Sending payload.
+enum SendPhase {
+    /// Writing payload.
     Sending,
     /// All payload written and the stream finished; waiting for the peer to acknowledge it.
-    AwaitAcked,
-    /// Client after an upload: reading the receiver's report.
+    Draining,
+    /// Payload over (acknowledged, or reset when the time was up); waiting for the receiver's report.
     AwaitReport,
-    /// Receiving payload.
-    Receiving,
-    /// Transfer complete; the connection is closing or waiting for the peer to close.
+    /// The receiver's report is in (a server has queued its own after it).
     Done,
+}
+
+/// What only a sending server does.
+#[derive(Debug)]
+enum SenderSide {
+    /// Client of an upload: closes the connection once the receiver's report is in.
+    Client,
+    /// Server of a download: mirrors its interval records and its own report
+    /// to the client on a unidirectional stream (protocol step 4).
+    Server { uni: StreamId, out: Outbox },
+}
+
+/// The sending end of a transfer.
+#[derive(Debug)]
+struct Sender {
+    side: SenderSide,
+    request: Request,
+    stream: StreamId,
+    /// Spec of the controller that sends.
+    cc: String,
+    pattern: Pattern,
+    start: Instant,
+    sent: u64,
+    pending: Bytes,
+    phase: SendPhase,
+    // interval records
+    next_sample: Option<Instant>,
+    sample_start: Instant,
+    sample_sent: u64,
+    sample_lost: u64,
+    sample_events: u64,
+    /// Records made so far, in order; the first `emitted` are complete and reported.
+    records: Vec<IntervalStats>,
+    emitted: usize,
+    /// Whether the last record is made (sending is over).
+    sampled_all: bool,
+    /// The receiver's count per interval, as its frames arrive.
+    delivered: BTreeMap<u64, u64>,
+    /// Frames from the receiver, not yet complete.
+    inbuf: Vec<u8>,
+    receiver: Option<ReceiverReport>,
+    cpu_start: Option<f64>,
+}
+
+impl Sender {
+    fn new(side: SenderSide, request: Request, stream: StreamId, cc: String, c: &mut Connection, now: Instant) -> Self {
+        let stats = c.stats();
+        Self {
+            side,
+            pattern: Pattern::new(request.key),
+            next_sample: (!request.interval.is_zero()).then(|| now + request.interval),
+            request,
+            stream,
+            cc,
+            start: now,
+            sent: 0,
+            pending: Bytes::new(),
+            phase: SendPhase::Sending,
+            sample_start: now,
+            sample_sent: 0,
+            sample_lost: stats.path.lost_packets,
+            sample_events: stats.path.congestion_events,
+            records: Vec::new(),
+            emitted: 0,
+            sampled_all: false,
+            delivered: BTreeMap::new(),
+            inbuf: Vec::new(),
+            receiver: None,
+            cpu_start: None,
+        }
+    }
+
+    fn rate_limit(&self) -> Option<u64> {
+        Some(self.request.rate_limit_bps).filter(|&r| r > 0)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.request.duration.and_then(|d| self.start.checked_add(d))
+    }
+}
+
+/// Where the receiving node stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecvPhase {
+    /// Reading payload.
+    Receiving,
+    /// Payload over and the report queued; a client still waits for the server's stream.
+    Reported,
+    /// Everything exchanged.
+    Done,
+}
+
+/// What only a receiving client does.
+#[derive(Debug)]
+enum ReceiverSide {
+    /// Server of an upload: done once its report is queued.
+    Server,
+    /// Client of a download: reads the server's interval records and report
+    /// from the unidirectional stream the server opens (protocol step 4).
+    Client {
+        uni: Option<StreamId>,
+        inbuf: Vec<u8>,
+        uni_ended: bool,
+        records: Vec<IntervalStats>,
+        sender: Option<SenderReport>,
+    },
+}
+
+/// The receiving end of a transfer.
+#[derive(Debug)]
+struct Receiver {
+    side: ReceiverSide,
+    request: Request,
+    stream: StreamId,
+    pattern: Pattern,
+    meter: ReceiveMeter,
+    /// The next interval whose count is due, and when.
+    next_count: Option<(u64, Instant)>,
+    /// Frames to the sender, on this end's half of the transfer stream.
+    out: Outbox,
+    phase: RecvPhase,
+    report: Option<ReceiverReport>,
+    cpu_start: Option<f64>,
+}
+
+impl Receiver {
+    fn new(side: ReceiverSide, request: Request, stream: StreamId, now: Instant) -> Self {
+        let meter = ReceiveMeter::new(now, request.interval, request.eval_slot, request.target_bps);
+        Self {
+            side,
+            pattern: Pattern::new(request.key),
+            next_count: (!request.interval.is_zero()).then(|| (0, now + request.interval)),
+            request,
+            stream,
+            meter,
+            out: Outbox::default(),
+            phase: RecvPhase::Receiving,
+            report: None,
+            cpu_start: None,
+        }
+    }
+}
+
+/// A connection's part in its transfer. Each variant holds exactly the state
+/// that part needs: a client that has not sent its request yet, a server
+/// that has not received one, and the two ends of a transfer (each knowing
+/// whether it is the client or the server).
+#[derive(Debug)]
+enum Role {
+    /// Client: handshake under way; `key` is the payload pattern's.
+    Connecting { spec: Box<TransferSpec>, key: u64 },
+    /// Server: waiting for the request on the stream the client opens.
+    Awaiting { stream: Option<StreamId>, inbuf: Vec<u8> },
+    /// Sending the payload.
+    Sender(Box<Sender>),
+    /// Receiving the payload.
+    Receiver(Box<Receiver>),
+}
+
+impl Role {
+    /// Whether the transfer has completed: a close from now on is the normal end.
+    fn done(&self) -> bool {
+        match self {
+            Role::Sender(s) => s.phase == SendPhase::Done,
+            Role::Receiver(r) => r.phase == RecvPhase::Done,
+            Role::Connecting { .. } | Role::Awaiting { .. } => false,
+        }
+    }
 }
 
 struct Conn {
     conn: Connection,
     id: u64,
     flow: u32,
-    client: Option<TransferSpec>,
-    cc: String,
-    probe: ControllerProbe,
     created: Instant,
-    stage: Stage,
-    stream: Option<StreamId>,
-    request: Option<Request>,
-    inbuf: Vec<u8>,
-    // sending
-    pattern: Pattern,
-    sent: u64,
-    send_start: Option<Instant>,
-    pending: Bytes,
-    // receiving
-    meter: Option<ReceiveMeter>,
-    // statistics
-    next_sample: Option<Instant>,
-    sample_start: Instant,
-    sample_sent: u64,
-    sample_lost: u64,
-    sample_events: u64,
-    intervals: Vec<IntervalStats>,
-    receiver: Option<ReceiverReport>,
+    /// Snapshots of this connection's controller.
+    probe: ControllerProbe,
+    /// A server's handle on its connection's controller (to build the one a
+    /// download's request names).
+    switch: Option<ControllerSwitch>,
+    cpu_clock: Option<CpuClock>,
+    role: Role,
     error: Option<String>,
-    /// When the transfer reached [`Stage::Done`].
+    /// When the transfer completed (or failed).
     completed: Option<Instant>,
+    /// CPU seconds used from the request to `completed`.
+    cpu_secs: Option<f64>,
     reported: bool,
 }
 
 impl Conn {
-    fn new(conn: Connection, id: u64, flow: u32, now: Instant, probe: ControllerProbe, cc: String) -> Self {
-        Self {
-            conn,
-            id,
-            flow,
-            client: None,
-            cc,
-            probe,
-            created: now,
-            stage: Stage::AwaitRequest,
-            stream: None,
-            request: None,
-            inbuf: Vec::new(),
-            pattern: Pattern::new(0),
-            sent: 0,
-            send_start: None,
-            pending: Bytes::new(),
-            meter: None,
-            next_sample: None,
-            sample_start: now,
-            sample_sent: 0,
-            sample_lost: 0,
-            sample_events: 0,
-            intervals: Vec::new(),
-            receiver: None,
-            error: None,
-            completed: None,
-            reported: false,
-        }
-    }
-
-    fn local_sender(&self) -> bool {
-        match self.request.map(|r| r.direction) {
-            Some(Direction::Upload) => self.client.is_some(),
-            Some(Direction::Download) => self.client.is_none(),
-            None => self.client.as_ref().is_some_and(|s| s.direction == Direction::Upload),
-        }
+    fn cpu_now(&self) -> Option<f64> {
+        self.cpu_clock.and_then(|f| f())
     }
 
     fn fail(&mut self, now: Instant, code: u32, why: String) {
@@ -254,12 +461,30 @@ impl Conn {
             tracing::debug!(id = self.id, "transfer failed: {why}");
             self.error = Some(why.clone());
         }
-        self.stage = Stage::Done;
         self.conn
             .close(now, VarInt::from_u32(code), Bytes::from(why.into_bytes()));
     }
 }
 
+fn cpu_since(start: Option<f64>, now: Option<f64>) -> Option<f64> {
+    Some((now? - start?).max(0.0))
+}
+
+fn qlog_stream(dir: &std::path::Path, name: &str, now: Instant) -> Result<QlogStream, Error> {
+    let path = dir.join(name);
+    let file = std::fs::File::create(&path).map_err(|source| Error::Io {
+        context: format!("creating qlog file {}", path.display()),
+        source,
+    })?;
+    // `QlogConfig::default` takes `Instant::now()` as the start; the node's
+    // `now` replaces it, so event times never depend on the host's clock.
+    let mut q = QlogConfig::default();
+    q.writer(Box::new(std::io::BufWriter::new(file)))
+        .title(Some(name.trim_end_matches(".sqlog").to_owned()))
+        .start_time(now);
+    q.into_stream()
+        .ok_or_else(|| Error::Config(format!("cannot start a qlog trace in {}", path.display())))
+}
 /// A seeded connection-ID generator (RFC 9000 §5.1 asks for unpredictable
 /// IDs; these are unpredictable to anyone who does not know the seed, and
 /// reproducible for who does).
@@ -300,6 +525,10 @@ pub struct Node {
     config: NodeConfig,
     endpoint: Endpoint,
     server: Option<Arc<ServerConfig>>,
+    /// The factory of accepted connections (for per-connection transport configs).
+    server_factory: Option<QuinnFactory>,
+    /// Where the server's factory leaves each built controller's switch.
+    switches: SwitchSlot,
     conns: BTreeMap<ConnectionHandle, Conn>,
     out: VecDeque<Outgoing>,
     events: VecDeque<NodeEvent>,
@@ -361,31 +590,29 @@ impl Node {
                 state: splitmix(cid_seed ^ *n),
             })
         });
-        let server = match identity {
+        let switches = SwitchSlot::new();
+        let (server, server_factory) = match identity {
             Some(id) => {
                 let crypto = server_crypto(id)?;
                 let prk = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&seed_bytes(seed, 4));
                 let mut sc = ServerConfig::new(Arc::new(crypto), Arc::new(prk));
-                let factory = QuinnFactory::new(config.server_cc.clone());
-                let factory = match &config.server_bandwidth {
-                    Some(bw) => factory.with_bandwidth(bw.clone()),
-                    None => factory,
-                };
-                let factory = match &config.server_aggregate {
-                    Some(group) => factory.with_aggregate(group.clone()),
-                    None => factory,
-                };
-                sc.transport_config(Arc::new(Self::transport(&config, factory)));
+                // Until a request names the sender's controller (protocol step
+                // 1), an accepted connection runs the receiving end's; the
+                // switch swaps the requested one in for a download.
+                let factory = QuinnFactory::new(receiving_controller()).switchable(switches.clone());
+                sc.transport_config(Arc::new(Self::transport(&config, factory.clone(), None)));
                 sc.max_incoming(config.max_connections.max(1));
-                Some(Arc::new(sc))
+                (Some(Arc::new(sc)), Some(factory))
             }
-            None => None,
+            None => (None, None),
         };
         let endpoint = Endpoint::new(Arc::new(ep), server.clone(), config.mtu_discovery, None);
         Ok(Self {
             config,
             endpoint,
             server,
+            server_factory,
+            switches,
             conns: BTreeMap::new(),
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -398,7 +625,7 @@ impl Node {
         })
     }
 
-    fn transport(config: &NodeConfig, factory: QuinnFactory) -> TransportConfig {
+    fn transport(config: &NodeConfig, factory: QuinnFactory, qlog: Option<QlogStream>) -> TransportConfig {
         let mut t = TransportConfig::default();
         t.congestion_controller_factory(Arc::new(factory));
         t.initial_mtu(config.mtu);
@@ -414,6 +641,7 @@ impl Node {
             t.stream_receive_window(w);
             t.receive_window(w);
         }
+        t.qlog_stream(qlog);
         t
     }
 
@@ -432,16 +660,48 @@ impl Node {
         if spec.rate_limit.is_some_and(|r| r.bits_per_sec() == 0) {
             return Err(Error::Config("a rate limit must be positive".into()));
         }
+        let min = crate::proto::MIN_PERIOD;
+        if !spec.interval.is_zero() && spec.interval < min {
+            return Err(Error::Config(format!(
+                "interval {:?} is shorter than the protocol's minimum of {min:?}",
+                spec.interval
+            )));
+        }
+        if let EvalSlot::Time(d) = spec.eval_slot
+            && d < min
+        {
+            return Err(Error::Config(format!(
+                "evaluation slot {d:?} is shorter than the protocol's minimum of {min:?}"
+            )));
+        }
+        let cc_text = spec.cc.to_string();
+        if cc_text.len() > crate::proto::MAX_CC_SPEC_LEN {
+            return Err(Error::Config(format!(
+                "controller spec of {} bytes: at most {} fit in a request",
+                cc_text.len(),
+                crate::proto::MAX_CC_SPEC_LEN
+            )));
+        }
+        let id = self.next_id;
         let probe = ControllerProbe::new();
-        let mut factory = QuinnFactory::new(spec.cc.clone()).with_probe(probe.clone());
+        let mut factory = match spec.direction {
+            Direction::Upload => QuinnFactory::new(spec.cc.clone()),
+            // The server sends and builds the requested controller.
+            Direction::Download => QuinnFactory::new(receiving_controller()),
+        }
+        .with_probe(probe.clone());
         if let Some(bw) = &spec.bandwidth {
             factory = factory.with_bandwidth(bw.clone());
         }
-        if let Some(group) = &spec.aggregate {
+        if let (Some(group), Direction::Upload) = (&spec.aggregate, spec.direction) {
             factory = factory.with_aggregate(group.clone());
         }
+        let qlog = match &self.config.qlog_dir {
+            Some(dir) => Some(qlog_stream(dir, &format!("client-{id}.sqlog"), now)?),
+            None => None,
+        };
         let mut cc = ClientConfig::new(Arc::new(client_crypto(trust)?));
-        cc.transport_config(Arc::new(Self::transport(&self.config, factory)));
+        cc.transport_config(Arc::new(Self::transport(&self.config, factory, qlog)));
         let state = self.cid_state.clone();
         cc.initial_dst_cid_provider(Arc::new(move || {
             let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -452,13 +712,25 @@ impl Node {
             .endpoint
             .connect(now, cc, server, server_name)
             .map_err(|e| Error::Config(format!("cannot connect to {server}: {e}")))?;
-        let id = self.next_id;
         self.next_id += 1;
-        let mut c = Conn::new(conn, id, spec.flow, now, probe, spec.cc.to_string());
-        c.stage = Stage::Connecting;
         self.key_state = splitmix(self.key_state);
-        c.pattern = Pattern::new(self.key_state);
-        c.client = Some(spec);
+        let c = Conn {
+            conn,
+            id,
+            flow: spec.flow,
+            created: now,
+            probe,
+            switch: None,
+            cpu_clock: self.config.cpu_clock,
+            role: Role::Connecting {
+                spec: Box::new(spec),
+                key: self.key_state,
+            },
+            error: None,
+            completed: None,
+            cpu_secs: None,
+            reported: false,
+        };
         self.conns.insert(handle, c);
         self.drive(handle, now);
         Ok(id)
@@ -485,15 +757,32 @@ impl Node {
                         segment_size: None,
                     });
                 } else {
-                    match self.endpoint.accept(incoming, now, &mut buf, self.server.clone()) {
+                    let id = self.next_id;
+                    let config = self.server_config(id, now);
+                    match self.endpoint.accept(incoming, now, &mut buf, config) {
                         Ok((h, conn)) => {
-                            let id = self.next_id;
                             self.next_id += 1;
-                            // The server-side probe is not shared with anyone: accepted
-                            // connections report through their interval records only when sending.
-                            let cc = self.config.server_cc.to_string();
-                            self.conns
-                                .insert(h, Conn::new(conn, id, flow, now, ControllerProbe::new(), cc));
+                            // The factory built this connection's controller inside `accept`.
+                            let switch = self.switches.take();
+                            let probe = switch.as_ref().map(ControllerSwitch::probe).unwrap_or_default();
+                            let c = Conn {
+                                conn,
+                                id,
+                                flow,
+                                created: now,
+                                probe,
+                                switch,
+                                cpu_clock: self.config.cpu_clock,
+                                role: Role::Awaiting {
+                                    stream: None,
+                                    inbuf: Vec::new(),
+                                },
+                                error: None,
+                                completed: None,
+                                cpu_secs: None,
+                                reported: false,
+                            };
+                            self.conns.insert(h, c);
                             self.drive(h, now);
                         }
                         Err(e) => {
@@ -524,6 +813,26 @@ impl Node {
         self.buf = buf;
     }
 
+    /// The server config for accepting transfer `id`: the shared one, or with
+    /// a qlog trace of its own.
+    fn server_config(&self, id: u64, now: Instant) -> Option<Arc<ServerConfig>> {
+        let (Some(dir), Some(server), Some(factory)) = (&self.config.qlog_dir, &self.server, &self.server_factory)
+        else {
+            return self.server.clone();
+        };
+        match qlog_stream(dir, &format!("server-{id}.sqlog"), now) {
+            Ok(q) => {
+                let mut sc = (**server).clone();
+                sc.transport_config(Arc::new(Self::transport(&self.config, factory.clone(), Some(q))));
+                Some(Arc::new(sc))
+            }
+            Err(e) => {
+                tracing::warn!("transfer {id} has no qlog trace: {e}");
+                self.server.clone()
+            }
+        }
+    }
+
     /// Let one [`Outgoing`] carry up to `n` datagrams of a connection
     /// (segmentation offload, GSO); 1 (the default, and what the simulator
     /// uses) gives one datagram each. [`udp::drive`](crate::udp::drive) sets it
@@ -541,7 +850,10 @@ impl Node {
     pub fn poll_timeout(&mut self) -> Option<Instant> {
         self.conns
             .values_mut()
-            .flat_map(|c| [c.conn.poll_timeout(), c.next_sample, Self::app_wakeup(c)])
+            .flat_map(|c| {
+                let [a, b] = Self::app_wakeups(c);
+                [c.conn.poll_timeout(), a, b]
+            })
             .flatten()
             .min()
     }
@@ -551,8 +863,8 @@ impl Node {
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         for (&h, c) in self.conns.iter_mut() {
-            let wake = [c.conn.poll_timeout(), c.next_sample, Self::app_wakeup(c)];
-            if wake.into_iter().flatten().any(|t| t <= now) {
+            let [a, b] = Self::app_wakeups(c);
+            if [c.conn.poll_timeout(), a, b].into_iter().flatten().any(|t| t <= now) {
                 due.push(h);
             }
         }
@@ -577,31 +889,46 @@ impl Node {
         self.conns.len()
     }
 
-    /// The latest controller snapshot of a client transfer's connection.
+    /// The latest snapshot of the controller sending transfer `id`'s payload,
+    /// if this node knows one: its own when it sends, the one in the latest
+    /// record the server sent when it receives a download.
     pub fn snapshot(&self, id: u64) -> Option<tput_cc::Snapshot> {
-        self.conns.values().find(|c| c.id == id).and_then(|c| c.probe.latest())
+        let c = self.conns.values().find(|c| c.id == id)?;
+        match &c.role {
+            Role::Receiver(r) => match &r.side {
+                ReceiverSide::Client { records, .. } => records.last().and_then(|r| r.controller),
+                ReceiverSide::Server => None,
+            },
+            _ => c.probe.latest(),
+        }
     }
 
-    fn app_wakeup(c: &Conn) -> Option<Instant> {
-        if c.stage != Stage::Sending {
-            return None;
+    /// The application's own wake-ups: a sender's next interval boundary,
+    /// deadline or rate-limiter slot.
+    fn app_wakeups(c: &Conn) -> [Option<Instant>; 2] {
+        if c.error.is_some() {
+            return [None, None];
         }
-        let start = c.send_start?;
-        let deadline = c.request.and_then(|r| r.duration).map(|d| start + d);
-        // Only a sender waiting for the rate limiter (not for flow-control
-        // credit, which an ACK brings) needs a timer; otherwise the wake-up
-        // would lie in the past and spin.
-        let paced = c
-            .client
-            .as_ref()
-            .and_then(|s| s.rate_limit)
-            .filter(|_| c.pending.is_empty())
-            .and_then(|rate| {
-                // Next moment the rate limit lets one more chunk go.
-                let secs = (c.sent + CHUNK as u64) as f64 * 8.0 / rate.bits_per_sec() as f64;
-                start.checked_add(Duration::try_from_secs_f64(secs).ok()?)
-            });
-        [deadline, paced].into_iter().flatten().min()
+        match &c.role {
+            Role::Sender(s) => {
+                let sampling = matches!(s.phase, SendPhase::Sending | SendPhase::Draining);
+                let next_sample = s.next_sample.filter(|_| sampling);
+                if s.phase != SendPhase::Sending {
+                    return [next_sample, None];
+                }
+                // Only a sender waiting for the rate limiter (not for
+                // flow-control credit, which an ACK brings) needs a timer;
+                // otherwise the wake-up would lie in the past and spin.
+                let paced = s.rate_limit().filter(|_| s.pending.is_empty()).and_then(|rate| {
+                    // Next moment the rate limit lets one more chunk go.
+                    let secs = (s.sent + CHUNK as u64) as f64 * 8.0 / rate as f64;
+                    s.start.checked_add(Duration::try_from_secs_f64(secs).ok()?)
+                });
+                let app = [s.deadline(), paced].into_iter().flatten().min();
+                [next_sample, app]
+            }
+            _ => [None, None],
+        }
     }
 
     /// Process everything pending on one connection at `now`.
@@ -615,12 +942,27 @@ impl Node {
                 }
                 progressed = true;
             }
+            // quinn-proto builds a new controller when it resets a path
+            // (migration to a new address, RFC 9000 §9.4): a sending server
+            // installs the requested one again.
+            if let Some(switch) = self.switches.take() {
+                c.probe = switch.probe();
+                if let Role::Sender(s) = &c.role
+                    && let Ok(spec) = s.request.controller()
+                {
+                    switch.install(
+                        &spec,
+                        self.config.server_bandwidth.clone(),
+                        self.config.server_aggregate.as_ref(),
+                    );
+                }
+                c.switch = Some(switch);
+            }
             while let Some(ev) = c.conn.poll() {
                 progressed = true;
                 Self::on_event(c, ev, now);
             }
-            Self::app_io(c, now);
-            Self::sample(c, now, &mut self.events);
+            Self::app_io(c, now, &self.config, &mut self.events);
             let mut any = false;
             loop {
                 let mut buf = Vec::with_capacity(usize::from(self.config.mtu) * self.max_segments);
@@ -644,8 +986,14 @@ impl Node {
                 break;
             }
         }
-        if c.stage == Stage::Done && c.completed.is_none() {
+        if (c.role.done() || c.error.is_some()) && c.completed.is_none() {
             c.completed = Some(now);
+            let start = match &c.role {
+                Role::Sender(s) => s.cpu_start,
+                Role::Receiver(r) => r.cpu_start,
+                _ => None,
+            };
+            c.cpu_secs = cpu_since(start, c.cpu_now());
         }
         if c.conn.is_drained() {
             let mut c = self.conns.remove(&h).expect("present");
@@ -656,58 +1004,38 @@ impl Node {
     fn on_event(c: &mut Conn, ev: Event, now: Instant) {
         match ev {
             Event::Connected => {
-                if let Some(spec) = c.client.clone() {
-                    let Some(id) = c.conn.streams().open(Dir::Bi) else {
-                        c.fail(now, CLOSE_PROTOCOL_ERROR, "peer allows no bidirectional stream".into());
-                        return;
-                    };
-                    c.stream = Some(id);
-                    let eval_slot = match spec.eval_slot {
-                        EvalSlot::Time(d) => d,
-                        EvalSlot::Rtts(n) => c.conn.rtt() * n,
-                    };
-                    let req = Request {
-                        direction: spec.direction,
-                        bytes: spec.bytes,
-                        duration: spec.duration,
-                        // The pattern key was drawn at connect time.
-                        key: c.pattern.key(),
-                        target_bps: spec.target.map_or(0, |r| r.bits_per_sec()),
-                        eval_slot,
-                        interval: spec.interval,
-                    };
-                    c.request = Some(req);
-                    // Quinn buffers the whole 64-byte request: the stream is fresh.
-                    if let Err(e) = c.conn.send_stream(id).write(&req.encode()) {
-                        c.fail(now, CLOSE_PROTOCOL_ERROR, format!("cannot write the request: {e}"));
-                        return;
-                    }
-                    match spec.direction {
-                        Direction::Upload => Self::start_sending(c, now),
-                        Direction::Download => {
-                            let _ = c.conn.send_stream(id).finish();
-                            c.meter = Some(ReceiveMeter::new(now, req.interval, req.eval_slot, req.target_bps));
-                            c.stage = Stage::Receiving;
-                        }
+                if let Role::Connecting { spec, key } = &c.role {
+                    let (spec, key) = ((**spec).clone(), *key);
+                    if let Err(why) = Self::send_request(c, &spec, key, now) {
+                        c.fail(now, CLOSE_PROTOCOL_ERROR, why);
                     }
                 }
             }
             Event::Stream(StreamEvent::Opened { dir: Dir::Bi }) => {
-                if c.client.is_none()
-                    && c.stream.is_none()
+                if let Role::Awaiting {
+                    stream: slot @ None, ..
+                } = &mut c.role
                     && let Some(id) = c.conn.streams().accept(Dir::Bi)
                 {
-                    c.stream = Some(id);
+                    *slot = Some(id);
                 }
             }
-            Event::Stream(StreamEvent::Finished { id }) if Some(id) == c.stream && c.stage == Stage::AwaitAcked => {
-                // A client now waits for the receiver's report; a server after a
-                // download is done: the peer has everything and closes.
-                c.stage = if c.client.is_some() {
-                    Stage::AwaitReport
-                } else {
-                    Stage::Done
-                };
+            Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
+                if let Role::Receiver(r) = &mut c.role
+                    && let ReceiverSide::Client { uni: slot @ None, .. } = &mut r.side
+                    && let Some(id) = c.conn.streams().accept(Dir::Uni)
+                {
+                    *slot = Some(id);
+                }
+            }
+            Event::Stream(StreamEvent::Finished { id }) => {
+                // The payload is acknowledged: sending is over.
+                if let Role::Sender(s) = &mut c.role
+                    && id == s.stream
+                    && s.phase == SendPhase::Draining
+                {
+                    s.phase = SendPhase::AwaitReport;
+                }
             }
             Event::ConnectionLost { reason } => {
                 let clean = match &reason {
@@ -715,11 +1043,7 @@ impl Node {
                     ConnectionError::LocallyClosed => true,
                     _ => false,
                 };
-                // A server whose download was fully written may see the client's
-                // clean close before the ACK of the stream's end: the client only
-                // closes cleanly after verifying every byte.
-                let finished_download = c.client.is_none() && c.stage == Stage::AwaitAcked;
-                if !clean || (c.stage != Stage::Done && !finished_download) {
+                if (!clean || !c.role.done()) && c.error.is_none() {
                     let why = match &reason {
                         ConnectionError::ApplicationClosed(close) => {
                             format!("peer closed the connection: {}", String::from_utf8_lossy(&close.reason))
@@ -727,152 +1051,464 @@ impl Node {
                         ConnectionError::TimedOut => "connection timed out (no packet within the idle timeout)".into(),
                         other => format!("connection lost: {other}"),
                     };
-                    if c.error.is_none() {
-                        c.error = Some(why);
-                    }
+                    c.error = Some(why);
                 }
-                c.stage = Stage::Done;
             }
             _ => {}
         }
     }
 
-    fn start_sending(c: &mut Conn, now: Instant) {
-        c.stage = Stage::Sending;
-        c.send_start = Some(now);
-        c.sample_start = now;
-        let interval = c.request.map_or(Duration::ZERO, |r| r.interval);
-        c.next_sample = (!interval.is_zero()).then(|| now + interval);
-        let stats = c.conn.stats();
-        c.sample_lost = stats.path.lost_packets;
-        c.sample_events = stats.path.congestion_events;
-    }
-
-    fn app_io(c: &mut Conn, now: Instant) {
-        let Some(id) = c.stream else { return };
-        match c.stage {
-            Stage::AwaitRequest => {
-                let mut done = false;
-                if let Ok(mut chunks) = c.conn.recv_stream(id).read(true) {
-                    while c.inbuf.len() < REQUEST_LEN {
-                        match chunks.next(REQUEST_LEN - c.inbuf.len()) {
-                            Ok(Some(chunk)) => c.inbuf.extend_from_slice(&chunk.bytes),
-                            Ok(None) => {
-                                done = true;
-                                break;
-                            }
-                            Err(_) => break,
-                        }
-                    }
-                    let _ = chunks.finalize();
-                }
-                if c.inbuf.len() == REQUEST_LEN {
-                    match Request::decode(&c.inbuf) {
-                        Ok(req) => {
-                            c.inbuf.clear();
-                            c.request = Some(req);
-                            c.pattern = Pattern::new(req.key);
-                            match req.direction {
-                                Direction::Upload => {
-                                    c.meter = Some(ReceiveMeter::new(now, req.interval, req.eval_slot, req.target_bps));
-                                    c.stage = Stage::Receiving;
-                                }
-                                Direction::Download => Self::start_sending(c, now),
-                            }
-                        }
-                        Err(e) => c.fail(now, CLOSE_PROTOCOL_ERROR, e.to_string()),
-                    }
-                } else if done {
-                    c.fail(
-                        now,
-                        CLOSE_PROTOCOL_ERROR,
-                        "stream ended before the request was complete".into(),
-                    );
-                }
+    /// Client, handshake done: open the stream, write the request (protocol step 1).
+    fn send_request(c: &mut Conn, spec: &TransferSpec, key: u64, now: Instant) -> Result<(), String> {
+        let stream = c
+            .conn
+            .streams()
+            .open(Dir::Bi)
+            .ok_or("peer allows no bidirectional stream")?;
+        let eval_slot = match spec.eval_slot {
+            EvalSlot::Time(d) => d,
+            EvalSlot::Rtts(n) => (c.conn.rtt() * n).max(crate::proto::MIN_PERIOD),
+        };
+        let req = Request {
+            direction: spec.direction,
+            bytes: spec.bytes,
+            duration: spec.duration,
+            key,
+            target_bps: spec.target.map_or(0, |r| r.bits_per_sec()),
+            eval_slot,
+            interval: spec.interval,
+            rate_limit_bps: spec.rate_limit.map_or(0, |r| r.bits_per_sec()),
+            cc: spec.cc.to_string(),
+        };
+        let bytes = req.encode().map_err(|e| e.to_string())?;
+        // The stream is fresh and the request small: quinn takes all of it.
+        match c.conn.send_stream(stream).write(&bytes) {
+            Ok(n) if n == bytes.len() => {}
+            Ok(n) => {
+                return Err(format!(
+                    "the peer's stream window took {n} of the request's {} bytes",
+                    bytes.len()
+                ));
             }
-            Stage::Receiving => Self::receive(c, id, now),
-            Stage::AwaitReport => Self::read_report(c, id, now),
-            _ => {}
+            Err(e) => return Err(format!("cannot write the request: {e}")),
         }
-        if c.stage == Stage::Sending {
-            Self::send(c, id, now);
-        }
-    }
-
-    fn send(c: &mut Conn, id: StreamId, now: Instant) {
-        let Some(req) = c.request else { return };
-        let start = c.send_start.unwrap_or(now);
-        let deadline = req.duration.map(|d| start + d);
-        let rate = c.client.as_ref().and_then(|s| s.rate_limit);
-        loop {
-            let past_deadline = deadline.is_some_and(|d| now >= d);
-            if past_deadline {
-                // Time is up (proto step 2): drop what is written but unsent
-                // with a reset the receiver takes as the end. A client then
-                // waits for the report; a server (download) for the client's close.
-                c.pending = Bytes::new();
-                let _ = c.conn.send_stream(id).reset(VarInt::from_u32(RESET_TIME_UP));
-                c.stage = if c.client.is_some() {
-                    Stage::AwaitReport
-                } else {
-                    Stage::AwaitAcked
+        let cpu_start = c.cpu_now();
+        c.role = match spec.direction {
+            Direction::Upload => {
+                let mut s = Sender::new(SenderSide::Client, req, stream, spec.cc.to_string(), &mut c.conn, now);
+                s.cpu_start = cpu_start;
+                Role::Sender(Box::new(s))
+            }
+            Direction::Download => {
+                let side = ReceiverSide::Client {
+                    uni: None,
+                    inbuf: Vec::new(),
+                    uni_ended: false,
+                    records: Vec::new(),
+                    sender: None,
                 };
-                return;
+                let mut r = Receiver::new(side, req, stream, now);
+                r.cpu_start = cpu_start;
+                Role::Receiver(Box::new(r))
             }
-            if req.bytes.is_some_and(|b| c.sent >= b) && c.pending.is_empty() {
-                let _ = c.conn.send_stream(id).finish();
-                c.stage = Stage::AwaitAcked;
-                return;
-            }
-            if c.pending.is_empty() {
-                let mut n = CHUNK as u64;
-                if let Some(b) = req.bytes {
-                    n = n.min(b - c.sent);
+        };
+        Ok(())
+    }
+
+    fn app_io(c: &mut Conn, now: Instant, config: &NodeConfig, events: &mut VecDeque<NodeEvent>) {
+        if c.error.is_some() {
+            return;
+        }
+        if matches!(c.role, Role::Awaiting { .. })
+            && let Err(why) = Self::read_request(c, now, config)
+        {
+            c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+            return;
+        }
+        let result = match c.role {
+            Role::Sender(_) => Self::sender_io(c, now, events),
+            Role::Receiver(_) => Self::receiver_io(c, now, events),
+            _ => Ok(()),
+        };
+        if let Err((code, why)) = result {
+            c.fail(now, code, why);
+        }
+    }
+
+    /// Server: read the request; once complete, take the role it asks for.
+    fn read_request(c: &mut Conn, now: Instant, config: &NodeConfig) -> Result<(), String> {
+        let Role::Awaiting {
+            stream: Some(id),
+            inbuf,
+        } = &mut c.role
+        else {
+            return Ok(());
+        };
+        let id = *id;
+        let mut ended = false;
+        let mut bad = None;
+        let mut want = REQUEST_LEN;
+        if let Ok(mut chunks) = c.conn.recv_stream(id).read(true) {
+            loop {
+                if inbuf.len() >= REQUEST_LEN {
+                    match Request::encoded_len(&inbuf[..REQUEST_LEN]) {
+                        Ok(n) => want = n,
+                        Err(e) => {
+                            bad = Some(e.to_string());
+                            break;
+                        }
+                    }
                 }
-                if let Some(rate) = rate {
-                    let allowed = (now.saturating_duration_since(start).as_secs_f64() * rate.bits_per_sec() as f64
-                        / 8.0) as u64
-                        + CHUNK as u64;
-                    n = n.min(allowed.saturating_sub(c.sent));
+                if inbuf.len() >= want {
+                    break;
+                }
+                // Only the request: what follows belongs to the transfer.
+                match chunks.next(want - inbuf.len()) {
+                    Ok(Some(chunk)) => inbuf.extend_from_slice(&chunk.bytes),
+                    Ok(None) => {
+                        ended = true;
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            let _ = chunks.finalize();
+        }
+        if let Some(why) = bad {
+            return Err(why);
+        }
+        if inbuf.len() < want {
+            return if ended {
+                Err("stream ended before the request was complete".into())
+            } else {
+                Ok(())
+            };
+        }
+        let req = Request::decode(inbuf).map_err(|e| e.to_string())?;
+        let cpu_start = c.cpu_now();
+        c.role = match req.direction {
+            Direction::Upload => {
+                let mut r = Receiver::new(ReceiverSide::Server, req, id, now);
+                r.cpu_start = cpu_start;
+                Role::Receiver(Box::new(r))
+            }
+            Direction::Download => {
+                let spec = req.controller().map_err(|e| e.to_string())?;
+                let switch = c
+                    .switch
+                    .as_ref()
+                    .ok_or("this server cannot build the requested controller")?;
+                // Only handshake packets and this request's ACK are in flight.
+                switch.install(&spec, config.server_bandwidth.clone(), config.server_aggregate.as_ref());
+                let uni = c
+                    .conn
+                    .streams()
+                    .open(Dir::Uni)
+                    .ok_or("peer allows no unidirectional stream")?;
+                let side = SenderSide::Server {
+                    uni,
+                    out: Outbox::default(),
+                };
+                let mut s = Sender::new(side, req, id, spec.to_string(), &mut c.conn, now);
+                s.cpu_start = cpu_start;
+                Role::Sender(Box::new(s))
+            }
+        };
+        Ok(())
+    }
+
+    fn sender_io(c: &mut Conn, now: Instant, events: &mut VecDeque<NodeEvent>) -> Result<(), (u32, String)> {
+        let Conn {
+            conn,
+            role: Role::Sender(s),
+            id,
+            probe,
+            cpu_clock,
+            ..
+        } = c
+        else {
+            return Ok(());
+        };
+        let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
+        Self::send_payload(s, conn, now).map_err(protocol)?;
+        // The receiver's frames (protocol step 3).
+        let ended = read_into(conn, s.stream, &mut s.inbuf).map_err(protocol)?;
+        while let Some(frame) = Frame::take(&mut s.inbuf).map_err(|e| protocol(e.to_string()))? {
+            match frame {
+                Frame::Delivered { index, bytes } => {
+                    let interval = s.request.interval.as_nanos();
+                    if interval == 0 {
+                        return Err(protocol(
+                            "delivered-bytes frame for a transfer without intervals".into(),
+                        ));
+                    }
+                    // The receiver's intervals may start a little before the sender's.
+                    let begun = now.saturating_duration_since(s.start).as_nanos() / interval + 16;
+                    if u128::from(index) > begun {
+                        return Err(protocol(format!(
+                            "delivered-bytes frame for interval {index}, which has not begun"
+                        )));
+                    }
+                    s.delivered.insert(index, bytes);
+                }
+                Frame::Report(report) => {
+                    if s.phase == SendPhase::Sending || s.receiver.is_some() {
+                        return Err(protocol("receiver report before the payload ended".into()));
+                    }
+                    // A transfer for a duration ends with a reset that drops what
+                    // was written but not yet sent (protocol step 2): fewer may arrive.
+                    let consistent = if s.request.duration.is_some() {
+                        report.bytes <= s.sent
+                    } else {
+                        report.bytes == s.sent
+                    };
+                    if !consistent {
+                        let why = format!("receiver verified {} bytes, {} were sent", report.bytes, s.sent);
+                        s.receiver = Some(report);
+                        return Err(protocol(why));
+                    }
+                    s.receiver = Some(report);
+                    s.phase = SendPhase::AwaitReport;
+                }
+                other => return Err(protocol(format!("unexpected {} from the receiver", frame_name(&other)))),
+            }
+        }
+        if ended && s.receiver.is_none() {
+            return Err(protocol("receiver ended its stream without a report".into()));
+        }
+        Self::sample(s, conn, probe, now);
+        Self::emit(s, *id, events);
+        if s.phase == SendPhase::AwaitReport && s.receiver.is_some() && s.emitted == s.records.len() {
+            s.phase = SendPhase::Done;
+            match &mut s.side {
+                SenderSide::Client => conn.close(now, VarInt::from_u32(0), Bytes::from_static(b"done")),
+                SenderSide::Server { out, .. } => {
+                    out.push(&Frame::Sender(SenderReport {
+                        cc: s.cc.clone(),
+                        written_bytes: s.sent,
+                        cpu_secs: cpu_since(s.cpu_start, cpu_clock.and_then(|f| f())),
+                    }));
+                    out.finish = true;
+                }
+            }
+        }
+        if let SenderSide::Server { uni, out } = &mut s.side {
+            out.flush(conn, *uni).map_err(protocol)?;
+        }
+        Ok(())
+    }
+
+    /// Write payload as flow control and the rate limit allow (protocol step 2).
+    fn send_payload(s: &mut Sender, conn: &mut Connection, now: Instant) -> Result<(), String> {
+        if s.phase != SendPhase::Sending {
+            return Ok(());
+        }
+        let id = s.stream;
+        loop {
+            if s.deadline().is_some_and(|d| now >= d) {
+                // Time is up: drop what is written but unsent with a reset the
+                // receiver takes as the end; then wait for its report.
+                s.pending = Bytes::new();
+                let _ = conn.send_stream(id).reset(VarInt::from_u32(RESET_TIME_UP));
+                s.phase = SendPhase::AwaitReport;
+                return Ok(());
+            }
+            if s.request.bytes.is_some_and(|b| s.sent >= b) && s.pending.is_empty() {
+                let _ = conn.send_stream(id).finish();
+                s.phase = SendPhase::Draining;
+                return Ok(());
+            }
+            if s.pending.is_empty() {
+                let mut n = CHUNK as u64;
+                if let Some(b) = s.request.bytes {
+                    n = n.min(b - s.sent);
+                }
+                if let Some(rate) = s.rate_limit() {
+                    // Saturating: the rate comes from the network (a download's request).
+                    let allowed = ((now.saturating_duration_since(s.start).as_secs_f64() * rate as f64 / 8.0) as u64)
+                        .saturating_add(CHUNK as u64);
+                    n = n.min(allowed.saturating_sub(s.sent));
                     if n == 0 {
-                        return;
+                        return Ok(());
                     }
                 }
                 let mut chunk = vec![0u8; n as usize];
-                c.pattern.fill(c.sent, &mut chunk);
-                c.pending = chunk.into();
+                s.pattern.fill(s.sent, &mut chunk);
+                s.pending = chunk.into();
             }
-            match c.conn.send_stream(id).write(&c.pending) {
-                Ok(0) => return,
+            match conn.send_stream(id).write(&s.pending) {
+                Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
                 Ok(n) => {
-                    c.sent += n as u64;
-                    let _ = c.pending.split_to(n);
+                    s.sent += n as u64;
+                    let _ = s.pending.split_to(n);
                 }
-                Err(quinn_proto::WriteError::Blocked) => return,
-                Err(e) => {
-                    c.fail(now, CLOSE_PROTOCOL_ERROR, format!("peer stopped the stream: {e}"));
-                    return;
-                }
+                Err(e) => return Err(format!("peer stopped the stream: {e}")),
             }
         }
     }
 
-    fn receive(c: &mut Conn, id: StreamId, now: Instant) {
+    /// Make every interval record due at `now`. While sending, records end on
+    /// interval boundaries; once sending is over, a last partial record ends
+    /// at `now` and sampling stops.
+    fn sample(s: &mut Sender, conn: &Connection, probe: &ControllerProbe, now: Instant) {
+        while let Some(at) = s.next_sample {
+            let sending = matches!(s.phase, SendPhase::Sending | SendPhase::Draining);
+            if sending && now < at {
+                return;
+            }
+            let end = if sending { at } else { now.min(at) };
+            let stats = conn.stats();
+            s.records.push(IntervalStats {
+                start_secs: s.sample_start.saturating_duration_since(s.start).as_secs_f64(),
+                end_secs: end.saturating_duration_since(s.start).as_secs_f64(),
+                bytes: 0,
+                goodput_bps: 0.0,
+                written_bytes: s.sent - s.sample_sent,
+                cwnd_bytes: stats.path.cwnd,
+                srtt_ms: stats.path.rtt.as_secs_f64() * 1e3,
+                min_rtt_ms: stats.path.min_rtt.as_secs_f64() * 1e3,
+                lost_packets: stats.path.lost_packets - s.sample_lost,
+                congestion_events: stats.path.congestion_events - s.sample_events,
+                controller: probe.latest(),
+            });
+            s.sample_start = end;
+            s.sample_sent = s.sent;
+            s.sample_lost = stats.path.lost_packets;
+            s.sample_events = stats.path.congestion_events;
+            s.next_sample = if sending { Some(at + s.request.interval) } else { None };
+            s.sampled_all = !sending;
+        }
+    }
+
+    /// Report, in order, every record whose delivered bytes are known: from
+    /// the receiver's count for its interval, or its report. The last record
+    /// takes whatever the report counts beyond the earlier ones.
+    fn emit(s: &mut Sender, id: u64, events: &mut VecDeque<NodeEvent>) {
+        while s.emitted < s.records.len() {
+            let i = s.emitted;
+            let last = s.sampled_all && i + 1 == s.records.len();
+            let bytes = match (&s.receiver, s.delivered.get(&(i as u64))) {
+                (Some(r), _) if last => r
+                    .bytes
+                    .saturating_sub(s.records[..i].iter().fold(0u64, |a, r| a.saturating_add(r.bytes))),
+                (None, _) if last => return,
+                (_, Some(&b)) => b,
+                (Some(r), None) => r.interval_bytes.get(i).copied().unwrap_or(0),
+                (None, None) => return,
+            };
+            s.records[i].deliver(bytes);
+            let rec = s.records[i].clone();
+            if let SenderSide::Server { out, .. } = &mut s.side {
+                out.push(&Frame::Interval(rec.clone()));
+            }
+            events.push_back(NodeEvent::Interval { id, stats: rec });
+            s.emitted += 1;
+        }
+    }
+
+    fn receiver_io(c: &mut Conn, now: Instant, events: &mut VecDeque<NodeEvent>) -> Result<(), (u32, String)> {
+        let Conn {
+            conn,
+            role: Role::Receiver(r),
+            id,
+            cpu_clock,
+            ..
+        } = c
+        else {
+            return Ok(());
+        };
+        let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
+        if r.phase == RecvPhase::Receiving {
+            let before = r.meter.bytes;
+            let (finished, time_up) = Self::receive_payload(r, conn, now)?;
+            // The count of every interval that has ended (protocol step 3),
+            // sent when payload arrives after its end: with the ACK the
+            // arrival calls for anyway, and without a timer of its own (an
+            // idle receiver's counts wait for the next arrival or the report).
+            while let Some((i, at)) = r.next_count
+                && at <= now
+                && r.meter.bytes > before
+            {
+                r.out.push(&Frame::Delivered {
+                    index: i,
+                    bytes: r.meter.interval_bytes(i as usize),
+                });
+                r.next_count = Some((i + 1, at + r.meter.interval()));
+            }
+            if finished {
+                if let Some(b) = r.request.bytes
+                    && r.meter.bytes != b
+                    && !time_up
+                {
+                    return Err(protocol(format!("stream ended after {} of {b} bytes", r.meter.bytes)));
+                }
+                let report = r.meter.report(now, cpu_since(r.cpu_start, cpu_clock.and_then(|f| f())));
+                r.out.push(&Frame::Report(report.clone()));
+                r.out.finish = true;
+                r.report = Some(report);
+                r.next_count = None;
+                r.phase = match r.side {
+                    ReceiverSide::Server => RecvPhase::Done,
+                    ReceiverSide::Client { .. } => RecvPhase::Reported,
+                };
+            }
+        }
+        r.out.flush(conn, r.stream).map_err(protocol)?;
+        // A download's client: the server's records and report (protocol step 4).
+        if let ReceiverSide::Client {
+            uni: Some(uni),
+            inbuf,
+            uni_ended,
+            records,
+            sender,
+        } = &mut r.side
+            && !*uni_ended
+        {
+            let ended = read_into(conn, *uni, inbuf).map_err(protocol)?;
+            while let Some(frame) = Frame::take(inbuf).map_err(|e| protocol(e.to_string()))? {
+                match frame {
+                    Frame::Interval(rec) if sender.is_none() => {
+                        events.push_back(NodeEvent::Interval {
+                            id: *id,
+                            stats: rec.clone(),
+                        });
+                        records.push(rec);
+                    }
+                    Frame::Sender(rep) if sender.is_none() => *sender = Some(rep),
+                    other => return Err(protocol(format!("unexpected {} from the sender", frame_name(&other)))),
+                }
+            }
+            if ended {
+                if sender.is_none() {
+                    return Err(protocol("sender ended its stream without a report".into()));
+                }
+                *uni_ended = true;
+            }
+        }
+        if r.phase == RecvPhase::Reported
+            && let ReceiverSide::Client { uni_ended: true, .. } = r.side
+        {
+            r.phase = RecvPhase::Done;
+            conn.close(now, VarInt::from_u32(0), Bytes::from_static(b"done"));
+        }
+        Ok(())
+    }
+
+    /// Read and verify payload; `(finished, by the time-up reset)`.
+    fn receive_payload(r: &mut Receiver, conn: &mut Connection, now: Instant) -> Result<(bool, bool), (u32, String)> {
         let mut finished = false;
         // Ended by the sender's time-up reset rather than a FIN.
         let mut time_up = false;
-        // (close code, reason) if the payload cannot be accepted.
         let mut failure = None;
-        if let Ok(mut chunks) = c.conn.recv_stream(id).read(true) {
+        if let Ok(mut chunks) = conn.recv_stream(r.stream).read(true) {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => {
-                        let meter = c.meter.as_mut().expect("receiving has a meter");
-                        if let Err(at) = c.pattern.verify(meter.bytes, &chunk.bytes) {
+                        if let Err(at) = r.pattern.verify(r.meter.bytes, &chunk.bytes) {
                             failure = Some((CLOSE_CORRUPT, format!("payload byte {at} does not match the pattern")));
                             break;
                         }
-                        meter.add(now, chunk.bytes.len() as u64);
+                        r.meter.add(now, chunk.bytes.len() as u64);
                     }
                     Ok(None) => {
                         finished = true;
@@ -880,10 +1516,9 @@ impl Node {
                     }
                     Err(quinn_proto::ReadError::Blocked) => break,
                     Err(quinn_proto::ReadError::Reset(code))
-                        if code == VarInt::from_u32(RESET_TIME_UP)
-                            && c.request.is_some_and(|r| r.duration.is_some()) =>
+                        if code == VarInt::from_u32(RESET_TIME_UP) && r.request.duration.is_some() =>
                     {
-                        // A transfer for a duration ends this way (proto step 2).
+                        // A transfer for a duration ends this way (protocol step 2).
                         finished = true;
                         time_up = true;
                         break;
@@ -896,149 +1531,9 @@ impl Node {
             }
             let _ = chunks.finalize();
         }
-        if let Some((code, why)) = failure {
-            c.fail(now, code, why);
-            return;
-        }
-        if finished {
-            let meter = c.meter.as_ref().expect("receiving has a meter");
-            let req = c.request.expect("receiving has a request");
-            if let Some(b) = req.bytes
-                && meter.bytes != b
-                && !time_up
-            {
-                let why = format!("stream ended after {} of {b} bytes", meter.bytes);
-                c.fail(now, CLOSE_PROTOCOL_ERROR, why);
-                return;
-            }
-            let report = meter.report(now);
-            c.receiver = Some(report.clone());
-            if c.client.is_some() {
-                // Download complete: the client closes.
-                c.stage = Stage::Done;
-                c.conn.close(now, VarInt::from_u32(0), Bytes::from_static(b"done"));
-            } else {
-                let json = serde_json::to_vec(&report).expect("reports serialize");
-                let mut msg = (json.len() as u32).to_be_bytes().to_vec();
-                msg.extend_from_slice(&json);
-                // The stream's send half has the whole window available: the
-                // server has written nothing else on it.
-                let mut s = c.conn.send_stream(id);
-                let mut off = 0;
-                while off < msg.len() {
-                    match s.write(&msg[off..]) {
-                        Ok(n) if n > 0 => off += n,
-                        _ => break,
-                    }
-                }
-                if off < msg.len() {
-                    c.fail(
-                        now,
-                        CLOSE_PROTOCOL_ERROR,
-                        "report larger than the peer's stream window".into(),
-                    );
-                    return;
-                }
-                let _ = s.finish();
-                c.stage = Stage::Done;
-            }
-        }
-    }
-
-    fn read_report(c: &mut Conn, id: StreamId, now: Instant) {
-        let mut finished = false;
-        if let Ok(mut chunks) = c.conn.recv_stream(id).read(true) {
-            loop {
-                match chunks.next(usize::MAX) {
-                    Ok(Some(chunk)) => {
-                        if c.inbuf.len() + chunk.bytes.len() > MAX_REPORT_BYTES + 4 {
-                            break;
-                        }
-                        c.inbuf.extend_from_slice(&chunk.bytes);
-                    }
-                    Ok(None) => {
-                        finished = true;
-                        break;
-                    }
-                    Err(_) => break,
-                }
-            }
-            let _ = chunks.finalize();
-        }
-        if c.inbuf.len() > MAX_REPORT_BYTES + 4 {
-            c.fail(now, CLOSE_PROTOCOL_ERROR, "receiver report too large".into());
-            return;
-        }
-        if !finished {
-            return;
-        }
-        let parsed = (c.inbuf.len() >= 4)
-            .then(|| u32::from_be_bytes(c.inbuf[..4].try_into().expect("4 bytes")) as usize)
-            .filter(|&n| n == c.inbuf.len() - 4)
-            .ok_or_else(|| "receiver report has a bad length".to_string())
-            .and_then(|_| serde_json::from_slice::<ReceiverReport>(&c.inbuf[4..]).map_err(|e| e.to_string()));
-        match parsed {
-            Ok(report) => {
-                let expected = c.sent;
-                // A transfer for a duration ends with a reset that drops what
-                // was written but not yet sent (proto step 2): fewer may arrive.
-                let timed = c.request.is_some_and(|r| r.duration.is_some());
-                let consistent = if timed {
-                    report.bytes <= expected
-                } else {
-                    report.bytes == expected
-                };
-                if !consistent {
-                    let why = format!("receiver verified {} bytes, {expected} were sent", report.bytes);
-                    c.receiver = Some(report);
-                    c.fail(now, CLOSE_PROTOCOL_ERROR, why);
-                    return;
-                }
-                c.receiver = Some(report);
-                c.stage = Stage::Done;
-                c.conn.close(now, VarInt::from_u32(0), Bytes::from_static(b"done"));
-            }
-            Err(e) => c.fail(now, CLOSE_PROTOCOL_ERROR, format!("bad receiver report: {e}")),
-        }
-    }
-
-    /// Emit every interval record that is due at `now`. While sending, records
-    /// end on interval boundaries; once sending is over, a last partial record
-    /// ends at `now` and sampling stops.
-    fn sample(c: &mut Conn, now: Instant, events: &mut VecDeque<NodeEvent>) {
-        while let Some(at) = c.next_sample {
-            let sending = matches!(c.stage, Stage::Sending | Stage::AwaitAcked);
-            if sending && now < at {
-                return;
-            }
-            let interval = c.request.map_or(Duration::ZERO, |r| r.interval);
-            let start = c.send_start.unwrap_or(c.created);
-            let end = if sending { at } else { now.min(at) };
-            let stats = c.conn.stats();
-            let secs = end.saturating_duration_since(c.sample_start).as_secs_f64();
-            let bytes = c.sent - c.sample_sent;
-            let rec = IntervalStats {
-                start_secs: c.sample_start.saturating_duration_since(start).as_secs_f64(),
-                end_secs: end.saturating_duration_since(start).as_secs_f64(),
-                bytes,
-                goodput_bps: if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 },
-                cwnd_bytes: stats.path.cwnd,
-                srtt_ms: stats.path.rtt.as_secs_f64() * 1e3,
-                min_rtt_ms: stats.path.min_rtt.as_secs_f64() * 1e3,
-                lost_packets: stats.path.lost_packets - c.sample_lost,
-                congestion_events: stats.path.congestion_events - c.sample_events,
-                controller: c.probe.latest(),
-            };
-            c.sample_start = end;
-            c.sample_sent = c.sent;
-            c.sample_lost = stats.path.lost_packets;
-            c.sample_events = stats.path.congestion_events;
-            c.next_sample = if sending { Some(at + interval) } else { None };
-            events.push_back(NodeEvent::Interval {
-                id: c.id,
-                stats: rec.clone(),
-            });
-            c.intervals.push(rec);
+        match failure {
+            Some(f) => Err(f),
+            None => Ok((finished, time_up)),
         }
     }
 
@@ -1047,61 +1542,88 @@ impl Node {
             return;
         }
         c.reported = true;
-        let local_sender = c.local_sender();
-        let direction = c
-            .request
-            .map(|r| r.direction)
-            .or(c.client.as_ref().map(|s| s.direction));
-        let Some(direction) = direction else {
+        let elapsed_secs = c
+            .completed
+            .unwrap_or(now)
+            .saturating_duration_since(c.created)
+            .as_secs_f64();
+        let incomplete = || Some("connection closed before the transfer completed".to_string());
+        let outcome = match &mut c.role {
             // A connection that never carried a request (a probe or an aborted handshake).
-            if c.client.is_none() {
-                return;
-            }
-            events.push_back(NodeEvent::Finished(Box::new(TransferOutcome {
+            Role::Awaiting { .. } => return,
+            Role::Connecting { spec, .. } => TransferOutcome {
                 id: c.id,
-                direction: Direction::Upload,
-                local_sender: true,
-                cc: c.cc.clone(),
+                direction: spec.direction,
+                local_sender: spec.direction == Direction::Upload,
+                cc: spec.cc.to_string(),
                 bytes: 0,
-                elapsed_secs: c
-                    .completed
-                    .unwrap_or(now)
-                    .saturating_duration_since(c.created)
-                    .as_secs_f64(),
+                elapsed_secs,
                 intervals: Vec::new(),
                 receiver: None,
+                sender: None,
+                cpu_secs: None,
                 error: c
                     .error
                     .clone()
                     .or(Some("connection closed before the transfer started".into())),
-            })));
-            return;
+            },
+            Role::Sender(s) => {
+                s.records.truncate(s.emitted);
+                TransferOutcome {
+                    id: c.id,
+                    direction: s.request.direction,
+                    local_sender: true,
+                    cc: s.cc.clone(),
+                    // What the receiver verified, when it said so; else what was written.
+                    bytes: s.receiver.as_ref().map_or(s.sent, |r| r.bytes),
+                    elapsed_secs,
+                    intervals: std::mem::take(&mut s.records),
+                    error: c
+                        .error
+                        .clone()
+                        .or_else(|| s.receiver.is_none().then(incomplete).flatten()),
+                    receiver: s.receiver.take(),
+                    sender: Some(SenderReport {
+                        cc: s.cc.clone(),
+                        written_bytes: s.sent,
+                        cpu_secs: c.cpu_secs,
+                    }),
+                    cpu_secs: c.cpu_secs,
+                }
+            }
+            Role::Receiver(r) => {
+                let (intervals, sender) = match &mut r.side {
+                    ReceiverSide::Client { records, sender, .. } => (std::mem::take(records), sender.take()),
+                    ReceiverSide::Server => (Vec::new(), None),
+                };
+                TransferOutcome {
+                    id: c.id,
+                    direction: r.request.direction,
+                    local_sender: false,
+                    cc: sender.as_ref().map_or_else(|| r.request.cc.clone(), |s| s.cc.clone()),
+                    bytes: r.meter.bytes,
+                    elapsed_secs,
+                    intervals,
+                    error: c
+                        .error
+                        .clone()
+                        .or_else(|| r.report.is_none().then(incomplete).flatten()),
+                    receiver: r.report.take(),
+                    sender,
+                    cpu_secs: c.cpu_secs,
+                }
+            }
         };
-        let bytes = if local_sender {
-            // What the receiver verified, when it said so; else what was written.
-            c.receiver.as_ref().map_or(c.sent, |r| r.bytes)
-        } else {
-            c.meter.as_ref().map_or(0, |m| m.bytes)
-        };
-        let mut error = c.error.clone();
-        if error.is_none() && c.receiver.is_none() && (c.client.is_some() || !local_sender) {
-            error = Some("connection closed before the transfer completed".into());
-        }
-        events.push_back(NodeEvent::Finished(Box::new(TransferOutcome {
-            id: c.id,
-            direction,
-            local_sender,
-            cc: c.cc.clone(),
-            bytes,
-            elapsed_secs: c
-                .completed
-                .unwrap_or(now)
-                .saturating_duration_since(c.created)
-                .as_secs_f64(),
-            intervals: std::mem::take(&mut c.intervals),
-            receiver: c.receiver.take(),
-            error,
-        })));
+        events.push_back(NodeEvent::Finished(Box::new(outcome)));
+    }
+}
+
+fn frame_name(f: &Frame) -> &'static str {
+    match f {
+        Frame::Delivered { .. } => "delivered-bytes frame",
+        Frame::Report(_) => "receiver report",
+        Frame::Interval(_) => "interval record",
+        Frame::Sender(_) => "sender report",
     }
 }
 

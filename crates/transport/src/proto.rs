@@ -1,34 +1,69 @@
-//! The tput transfer protocol, on one bidirectional QUIC stream per connection.
+//! The tput transfer protocol (version 3), on one bidirectional QUIC stream
+//! per connection, plus one unidirectional stream for a download.
 //!
-//! 1. The client opens a bidirectional stream and writes a fixed 64-byte
-//!    [`Request`]: magic `TPUT`, version, direction, amount, payload key,
-//!    target rate, evaluation slot and reporting interval (all big-endian).
+//! 1. The client opens a bidirectional stream and writes a [`Request`]: a
+//!    fixed [`REQUEST_LEN`]-byte header (magic `TPUT`, version, direction,
+//!    length of the controller spec, then amount, payload key, target rate,
+//!    evaluation slot, reporting interval and the sender's rate limit, all
+//!    big-endian) followed by the sender's controller spec as UTF-8 text (at
+//!    most [`MAX_CC_SPEC_LEN`] bytes). The request carries every sender
+//!    parameter, so for a download the server sends exactly as the client
+//!    asked: with the controller it names and under its rate limit. A server
+//!    that cannot parse the spec closes the connection with
+//!    [`CLOSE_PROTOCOL_ERROR`](crate::CLOSE_PROTOCOL_ERROR) and a reason
+//!    naming the error (the reason phrase of CONNECTION_CLOSE, RFC 9000 §19.19).
 //! 2. The sender (client for an upload, server for a download) writes the
-//!    [`Pattern`](crate::Pattern) payload and finishes its half of the stream.
-//!    A transfer for a duration ends instead with RESET_STREAM carrying
-//!    [`RESET_TIME_UP`] when the duration is over (since version 2): data that
-//!    was written into QUIC's send buffer but not yet sent is dropped rather
-//!    than drained, so the transfer really lasts its duration (with a quinn
-//!    stream window of 1.25 MB the drain could otherwise add seconds at low
-//!    rates). The receiver takes that reset as the normal end.
-//! 3. For an upload the server answers with a length-prefixed JSON
-//!    [`ReceiverReport`](crate::ReceiverReport) (u32 big-endian length, at most
-//!    [`MAX_REPORT_BYTES`]) and finishes; the client closes the connection.
+//!    [`Pattern`](crate::Pattern) payload on its half of the stream and
+//!    finishes it. A transfer for a duration ends instead with RESET_STREAM
+//!    carrying [`RESET_TIME_UP`] when the duration is over (RFC 9000 §19.4):
+//!    data written into QUIC's send buffer but not yet sent is dropped rather
+//!    than drained, so the transfer really lasts its duration. The receiver
+//!    takes that reset as the normal end.
+//!    Intervals and evaluation slots are zero (none) or at least
+//!    [`MIN_PERIOD`].
+//! 3. The receiver writes [`Frame`]s on its half of the stream (the client
+//!    after its request): a [`Frame::Delivered`] for each reporting interval
+//!    of its meter that has ended, sent when the first payload after its end
+//!    arrives (with the ACK that arrival calls for anyway), then, once the
+//!    payload has ended, one [`Frame::Report`], and finishes.
+//! 4. For a download the server also opens a unidirectional stream and
+//!    writes on it a [`Frame::Interval`] per completed interval record (the
+//!    sender's series, with the delivered bytes of step 3 filled in), and,
+//!    after the receiver's report has arrived, the last records and one
+//!    [`Frame::Sender`], and finishes it.
+//! 5. The client closes the connection with code 0 once it has everything:
+//!    after an upload the receiver's report, after a download the end of
+//!    both of the server's streams.
+//!
+//! A frame is a kind byte, a u32 big-endian body length (at most
+//! [`MAX_FRAME_BYTES`]) and the body: 16 bytes (two u64) for
+//! [`Frame::Delivered`], JSON for the others.
 
 use std::time::Duration;
 
+use tput_cc::ControllerSpec;
+
 use crate::Error;
+use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
 
 /// The bytes that open every request.
 pub const MAGIC: [u8; 4] = *b"TPUT";
 /// The protocol version this crate speaks.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Stream reset code that ends a transfer for a duration (see step 2).
 pub const RESET_TIME_UP: u32 = 0x7469;
-/// Size of an encoded [`Request`].
+/// Size of the fixed part of an encoded [`Request`]; the controller spec follows.
 pub const REQUEST_LEN: usize = 64;
-/// Largest report a peer may send.
-pub const MAX_REPORT_BYTES: usize = 4 << 20;
+/// Longest controller spec a request may carry, bytes.
+pub const MAX_CC_SPEC_LEN: usize = 1024;
+/// Shortest reporting interval or evaluation slot a request may ask for
+/// (other than zero, for none): the receiver keeps a counter per interval
+/// and per slot, so a finer one would let a peer make it allocate without bound.
+pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+/// Largest frame body a peer may send.
+pub const MAX_FRAME_BYTES: usize = 4 << 20;
+/// Largest report a peer may send (a report is one frame).
+pub const MAX_REPORT_BYTES: usize = MAX_FRAME_BYTES;
 
 /// Who sends the payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -40,8 +75,8 @@ pub enum Direction {
     Download,
 }
 
-/// What the client asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the client asks for: every parameter of the sender and the receiver.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     /// Who sends.
     pub direction: Direction,
@@ -57,22 +92,42 @@ pub struct Request {
     pub eval_slot: Duration,
     /// Statistics interval (zero = none).
     pub interval: Duration,
+    /// The sender's application rate limit, bits per second (0 = none).
+    pub rate_limit_bps: u64,
+    /// The sender's controller spec (`tputctl cc list` syntax); a server
+    /// builds it for a download.
+    pub cc: String,
 }
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+fn bad(why: &str) -> Error {
+    Error::Protocol(format!("bad request: {why}"))
+}
+
 impl Request {
-    /// Encode into the fixed wire form.
-    pub fn encode(&self) -> [u8; REQUEST_LEN] {
-        let mut b = [0u8; REQUEST_LEN];
+    /// Encode into the wire form: the fixed header, then the spec.
+    ///
+    /// The spec is not checked here (a peer must refuse a bad one), but one
+    /// longer than [`MAX_CC_SPEC_LEN`] cannot be encoded.
+    pub fn encode(&self) -> Result<Vec<u8>, Error> {
+        let spec = self.cc.as_bytes();
+        if spec.len() > MAX_CC_SPEC_LEN {
+            return Err(Error::Config(format!(
+                "controller spec of {} bytes: at most {MAX_CC_SPEC_LEN} fit in a request",
+                spec.len()
+            )));
+        }
+        let mut b = vec![0u8; REQUEST_LEN + spec.len()];
         b[..4].copy_from_slice(&MAGIC);
         b[4] = VERSION;
         b[5] = match self.direction {
             Direction::Upload => 0,
             Direction::Download => 1,
         };
+        b[6..8].copy_from_slice(&(spec.len() as u16).to_be_bytes());
         let fields = [
             self.bytes.unwrap_or(u64::MAX),
             self.duration.map_or(0, nanos),
@@ -80,48 +135,161 @@ impl Request {
             self.target_bps,
             nanos(self.eval_slot),
             nanos(self.interval),
+            self.rate_limit_bps,
         ];
         for (i, v) in fields.iter().enumerate() {
             b[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_be_bytes());
         }
-        b
+        b[REQUEST_LEN..].copy_from_slice(spec);
+        Ok(b)
     }
 
-    /// Decode and validate; the error names what is wrong.
-    pub fn decode(b: &[u8]) -> Result<Self, Error> {
-        let bad = |why: &str| Error::Protocol(format!("bad request: {why}"));
-        if b.len() != REQUEST_LEN {
-            return Err(bad(&format!("{} bytes, expected {REQUEST_LEN}", b.len())));
+    /// The whole request's length from its fixed header (the first
+    /// [`REQUEST_LEN`] bytes), after checking magic, version and spec length,
+    /// so that a reader knows how much more to read.
+    pub fn encoded_len(header: &[u8]) -> Result<usize, Error> {
+        if header.len() < REQUEST_LEN {
+            return Err(bad(&format!("{} bytes, expected at least {REQUEST_LEN}", header.len())));
         }
-        if b[..4] != MAGIC {
+        if header[..4] != MAGIC {
             return Err(bad("missing TPUT magic"));
         }
-        if b[4] != VERSION {
-            return Err(bad(&format!("version {}, this end speaks {VERSION}", b[4])));
+        if header[4] != VERSION {
+            return Err(bad(&format!("version {}, this end speaks {VERSION}", header[4])));
+        }
+        let spec = usize::from(u16::from_be_bytes([header[6], header[7]]));
+        if spec > MAX_CC_SPEC_LEN {
+            return Err(bad(&format!(
+                "controller spec of {spec} bytes exceeds the limit of {MAX_CC_SPEC_LEN}"
+            )));
+        }
+        Ok(REQUEST_LEN + spec)
+    }
+
+    /// Decode and validate (including the controller spec); the error names what is wrong.
+    pub fn decode(b: &[u8]) -> Result<Self, Error> {
+        let len = Self::encoded_len(b)?;
+        if b.len() != len {
+            return Err(bad(&format!("{} bytes, the header announces {len}", b.len())));
         }
         let direction = match b[5] {
             0 => Direction::Upload,
             1 => Direction::Download,
             d => return Err(bad(&format!("direction {d}"))),
         };
-        if b[6..8] != [0, 0] || b[56..] != [0; 8] {
-            return Err(bad("reserved bytes are not zero"));
-        }
         let field = |i: usize| u64::from_be_bytes(b[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes"));
         let bytes = Some(field(0)).filter(|&v| v != u64::MAX);
         let duration = Some(field(1)).filter(|&v| v != 0).map(Duration::from_nanos);
         if bytes.is_none() && duration.is_none() {
             return Err(bad("neither a byte count nor a duration"));
         }
-        Ok(Self {
+        let eval_slot = Duration::from_nanos(field(4));
+        let interval = Duration::from_nanos(field(5));
+        for (name, d) in [("evaluation slot", eval_slot), ("interval", interval)] {
+            if !d.is_zero() && d < MIN_PERIOD {
+                return Err(bad(&format!("{name} of {d:?} is shorter than {MIN_PERIOD:?}")));
+            }
+        }
+        let cc = std::str::from_utf8(&b[REQUEST_LEN..])
+            .map_err(|_| bad("controller spec is not UTF-8"))?
+            .to_owned();
+        let req = Self {
             direction,
             bytes,
             duration,
             key: field(2),
             target_bps: field(3),
-            eval_slot: Duration::from_nanos(field(4)),
-            interval: Duration::from_nanos(field(5)),
-        })
+            eval_slot,
+            interval,
+            rate_limit_bps: field(6),
+            cc,
+        };
+        req.controller()?;
+        Ok(req)
+    }
+
+    /// The sender's controller, parsed; the error names the spec and what is wrong with it.
+    pub fn controller(&self) -> Result<ControllerSpec, Error> {
+        // The spec's own error names it: "bad controller spec `...`: why".
+        self.cc.parse().map_err(|e: tput_cc::SpecError| bad(&e.to_string()))
+    }
+}
+
+/// One message on a report stream (steps 3 and 4).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frame {
+    /// Receiver to sender: payload bytes received and verified in the
+    /// receiver's reporting interval `index` (complete: later arrivals count
+    /// in later intervals).
+    Delivered {
+        /// Interval number, from 0.
+        index: u64,
+        /// Payload bytes.
+        bytes: u64,
+    },
+    /// Receiver to sender, last: the receiver's report.
+    Report(ReceiverReport),
+    /// Server to client after a download: one of the sender's interval records.
+    Interval(IntervalStats),
+    /// Server to client after a download, last: the sender's report.
+    Sender(SenderReport),
+}
+
+const KIND_DELIVERED: u8 = 1;
+const KIND_REPORT: u8 = 2;
+const KIND_INTERVAL: u8 = 3;
+const KIND_SENDER: u8 = 4;
+
+impl Frame {
+    /// Encode: kind, u32 big-endian length, body.
+    pub fn encode(&self) -> Vec<u8> {
+        let (kind, body) = match self {
+            Frame::Delivered { index, bytes } => {
+                let mut b = index.to_be_bytes().to_vec();
+                b.extend_from_slice(&bytes.to_be_bytes());
+                (KIND_DELIVERED, b)
+            }
+            Frame::Report(r) => (KIND_REPORT, serde_json::to_vec(r).expect("reports serialize")),
+            Frame::Interval(i) => (KIND_INTERVAL, serde_json::to_vec(i).expect("records serialize")),
+            Frame::Sender(s) => (KIND_SENDER, serde_json::to_vec(s).expect("reports serialize")),
+        };
+        let mut out = Vec::with_capacity(5 + body.len());
+        out.push(kind);
+        out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// Take one complete frame off the front of `buf`: `Ok(None)` if more
+    /// bytes are needed; the error names what is wrong.
+    pub fn take(buf: &mut Vec<u8>) -> Result<Option<Frame>, Error> {
+        let bad = |why: String| Error::Protocol(format!("bad frame: {why}"));
+        if buf.len() < 5 {
+            return Ok(None);
+        }
+        let kind = buf[0];
+        let len = u32::from_be_bytes(buf[1..5].try_into().expect("4 bytes")) as usize;
+        if len > MAX_FRAME_BYTES {
+            return Err(bad(format!("{len} bytes, at most {MAX_FRAME_BYTES} allowed")));
+        }
+        if buf.len() < 5 + len {
+            return Ok(None);
+        }
+        let body = &buf[5..5 + len];
+        let json = |what: &str| bad(format!("{what} is not valid JSON"));
+        let frame = match kind {
+            KIND_DELIVERED if len == 16 => Frame::Delivered {
+                index: u64::from_be_bytes(body[..8].try_into().expect("8 bytes")),
+                bytes: u64::from_be_bytes(body[8..].try_into().expect("8 bytes")),
+            },
+            KIND_DELIVERED => return Err(bad(format!("delivered-bytes frame of {len} bytes, expected 16"))),
+            KIND_REPORT => Frame::Report(serde_json::from_slice(body).map_err(|_| json("receiver report"))?),
+            KIND_INTERVAL => Frame::Interval(serde_json::from_slice(body).map_err(|_| json("interval record"))?),
+            KIND_SENDER => Frame::Sender(serde_json::from_slice(body).map_err(|_| json("sender report"))?),
+            k => return Err(bad(format!("unknown kind {k}"))),
+        };
+        buf.drain(..5 + len);
+        Ok(Some(frame))
     }
 }
 
@@ -138,70 +306,124 @@ mod tests {
             target_bps: 20_000_000,
             eval_slot: Duration::from_secs(1),
             interval: Duration::from_millis(500),
+            rate_limit_bps: 40_000_000,
+            cc: "vegas:alpha=2,beta=4".into(),
         }
     }
 
     #[test]
     fn round_trip() {
         let r = sample();
-        assert_eq!(Request::decode(&r.encode()).unwrap(), r);
+        let b = r.encode().unwrap();
+        assert_eq!(b.len(), REQUEST_LEN + r.cc.len());
+        assert_eq!(Request::encoded_len(&b[..REQUEST_LEN]).unwrap(), b.len());
+        assert_eq!(Request::decode(&b).unwrap(), r);
         let t = Request {
             bytes: None,
             duration: Some(Duration::from_secs(2)),
             direction: Direction::Upload,
+            rate_limit_bps: 0,
+            cc: "cubic".into(),
             ..r
         };
-        assert_eq!(Request::decode(&t.encode()).unwrap(), t);
+        assert_eq!(Request::decode(&t.encode().unwrap()).unwrap(), t);
     }
 
     #[test]
     fn garbage_is_rejected_with_a_reason() {
-        let good = sample().encode();
+        let good = sample().encode().unwrap();
+        let with = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut b = good.clone();
+            f(&mut b);
+            b
+        };
         let cases: Vec<(Vec<u8>, &str)> = vec![
             (good[..10].to_vec(), "10 bytes"),
+            (with(&|b| b[0] = b'X'), "magic"),
+            (with(&|b| b[4] = 9), "version 9"),
+            (with(&|b| b[5] = 7), "direction 7"),
+            (with(&|b| b[8..16].copy_from_slice(&u64::MAX.to_be_bytes())), "neither"),
             (
-                {
-                    let mut b = good;
-                    b[0] = b'X';
-                    b.to_vec()
-                },
-                "magic",
+                with(&|b| b[6..8].copy_from_slice(&2000u16.to_be_bytes())),
+                "2000 bytes exceeds",
+            ),
+            (with(&|b| b.push(b' ')), "header announces"),
+            (with(&|b| b[REQUEST_LEN] = 0xff), "not UTF-8"),
+            (
+                with(&|b| b[48..56].copy_from_slice(&1u64.to_be_bytes())),
+                "interval of 1ns is shorter",
             ),
             (
-                {
-                    let mut b = good;
-                    b[4] = 9;
-                    b.to_vec()
-                },
-                "version 9",
-            ),
-            (
-                {
-                    let mut b = good;
-                    b[5] = 7;
-                    b.to_vec()
-                },
-                "direction 7",
-            ),
-            (
-                {
-                    let mut b = good;
-                    b[60] = 1;
-                    b.to_vec()
-                },
-                "reserved",
-            ),
-            (
-                {
-                    let mut b = good;
-                    b[8..16].copy_from_slice(&u64::MAX.to_be_bytes());
-                    b.to_vec()
-                },
-                "neither",
+                with(&|b| b[40..48].copy_from_slice(&999_999u64.to_be_bytes())),
+                "evaluation slot of",
             ),
         ];
         for (bytes, want) in cases {
             let e = Request::decode(&bytes).unwrap_err().to_string();
+            assert!(e.contains(want), "{e} lacks {want}");
+        }
+    }
+
+    #[test]
+    fn a_bad_controller_spec_is_named() {
+        let r = Request {
+            cc: "warp:speed=9".into(),
+            ..sample()
+        };
+        let e = Request::decode(&r.encode().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("controller spec") && e.contains("warp"), "{e}");
+        let long = Request {
+            cc: "x".repeat(MAX_CC_SPEC_LEN + 1),
+            ..sample()
+        };
+        assert!(long.encode().unwrap_err().to_string().contains("1025 bytes"));
+    }
+
+    #[test]
+    fn frames_round_trip_and_arrive_in_pieces() {
+        let frames = vec![
+            Frame::Delivered {
+                index: 3,
+                bytes: 123_456,
+            },
+            Frame::Report(ReceiverReport {
+                bytes: 7,
+                duration_secs: 1.5,
+                interval_bytes: vec![3, 4],
+                slots: Vec::new(),
+                success_ratio: None,
+                cpu_secs: Some(0.25),
+            }),
+            Frame::Sender(SenderReport {
+                cc: "cubic".into(),
+                written_bytes: 9,
+                cpu_secs: None,
+            }),
+        ];
+        let wire: Vec<u8> = frames.iter().flat_map(Frame::encode).collect();
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        // One byte at a time: a frame is taken only once it is complete.
+        for b in wire {
+            buf.push(b);
+            while let Some(f) = Frame::take(&mut buf).unwrap() {
+                got.push(f);
+            }
+        }
+        assert_eq!(got, frames);
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn bad_frames_are_named() {
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (vec![9, 0, 0, 0, 0], "unknown kind 9"),
+            (vec![1, 0, 0, 0, 2, 0, 0], "expected 16"),
+            (vec![2, 0, 0, 0, 2, b'{', b'x'], "receiver report is not valid JSON"),
+            (vec![3, 0xff, 0, 0, 0], "at most"),
+        ];
+        for (mut bytes, want) in cases {
+            let e = Frame::take(&mut bytes).unwrap_err().to_string();
             assert!(e.contains(want), "{e} lacks {want}");
         }
     }

@@ -7,17 +7,37 @@ use tput_cc::Snapshot;
 
 use crate::proto::Direction;
 
-/// One reporting interval, as seen by the sender.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One reporting interval of the sender, with the payload the receiver got in it.
+///
+/// The sender cuts time into intervals of the requested length from the
+/// moment it starts sending (`start_secs` and `end_secs` count from there);
+/// the receiver cuts its own from the moment it has the request: the server
+/// when the request arrives (upload), the client when it sends it
+/// (download). Record `i` pairs the sender's interval `i` (its window,
+/// RTT, losses, controller state) with the receiver's interval `i` (`bytes`).
+/// The receiver's intervals start one one-way delay after the sender's for
+/// an upload, so they hold what the sender sent in the same interval, give or
+/// take queueing; for a download they start one one-way delay before the
+/// sender's, so they hold what the sender sent one RTT earlier.
+///
+/// A record is complete, and reported, once the receiver's count for its
+/// interval has arrived: about one RTT after the interval ends. The last
+/// record ends when sending ends and waits for the receiver's report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalStats {
-    /// Start of the interval, seconds since the transfer began.
+    /// Start of the interval, seconds since the sender began sending.
     pub start_secs: f64,
-    /// End of the interval, seconds since the transfer began.
+    /// End of the interval, seconds since the sender began sending.
     pub end_secs: f64,
-    /// Payload bytes handed to QUIC in the interval (sender) or received and verified (receiver).
+    /// Payload bytes the receiver received and verified in its interval of
+    /// the same number; the last record also counts every later arrival, so
+    /// the records add up to the receiver's total.
     pub bytes: u64,
-    /// `bytes * 8 / (end - start)`, bits per second.
+    /// `bytes * 8 / (end_secs - start_secs)`, bits per second.
     pub goodput_bps: f64,
+    /// Payload bytes the sender wrote into QUIC's stream in the interval
+    /// (QUIC buffers up to a stream window of them, so this is bursty).
+    pub written_bytes: u64,
     /// Congestion window at the end of the interval, bytes.
     pub cwnd_bytes: u64,
     /// Smoothed RTT at the end of the interval, milliseconds.
@@ -28,8 +48,84 @@ pub struct IntervalStats {
     pub lost_packets: u64,
     /// Congestion events (window reductions signalled) during the interval.
     pub congestion_events: u64,
-    /// The controller's state at the end of the interval (sender side only).
+    /// The sending controller's state at the end of the interval.
+    #[serde(deserialize_with = "wire::snapshot")]
     pub controller: Option<Snapshot>,
+}
+
+impl IntervalStats {
+    /// Set `bytes` and the goodput it gives over the interval.
+    pub(crate) fn deliver(&mut self, bytes: u64) {
+        self.bytes = bytes;
+        let secs = self.end_secs - self.start_secs;
+        self.goodput_bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+    }
+}
+
+/// Reading [`Snapshot`]s back from JSON (`tput_cc` only serializes them):
+/// serde's remote derive, which fails to compile if `tput_cc`'s types change.
+mod wire {
+    use serde::{Deserialize, Deserializer};
+    use tput_cc::{AlgorithmState, Phase, Snapshot};
+
+    #[derive(Deserialize)]
+    #[serde(remote = "Phase", rename_all = "snake_case")]
+    enum PhaseDef {
+        SlowStart,
+        CongestionAvoidance,
+        Recovery,
+        Fixed,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "AlgorithmState", tag = "algorithm", rename_all = "snake_case")]
+    enum AlgorithmStateDef {
+        NewReno,
+        Cubic {
+            w_max_bytes: f64,
+            k_secs: f64,
+            w_est_bytes: f64,
+        },
+        Vegas {
+            base_rtt_secs: f64,
+            diff_packets: f64,
+        },
+        Compound {
+            cwnd_bytes: u64,
+            dwnd_bytes: u64,
+            diff_packets: f64,
+        },
+        Fixed {
+            rate_bytes_per_sec: f64,
+        },
+        Guarantee {
+            k: f64,
+            slot_rtts: u32,
+            eval_rtts: u32,
+            goal_bytes_per_sec: f64,
+            control_slot: u32,
+            congested: bool,
+            available_bytes_per_sec: f64,
+        },
+    }
+
+    #[derive(Deserialize)]
+    #[serde(remote = "Snapshot")]
+    struct SnapshotDef {
+        cwnd_bytes: u64,
+        ssthresh_bytes: Option<u64>,
+        #[serde(with = "PhaseDef")]
+        phase: Phase,
+        #[serde(with = "AlgorithmStateDef")]
+        state: AlgorithmState,
+    }
+
+    #[derive(Deserialize)]
+    struct Wrapped(#[serde(with = "SnapshotDef")] Snapshot);
+
+    pub(super) fn snapshot<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Snapshot>, D::Error> {
+        Ok(Option::<Wrapped>::deserialize(d)?.map(|Wrapped(s)| s))
+    }
 }
 
 /// Throughput of one complete evaluation slot.
@@ -61,6 +157,24 @@ pub struct ReceiverReport {
     /// Fraction of complete slots that met the target, if there was a target
     /// and at least one complete slot.
     pub success_ratio: Option<f64>,
+    /// CPU seconds (user and system) the receiver's process used from the
+    /// request to this report, as iperf3 reports them; `None` where the node
+    /// has no CPU clock (the simulator). The whole process counts, so parallel
+    /// transfers each see the total.
+    pub cpu_secs: Option<f64>,
+}
+
+/// What the sender says about itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SenderReport {
+    /// Spec of the controller that sent the payload.
+    pub cc: String,
+    /// Payload bytes written into QUIC's stream (for a transfer for a
+    /// duration, more than were sent before the time-up reset).
+    pub written_bytes: u64,
+    /// CPU seconds (user and system) the sender's process used from the
+    /// request to this report; `None` without a CPU clock.
+    pub cpu_secs: Option<f64>,
 }
 
 /// The result of one transfer, from the point of view of the node that ran it.
@@ -72,7 +186,9 @@ pub struct TransferOutcome {
     pub direction: Direction,
     /// Whether this node sent the payload.
     pub local_sender: bool,
-    /// The controller spec of this node's connection.
+    /// Spec of the controller that sends the payload: this node's for an
+    /// upload's client and a download's server, the peer's otherwise (as the
+    /// request named it, or as the sender's report confirms it).
     pub cc: String,
     /// Payload bytes this node received and verified, or, as the sender, the
     /// bytes the receiver's report says it verified (without a report: the
@@ -81,10 +197,19 @@ pub struct TransferOutcome {
     pub bytes: u64,
     /// Seconds from connection start to the end of the transfer.
     pub elapsed_secs: f64,
-    /// Sender-side interval records (empty on the receiving node).
+    /// The sender's interval records, on both ends of a download (the server
+    /// sends them to the client) and on the client of an upload; empty on the
+    /// server of an upload.
     pub intervals: Vec<IntervalStats>,
-    /// The receiver's measurements: the peer's report after an upload, this node's own when it received.
+    /// The receiver's measurements: the peer's report when this node sent,
+    /// this node's own when it received.
     pub receiver: Option<ReceiverReport>,
+    /// The sender's report: this node's own when it sent, the server's on
+    /// the client of a download; `None` on the server of an upload.
+    pub sender: Option<SenderReport>,
+    /// CPU seconds (user and system) this node's process used during the
+    /// transfer (from the request to the end); `None` without a CPU clock.
+    pub cpu_secs: Option<f64>,
     /// Why the transfer failed, if it did.
     pub error: Option<String>,
 }
@@ -160,6 +285,16 @@ impl ReceiveMeter {
         }
     }
 
+    /// Length of a reporting interval (zero: none).
+    pub(crate) fn interval(&self) -> Duration {
+        self.intervals.width
+    }
+
+    /// Bytes of reporting interval `i` so far (final once it has ended).
+    pub(crate) fn interval_bytes(&self, i: usize) -> u64 {
+        self.intervals.counts.get(i).copied().unwrap_or(0)
+    }
+
     pub(crate) fn add(&mut self, now: Instant, bytes: u64) {
         self.bytes += bytes;
         self.last = now;
@@ -168,7 +303,7 @@ impl ReceiveMeter {
     }
 
     /// The report at `end`: complete slots only are judged.
-    pub(crate) fn report(&self, end: Instant) -> ReceiverReport {
+    pub(crate) fn report(&self, end: Instant, cpu_secs: Option<f64>) -> ReceiverReport {
         let width = self.slots.width.as_secs_f64();
         let slots: Vec<SlotStats> = self
             .slots
@@ -200,6 +335,7 @@ impl ReceiveMeter {
             interval_bytes,
             slots,
             success_ratio,
+            cpu_secs,
         }
     }
 }
@@ -217,7 +353,7 @@ mod tests {
         m.add(t0 + Duration::from_millis(900), 400_000);
         m.add(t0 + Duration::from_millis(1500), 500_000);
         m.add(t0 + Duration::from_millis(2100), 7);
-        let r = m.report(t0 + Duration::from_millis(2500));
+        let r = m.report(t0 + Duration::from_millis(2500), None);
         assert_eq!(r.slots.len(), 2);
         assert!(r.slots[0].met && !r.slots[1].met);
         assert_eq!(r.slots[1].throughput_bps, 4_000_000.0);
@@ -225,6 +361,8 @@ mod tests {
         assert_eq!(r.bytes, 1_500_007);
         assert_eq!(r.interval_bytes, vec![600_000, 400_000, 0, 500_000, 7]);
         assert_eq!(r.interval_bytes.iter().sum::<u64>(), r.bytes);
+        assert_eq!(m.interval_bytes(3), 500_000);
+        assert_eq!(m.interval_bytes(9), 0);
     }
 
     #[test]
@@ -232,8 +370,42 @@ mod tests {
         let t0 = Instant::now();
         let mut m = ReceiveMeter::new(t0, Duration::from_secs(1), Duration::from_secs(1), 0);
         m.add(t0 + Duration::from_millis(1500), 10);
-        let r = m.report(t0 + Duration::from_secs(3));
+        let r = m.report(t0 + Duration::from_secs(3), Some(1.0));
         assert!(r.slots.is_empty());
         assert_eq!(r.success_ratio, None);
+        assert_eq!(r.cpu_secs, Some(1.0));
+    }
+
+    #[test]
+    fn records_with_snapshots_read_back() {
+        use tput_cc::ControllerSpec;
+        for spec in [
+            "newreno",
+            "cubic",
+            "vegas",
+            "ctcp",
+            "fixed:rate=1Gbit/s",
+            "guarantee:target=1Mbit/s",
+        ] {
+            let snap = spec.parse::<ControllerSpec>().unwrap().build(1200).snapshot();
+            let mut rec = IntervalStats {
+                start_secs: 1.0,
+                end_secs: 1.5,
+                bytes: 0,
+                goodput_bps: 0.0,
+                written_bytes: 10,
+                cwnd_bytes: 12_000,
+                srtt_ms: 20.0,
+                min_rtt_ms: 10.0,
+                lost_packets: 1,
+                congestion_events: 1,
+                controller: Some(snap),
+            };
+            rec.deliver(1000);
+            assert_eq!(rec.goodput_bps, 16_000.0);
+            let json = serde_json::to_string(&rec).unwrap();
+            let back: IntervalStats = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, rec, "{spec}");
+        }
     }
 }

@@ -94,6 +94,13 @@ impl Clone for Identity {
 }
 
 impl Identity {
+    /// The quinn-proto server config of a tput server presenting this
+    /// identity (TLS 1.3, ALPN [`ALPN`]), for tools that speak the protocol
+    /// themselves, such as conformance tests; a [`Node`](crate::Node) builds its own.
+    pub fn server_config(&self) -> Result<quinn_proto::ServerConfig, Error> {
+        Ok(quinn_proto::ServerConfig::with_crypto(Arc::new(server_crypto(self)?)))
+    }
+
     /// A fresh self-signed Ed25519 certificate for `names` (DNS names or IP addresses).
     pub fn self_signed(names: &[&str]) -> Result<Self, Error> {
         let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| Error::Tls(e.to_string()))?;
@@ -163,6 +170,13 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
+/// TLS secrets go to the file `SSLKEYLOGFILE` names, in the NSS key log
+/// format Wireshark reads to decrypt QUIC; without the variable, nowhere.
+/// Logging secrets changes no packet, so simulated runs stay reproducible.
+fn key_log() -> Arc<dyn rustls::KeyLog> {
+    Arc::new(rustls::KeyLogFile::new())
+}
+
 /// A QUIC server crypto config presenting `identity`, TLS 1.3 only (RFC 9001 §4.2).
 pub(crate) fn server_crypto(identity: &Identity) -> Result<QuicServerConfig, Error> {
     let mut tls = rustls::ServerConfig::builder_with_provider(provider())
@@ -173,6 +187,7 @@ pub(crate) fn server_crypto(identity: &Identity) -> Result<QuicServerConfig, Err
         .map_err(|e| Error::Tls(e.to_string()))?;
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.max_early_data_size = u32::MAX;
+    tls.key_log = key_log();
     QuicServerConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
 }
 
@@ -202,6 +217,13 @@ impl ServerTrust {
                 path.display()
             ))),
         }
+    }
+
+    /// The quinn-proto client config of a tput client with this trust (TLS
+    /// 1.3, ALPN [`ALPN`]), for tools that speak the protocol themselves,
+    /// such as conformance tests; a [`Node`](crate::Node) builds its own.
+    pub fn client_config(&self) -> Result<quinn_proto::ClientConfig, Error> {
+        Ok(quinn_proto::ClientConfig::new(Arc::new(client_crypto(self)?)))
     }
 }
 
@@ -238,6 +260,7 @@ pub(crate) fn client_crypto(trust: &ServerTrust) -> Result<QuicClientConfig, Err
     };
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.enable_early_data = true;
+    tls.key_log = key_log();
     QuicClientConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
 }
 

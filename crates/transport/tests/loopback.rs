@@ -108,25 +108,38 @@ async fn sender_reports_intervals_and_slots() {
     spec.target = Some("1Mbit/s".parse().unwrap());
     spec.eval_slot = tput_transport::EvalSlot::Time(Duration::from_millis(250));
     let mut seen = 0;
+    let start = std::time::Instant::now();
+    let mut first = None;
     let out = within(udp::transfer(
         addr,
         "localhost",
         &trust,
         config(),
         vec![spec],
-        |_, _| seen += 1,
+        |_, _| {
+            seen += 1;
+            first.get_or_insert(start.elapsed());
+        },
     ))
     .await
     .unwrap();
     let o = &out[0];
     assert!(o.ok(), "{:?}", o.error);
     assert!(seen >= 4, "{seen} interval records");
+    // Live: the receiver's counts come back while the transfer runs.
+    assert!(
+        first.unwrap() < Duration::from_millis(1000),
+        "first record after {first:?}"
+    );
     assert_eq!(o.intervals.len(), seen);
     let r = o.receiver.as_ref().unwrap();
-    // Intervals count bytes written; the time-up reset drops what was written
-    // but not sent, so the receiver may have verified fewer.
+    // Intervals count the bytes the receiver verified, adding up to its
+    // total; the time-up reset drops what was written but not sent, so the
+    // bytes written may exceed it.
     assert_eq!(o.bytes, r.bytes);
-    let written = o.intervals.iter().map(|i| i.bytes).sum::<u64>();
+    let delivered = o.intervals.iter().map(|i| i.bytes).sum::<u64>();
+    assert_eq!(delivered, r.bytes);
+    let written = o.intervals.iter().map(|i| i.written_bytes).sum::<u64>();
     assert!(
         written >= o.bytes && o.bytes > 0,
         "written {written}, verified {}",
@@ -171,6 +184,29 @@ fn zero_rate_limit_is_an_error_not_a_panic() {
         )
         .unwrap_err();
     assert!(e.to_string().contains("rate limit"), "{e}");
+}
+
+#[test]
+fn intervals_and_slots_below_the_protocol_minimum_are_errors() {
+    let mut node = tput_transport::Node::client(NodeConfig::default()).unwrap();
+    let server = "127.0.0.1:9".parse().unwrap();
+    let mut short_interval = TransferSpec::upload(1000, "cubic".parse().unwrap());
+    short_interval.interval = Duration::from_micros(10);
+    let mut short_slot = TransferSpec::upload(1000, "cubic".parse().unwrap());
+    short_slot.eval_slot = tput_transport::EvalSlot::Time(Duration::from_micros(10));
+    for (spec, what) in [(short_interval, "interval"), (short_slot, "evaluation slot")] {
+        let e = node
+            .start_transfer(
+                std::time::Instant::now(),
+                server,
+                "localhost",
+                &ServerTrust::Insecure,
+                spec,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(what) && e.contains("minimum"), "{e}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -255,4 +291,202 @@ async fn garbage_and_a_killed_client_do_not_disturb_a_transfer() {
     noise.await.unwrap();
     assert!(out[0].ok(), "{:?}", out[0].error);
     assert_eq!(out[0].receiver.as_ref().unwrap().bytes, 20_000_000);
+}
+
+fn download(cc: &str, duration: Duration, interval: Duration) -> TransferSpec {
+    let mut s = TransferSpec::upload(0, cc.parse().unwrap());
+    s.direction = Direction::Download;
+    s.bytes = None;
+    s.duration = Some(duration);
+    s.interval = interval;
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_achieves_its_rate_within_5_percent_in_both_directions() {
+    let (addr, id) = server().await;
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let limit: tput_cc::units::Rate = "40Mbit/s".parse().unwrap();
+    let run = |direction| {
+        let mut spec = download("cubic", Duration::from_secs(3), Duration::from_millis(500));
+        spec.direction = direction;
+        spec.rate_limit = Some(limit);
+        within(udp::transfer(
+            addr,
+            "localhost",
+            &trust,
+            config(),
+            vec![spec],
+            |_, _| {},
+        ))
+    };
+    // Both directions at once (on separate connections), to keep the test short.
+    let (up, down) = tokio::join!(run(Direction::Upload), run(Direction::Download));
+    for (direction, out) in [(Direction::Upload, up), (Direction::Download, down)] {
+        let o = &out.unwrap()[0];
+        assert!(o.ok(), "{direction:?}: {:?}", o.error);
+        assert_eq!(o.direction, direction);
+        let r = o.receiver.as_ref().unwrap();
+        // Verified goodput over the receiver's part of the transfer.
+        let goodput = r.bytes as f64 * 8.0 / r.duration_secs;
+        let want = limit.bits_per_sec() as f64;
+        eprintln!(
+            "{direction:?}: {:.2} Mbit/s over {:.2} s",
+            goodput / 1e6,
+            r.duration_secs
+        );
+        assert!(
+            (goodput - want).abs() / want < 0.05,
+            "{direction:?}: {goodput} bit/s against a limit of {want}"
+        );
+        assert!(r.duration_secs > 2.5, "{direction:?}: {} s", r.duration_secs);
+        // Both ends' CPU use is in the end-of-run data (Linux has /proc).
+        assert!(o.cpu_secs.is_some() && r.cpu_secs.is_some(), "{direction:?}");
+        assert!(o.sender.as_ref().unwrap().cpu_secs.is_some(), "{direction:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_reports_the_servers_controller() {
+    let (addr, id) = server().await;
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let spec = download("vegas", Duration::from_millis(800), Duration::from_millis(200));
+    let out = within(udp::transfer(
+        addr,
+        "localhost",
+        &trust,
+        config(),
+        vec![spec],
+        |_, _| {},
+    ))
+    .await
+    .unwrap();
+    let o = &out[0];
+    assert!(o.ok(), "{:?}", o.error);
+    assert!(!o.local_sender);
+    assert_eq!(o.cc, "vegas");
+    assert_eq!(
+        o.sender.as_ref().unwrap().cc,
+        "vegas",
+        "the server says what it sent with"
+    );
+    assert!(!o.intervals.is_empty());
+    for i in &o.intervals {
+        let snap = i.controller.expect("the sender's snapshot");
+        assert!(
+            matches!(snap.state, tput_cc::AlgorithmState::Vegas { .. }),
+            "{:?}",
+            snap.state
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_downloads_interval_series_are_filled() {
+    let (addr, id) = server().await;
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let duration = Duration::from_millis(1500);
+    let interval = Duration::from_millis(250);
+    let spec = download("cubic", duration, interval);
+    let start = std::time::Instant::now();
+    let mut live = Vec::new();
+    let out = within(udp::transfer(
+        addr,
+        "localhost",
+        &trust,
+        config(),
+        vec![spec],
+        |_, s| live.push((start.elapsed(), s.clone())),
+    ))
+    .await
+    .unwrap();
+    let o = &out[0];
+    assert!(o.ok(), "{:?}", o.error);
+    let n = (duration.as_nanos() / interval.as_nanos()) as usize;
+    assert!(
+        o.intervals.len() >= n,
+        "{} records for {n} intervals",
+        o.intervals.len()
+    );
+    // Live: the client saw each record as it came, the first well before the end.
+    assert_eq!(live.iter().map(|(_, s)| s.clone()).collect::<Vec<_>>(), o.intervals);
+    assert!(live[0].0 < duration, "first record after {:?}", live[0].0);
+    for (k, i) in o.intervals.iter().enumerate() {
+        assert!(i.cwnd_bytes > 0 && i.srtt_ms > 0.0 && i.min_rtt_ms > 0.0, "{k}: {i:?}");
+        assert!(i.end_secs > i.start_secs, "{k}: {i:?}");
+        assert!(matches!(
+            i.controller.map(|c| c.state),
+            Some(tput_cc::AlgorithmState::Cubic { .. })
+        ));
+    }
+    // Delivered bytes add up to what the receiver verified; the full
+    // intervals each carried some.
+    let r = o.receiver.as_ref().unwrap();
+    assert_eq!(o.intervals.iter().map(|i| i.bytes).sum::<u64>(), r.bytes);
+    assert!(o.intervals[..n - 1].iter().all(|i| i.bytes > 0 && i.goodput_bps > 0.0));
+    assert!(o.intervals.iter().map(|i| i.written_bytes).sum::<u64>() >= r.bytes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qlog_traces_are_written_per_connection() {
+    let dir = std::env::temp_dir().join(format!("tput-qlog-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = NodeConfig {
+        qlog_dir: Some(dir.clone()),
+        ..config()
+    };
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let served = id.clone();
+    let server_cfg = cfg.clone();
+    tokio::spawn(async move {
+        let _ = udp::serve(&socket, &served, server_cfg, |_, _| ControlFlow::Continue(())).await;
+    });
+    let spec = TransferSpec::upload(2_000_000, "cubic".parse().unwrap());
+    let out = within(udp::transfer(
+        addr,
+        "localhost",
+        &ServerTrust::Pinned(id.fingerprint()),
+        cfg,
+        vec![spec],
+        |_, _| {},
+    ))
+    .await
+    .unwrap();
+    assert!(out[0].ok(), "{:?}", out[0].error);
+    // A trace is complete once its connection has drained and dropped it:
+    // until then the tail may be unwritten.
+    for name in ["client-0.sqlog", "server-0.sqlog"] {
+        let path = dir.join(name);
+        let mut result = Err("no file".to_string());
+        for _ in 0..100 {
+            result = std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| json_seq(&text));
+            if result.as_ref().is_ok_and(|records| records.len() > 10) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let records = result.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(records[0]["qlog_format"], "JSON-SEQ", "{name}: {}", records[0]);
+        let events = records[1..]
+            .iter()
+            .filter(|r| r["name"].is_string() && r["time"].is_number());
+        assert!(events.count() > 10, "{name}: {} records", records.len());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The records of a JSON-SEQ text (RFC 7464: each starts with RS and is one JSON text).
+fn json_seq(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    if !text.starts_with('\u{1e}') {
+        return Err("does not start with RS".into());
+    }
+    text.split('\u{1e}')
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| serde_json::from_str(r.trim()).map_err(|e| e.to_string()))
+        .collect()
 }

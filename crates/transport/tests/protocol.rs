@@ -1,0 +1,300 @@
+//! A [`Node`] against a peer that speaks the protocol through raw
+//! quinn-proto, in memory: what a server does with requests a `Node` client
+//! would never send (crafted with the public `proto` types), and what a
+//! client does with a refusal or with frames a `Node` server would never send.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use quinn_proto::{ConnectionError, DatagramEvent, Dir, Endpoint, EndpointConfig, Event};
+use tput_transport::proto::{Direction, REQUEST_LEN, Request};
+use tput_transport::{
+    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec,
+};
+
+fn request(cc: &str) -> Request {
+    Request {
+        direction: Direction::Download,
+        bytes: Some(1_000_000),
+        duration: None,
+        key: 7,
+        target_bps: 0,
+        eval_slot: Duration::from_secs(1),
+        interval: Duration::from_millis(100),
+        rate_limit_bps: 0,
+        cc: cc.into(),
+    }
+}
+
+/// Connect a raw quinn-proto client to a server node, write `bytes` on a
+/// bidirectional stream once connected, and run until the connection is
+/// lost. Returns the close's error code and reason, and whether the server
+/// reported a finished transfer.
+fn refusal(bytes: &[u8]) -> (u64, String, bool) {
+    let identity = Identity::self_signed(&["localhost"]).unwrap();
+    let config = NodeConfig {
+        seed: Some(1),
+        mtu_discovery: false,
+        ..NodeConfig::default()
+    };
+    let mut server = Node::server(config, &identity).unwrap();
+    let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
+    let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+    let mut client = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
+    let mut now = Instant::now();
+    let (ch, mut conn) = client
+        .connect(
+            now,
+            ServerTrust::Insecure.client_config().unwrap(),
+            server_addr,
+            "localhost",
+        )
+        .unwrap();
+    let mut buf = Vec::new();
+    let mut server_finished = false;
+    for _ in 0..10_000 {
+        // Client to server.
+        let mut progressed = false;
+        loop {
+            let mut out = Vec::new();
+            let Some(t) = conn.poll_transmit(now, 1, &mut out) else {
+                break;
+            };
+            server.handle_datagram(now, client_addr, 0, BytesMut::from(&out[..t.size]));
+            progressed = true;
+        }
+        // Server to client.
+        while let Some(o) = server.poll_transmit() {
+            progressed = true;
+            buf.clear();
+            if let Some(DatagramEvent::ConnectionEvent(h, ev)) =
+                client.handle(now, server_addr, None, None, BytesMut::from(&o.payload[..]), &mut buf)
+            {
+                assert_eq!(h, ch);
+                conn.handle_event(ev);
+            }
+        }
+        while let Some(ev) = conn.poll_endpoint_events() {
+            if let Some(back) = client.handle_event(ch, ev) {
+                conn.handle_event(back);
+            }
+        }
+        while let Some(ev) = server.poll_event() {
+            server_finished |= matches!(ev, NodeEvent::Finished(_));
+        }
+        while let Some(ev) = conn.poll() {
+            match ev {
+                Event::Connected => {
+                    let id = conn.streams().open(Dir::Bi).unwrap();
+                    assert_eq!(conn.send_stream(id).write(bytes).unwrap(), bytes.len());
+                    progressed = true;
+                }
+                Event::ConnectionLost {
+                    reason: ConnectionError::ApplicationClosed(close),
+                } => {
+                    return (
+                        close.error_code.into_inner(),
+                        String::from_utf8_lossy(&close.reason).into_owned(),
+                        server_finished,
+                    );
+                }
+                Event::ConnectionLost { reason } => panic!("lost without an application close: {reason}"),
+                _ => {}
+            }
+        }
+        if !progressed {
+            // Idle: jump to the next timer of either end.
+            let next = [conn.poll_timeout(), server.poll_timeout()].into_iter().flatten().min();
+            let Some(t) = next else { break };
+            now = now.max(t);
+            if conn.poll_timeout().is_some_and(|t| t <= now) {
+                conn.handle_timeout(now);
+            }
+            server.handle_timeout(now);
+        }
+    }
+    panic!("the server never closed the connection");
+}
+
+#[test]
+fn a_request_with_a_bad_controller_spec_is_refused_with_a_reason_naming_it() {
+    let (code, reason, finished) = refusal(&request("warp:speed=9").encode().unwrap());
+    assert_eq!(code, u64::from(CLOSE_PROTOCOL_ERROR));
+    assert!(
+        reason.contains("controller spec") && reason.contains("warp"),
+        "{reason}"
+    );
+    assert!(!finished, "a refused request is no transfer");
+
+    // A known controller with a parameter it does not have.
+    let (code, reason, _) = refusal(&request("vegas:gamma=3,warp=1").encode().unwrap());
+    assert_eq!(code, u64::from(CLOSE_PROTOCOL_ERROR));
+    assert!(reason.contains("warp"), "{reason}");
+}
+
+#[test]
+fn an_oversized_or_truncated_request_is_refused_with_a_reason() {
+    // The header announces a spec longer than the limit: refused from the
+    // header alone, before the spec arrives.
+    let mut long = request("cubic").encode().unwrap();
+    long[6..8].copy_from_slice(&5000u16.to_be_bytes());
+    let (code, reason, _) = refusal(&long[..REQUEST_LEN]);
+    assert_eq!(code, u64::from(CLOSE_PROTOCOL_ERROR));
+    assert!(reason.contains("5000 bytes exceeds"), "{reason}");
+
+    // A previous protocol version is named as such.
+    let mut old = request("cubic").encode().unwrap();
+    old[4] = 2;
+    let (_, reason, _) = refusal(&old);
+    assert!(reason.contains("version 2"), "{reason}");
+}
+
+/// What a scripted server does.
+enum Script {
+    /// Read the request, then close with this code and reason.
+    Refuse(u32, &'static str),
+    /// Read the request, then open a unidirectional stream and write these bytes.
+    UniBytes(Vec<u8>),
+}
+
+/// A client [`Node`] running `spec` against a raw quinn-proto server that
+/// follows `script`, in memory; returns the client's outcome.
+fn node_client_against(spec: TransferSpec, script: Script) -> TransferOutcome {
+    let identity = Identity::self_signed(&["localhost"]).unwrap();
+    let mut server = Endpoint::new(
+        Arc::new(EndpointConfig::default()),
+        Some(Arc::new(identity.server_config().unwrap())),
+        false,
+        None,
+    );
+    let mut client = Node::client(NodeConfig {
+        seed: Some(2),
+        mtu_discovery: false,
+        ..NodeConfig::default()
+    })
+    .unwrap();
+    let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
+    let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+    let mut now = Instant::now();
+    let id = client
+        .start_transfer(
+            now,
+            server_addr,
+            "localhost",
+            &ServerTrust::Pinned(identity.fingerprint()),
+            spec,
+        )
+        .unwrap();
+    let mut conn: Option<(quinn_proto::ConnectionHandle, quinn_proto::Connection)> = None;
+    let mut request = Vec::new();
+    let mut acted = false;
+    let mut buf = Vec::new();
+    for _ in 0..100_000 {
+        let mut progressed = false;
+        while let Some(o) = client.poll_transmit() {
+            progressed = true;
+            buf.clear();
+            match server.handle(now, client_addr, None, None, BytesMut::from(&o.payload[..]), &mut buf) {
+                Some(DatagramEvent::NewConnection(incoming)) => {
+                    conn = Some(server.accept(incoming, now, &mut buf, None).unwrap());
+                }
+                Some(DatagramEvent::ConnectionEvent(_, ev)) => conn.as_mut().unwrap().1.handle_event(ev),
+                _ => {}
+            }
+        }
+        if let Some((h, c)) = conn.as_mut() {
+            while let Some(ev) = c.poll_endpoint_events() {
+                if let Some(back) = server.handle_event(*h, ev) {
+                    c.handle_event(back);
+                }
+            }
+            while let Some(ev) = c.poll() {
+                if let Event::Stream(quinn_proto::StreamEvent::Opened { dir: Dir::Bi }) = ev {
+                    c.streams().accept(Dir::Bi);
+                }
+            }
+            if let Ok(mut chunks) = c
+                .recv_stream(quinn_proto::StreamId::new(quinn_proto::Side::Client, Dir::Bi, 0))
+                .read(true)
+            {
+                while let Ok(Some(chunk)) = chunks.next(usize::MAX) {
+                    request.extend_from_slice(&chunk.bytes);
+                }
+                let _ = chunks.finalize();
+            }
+            if !acted && request.len() >= REQUEST_LEN && Request::decode(&request).is_ok() {
+                acted = true;
+                match &script {
+                    Script::Refuse(code, why) => c.close(
+                        now,
+                        quinn_proto::VarInt::from_u32(*code),
+                        bytes::Bytes::from_static(why.as_bytes()),
+                    ),
+                    Script::UniBytes(b) => {
+                        let uni = c.streams().open(Dir::Uni).unwrap();
+                        c.send_stream(uni).write(b).unwrap();
+                    }
+                }
+            }
+            loop {
+                let mut out = Vec::new();
+                let Some(t) = c.poll_transmit(now, 1, &mut out) else {
+                    break;
+                };
+                progressed = true;
+                client.handle_datagram(now, server_addr, 0, BytesMut::from(&out[..t.size]));
+            }
+        }
+        while let Some(ev) = client.poll_event() {
+            if let NodeEvent::Finished(o) = ev {
+                assert_eq!(o.id, id);
+                return *o;
+            }
+        }
+        if !progressed {
+            let server_timer = conn.as_mut().and_then(|(_, c)| c.poll_timeout());
+            let Some(t) = [client.poll_timeout(), server_timer].into_iter().flatten().min() else {
+                break;
+            };
+            now = now.max(t);
+            if let Some((_, c)) = conn.as_mut()
+                && c.poll_timeout().is_some_and(|t| t <= now)
+            {
+                c.handle_timeout(now);
+            }
+            client.handle_timeout(now);
+        }
+    }
+    panic!("the client never finished");
+}
+
+fn download(cc: &str) -> TransferSpec {
+    let mut spec = TransferSpec::upload(1_000_000, cc.parse().unwrap());
+    spec.direction = Direction::Download;
+    spec
+}
+
+#[test]
+fn a_client_reports_the_reason_a_server_refused_it_with() {
+    // A server that does not know the controller (another version, say).
+    let why = "bad request: bad controller spec `vegas`: unknown controller `vegas`";
+    let o = node_client_against(download("vegas"), Script::Refuse(CLOSE_PROTOCOL_ERROR, why));
+    assert!(!o.ok());
+    let e = o.error.unwrap();
+    assert!(e.contains(why), "{e}");
+}
+
+#[test]
+fn a_client_refuses_a_malformed_frame_from_the_server() {
+    let o = node_client_against(download("cubic"), Script::UniBytes(vec![9, 0, 0, 0, 0]));
+    let e = o.error.unwrap();
+    assert!(e.contains("unknown kind 9"), "{e}");
+    // A complete frame whose body is not a record: a JSON error, not a panic.
+    let mut half = vec![3, 0, 0, 0, 40];
+    half.extend_from_slice(&[b'{'; 40]);
+    let o = node_client_against(download("cubic"), Script::UniBytes(half));
+    let e = o.error.unwrap();
+    assert!(e.contains("interval record is not valid JSON"), "{e}");
+}
