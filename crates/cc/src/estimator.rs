@@ -237,7 +237,7 @@ impl CapProbe {
 
 /// Estimates `A` and `P` inline from the connection's own sends and ACKs.
 ///
-/// Seed 000 (`seeds/DIGEST.md` §000, "Inputs") takes `A` from ImTCP's inline
+/// Seed 000 (Yamanegi et al., docs/papers.md) takes `A` from ImTCP's inline
 /// measurement (Cao Le Thanh Man, G. Hasegawa, M. Murata, "ImTCP: TCP with an
 /// inline measurement mechanism for available bandwidth", Computer
 /// Communications 29(10), 2006) and, in its own simulations, from an oracle.

@@ -1,7 +1,7 @@
-//! The throughput-guarantee controller of Yamanegi, Hasegawa, Murata,
-//! "スループット保証を実現する TCP の輻輳制御方式の提案と評価" (a TCP congestion
-//! control mechanism achieving throughput guarantee: proposal and evaluation),
-//! IEICE Technical Report, 2006: TCP Reno whose congestion-avoidance slope `k`
+//! The throughput-guarantee controller of K. Yamanegi, G. Hasegawa, M. Murata,
+//! "Congestion control mechanism of TCP for achieving predictable throughput"
+//! (スループット保証を実現する TCP の輻輳制御方式の提案と評価; see
+//! docs/papers.md, "seed 000"): TCP Reno whose congestion-avoidance slope `k`
 //! is chosen at every ACK so that the mean throughput of every evaluation slot
 //! reaches a target `bw`.
 //!

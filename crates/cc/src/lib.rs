@@ -16,23 +16,27 @@
 //! controllers can pursue one aggregate target through an [`Aggregate`].
 //!
 //! Controllers are named by [`ControllerSpec`] strings and listed by
-//! [`registry`]. [`QuinnFactory`] installs any of them into quinn-proto:
+//! [`registry`]. With the default `quinn` feature, [`QuinnFactory`] installs
+//! any of them into quinn-proto (without it the crate has no QUIC dependency):
 //!
 //! ```
+//! # #[cfg(feature = "quinn")] {
 //! use std::sync::Arc;
 //! use tput_cc::{ControllerSpec, QuinnFactory};
 //!
 //! let spec: ControllerSpec = "cubic".parse()?;
 //! let mut transport = quinn_proto::TransportConfig::default();
 //! transport.congestion_controller_factory(Arc::new(QuinnFactory::new(spec)));
+//! # }
 //! # Ok::<(), tput_cc::SpecError>(())
 //! ```
 
 /// The crate README's examples, compiled and run as doctests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "quinn"))]
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;
 
+#[cfg(feature = "quinn")]
 mod adapter;
 mod aggregate;
 mod bandwidth;
@@ -52,6 +56,7 @@ mod vegas;
 #[cfg(test)]
 mod testutil;
 
+#[cfg(feature = "quinn")]
 pub use adapter::{ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};

@@ -219,7 +219,7 @@ static REGISTRY: [ControllerInfo; 6] = [
                 "kmax_cwnd",
                 "factor",
                 Some("2"),
-                "k_max = A*srtt - kmax_cwnd*cwnd (the digest's 2*cwnd)",
+                "k_max = A*srtt - kmax_cwnd*cwnd (2*cwnd as in the paper's summary; its eqs. (4)/(5) print 1*cwnd)",
             ),
             p(
                 "physical",

@@ -651,7 +651,7 @@ pub fn tested_groups(s: &Scenario) -> Vec<bool> {
 /// Without `hold`, the x positions are those the members share (each x
 /// where at least one member has a point; members without a point exactly
 /// there do not count). With `hold` (step-wise series such as a window),
-/// [`BAND_GRID`] positions span the members' points, and a member counts
+/// 1000 evenly spaced positions span the members' points, and a member counts
 /// at x from its first point to its last, with the value of its last point
 /// at or before x. Non-finite points are skipped.
 pub fn band(members: &[Vec<(f64, f64)>], hold: bool) -> Vec<BandPoint> {
