@@ -21,7 +21,7 @@ use tput_cc::{
 };
 
 use crate::Error;
-use crate::pattern::Pattern;
+use crate::pattern::{Pattern, splitmix64};
 use crate::proto::{Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
 use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, SenderReport, TransferOutcome};
 use crate::tls::{Identity, ServerTrust, client_crypto, server_crypto};
@@ -495,7 +495,7 @@ struct SeededCids {
 impl ConnectionIdGenerator for SeededCids {
     fn generate_cid(&mut self) -> ConnectionId {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        ConnectionId::new(&splitmix(self.state).to_be_bytes())
+        ConnectionId::new(&splitmix64(self.state).to_be_bytes())
     }
     fn cid_len(&self) -> usize {
         8
@@ -505,17 +505,11 @@ impl ConnectionIdGenerator for SeededCids {
     }
 }
 
-fn splitmix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// 32 bytes derived from `seed` for one purpose (`domain`).
 pub(crate) fn seed_bytes(seed: u64, domain: u8) -> [u8; 32] {
     let mut out = [0u8; 32];
     for (i, chunk) in out.chunks_mut(8).enumerate() {
-        chunk.copy_from_slice(&splitmix(seed ^ (u64::from(domain) << 56) ^ i as u64).to_le_bytes());
+        chunk.copy_from_slice(&splitmix64(seed ^ (u64::from(domain) << 56) ^ i as u64).to_le_bytes());
     }
     out
 }
@@ -580,14 +574,14 @@ impl Node {
         let reset_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &seed_bytes(seed, 1));
         let mut ep = EndpointConfig::new(Arc::new(reset_key));
         ep.rng_seed(Some(seed_bytes(seed, 2)));
-        let cid_seed = splitmix(seed ^ 3);
+        let cid_seed = splitmix64(seed ^ 3);
         let counter = Arc::new(Mutex::new(0u64));
         let c = counter.clone();
         ep.cid_generator(move || {
             let mut n = c.lock().unwrap_or_else(PoisonError::into_inner);
             *n += 1;
             Box::new(SeededCids {
-                state: splitmix(cid_seed ^ *n),
+                state: splitmix64(cid_seed ^ *n),
             })
         });
         let switches = SwitchSlot::new();
@@ -617,8 +611,8 @@ impl Node {
             out: VecDeque::new(),
             events: VecDeque::new(),
             next_id: 0,
-            key_state: splitmix(seed ^ 5),
-            cid_state: Arc::new(Mutex::new(splitmix(seed ^ 6))),
+            key_state: splitmix64(seed ^ 5),
+            cid_state: Arc::new(Mutex::new(splitmix64(seed ^ 6))),
             buf: Vec::new(),
             max_segments: 1,
             due: Vec::new(),
@@ -706,14 +700,14 @@ impl Node {
         cc.initial_dst_cid_provider(Arc::new(move || {
             let mut s = state.lock().unwrap_or_else(PoisonError::into_inner);
             *s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            ConnectionId::new(&splitmix(*s).to_be_bytes())
+            ConnectionId::new(&splitmix64(*s).to_be_bytes())
         }));
         let (handle, conn) = self
             .endpoint
             .connect(now, cc, server, server_name)
             .map_err(|e| Error::Config(format!("cannot connect to {server}: {e}")))?;
         self.next_id += 1;
-        self.key_state = splitmix(self.key_state);
+        self.key_state = splitmix64(self.key_state);
         let c = Conn {
             conn,
             id,

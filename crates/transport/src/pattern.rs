@@ -5,8 +5,10 @@
 //! offset, different for every transfer, so a misplaced, duplicated, lost or
 //! corrupted byte is caught by the receiver.
 
-/// SplitMix64 finaliser (Steele, Lea, Flood 2014).
-fn mix(mut z: u64) -> u64 {
+/// SplitMix64 finaliser (G. L. Steele, D. Lea, C. H. Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014): the payload pattern, the
+/// node's seeded keys and its connection IDs all draw from it.
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -34,7 +36,7 @@ impl Pattern {
     }
 
     fn word(&self, index: u64) -> u64 {
-        mix(self.key ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        splitmix64(self.key ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
 
     /// Fill `buf` with the bytes at stream offset `offset..offset + buf.len()`.
