@@ -184,6 +184,9 @@ struct SimArgs {
     /// Print the summary as JSON on stdout.
     #[arg(short = 'J', long)]
     json: bool,
+    /// Write a qlog trace (virtual time) of every connection under DIR, one folder per flow.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
 }
 
 fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -482,19 +485,6 @@ async fn run_send(
         return Ok(report.summary.ok);
     }
     for o in &outcomes {
-        if let (Some(r), true) = (&o.receiver, opts.reverse) {
-            let width = opts.interval.as_secs_f64();
-            for (i, b) in r.interval_bytes.iter().enumerate() {
-                println!(
-                    "[{:>2}]  {:>6.2}-{:<6.2} s {:>10} {:>14}   (received)",
-                    o.id,
-                    i as f64 * width,
-                    (i + 1) as f64 * width,
-                    live::human_bytes(*b),
-                    report::mbps(*b as f64 * 8.0 / width)
-                );
-            }
-        }
         print!("{}", live::outcome_lines(o));
     }
     print!("{}", summary.lines());
@@ -633,7 +623,10 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
     scenario::validate(&scenario).map_err(|e| Failure::Input(format!("{}: {e}", args.scenario.display())))?;
     let show_progress = std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
-    let result = scenario::run(&scenario, |frac| {
+    let options = scenario::RunOptions {
+        qlog_dir: qlog_dir(args.qlog.as_deref())?,
+    };
+    let result = scenario::run_with(&scenario, &options, |frac| {
         if show_progress {
             let width = 30;
             let done = (frac.clamp(0.0, 1.0) * width as f64) as usize;

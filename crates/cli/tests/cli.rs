@@ -339,3 +339,70 @@ fn verbose_logging_goes_to_stderr() {
         stderr(&loud)
     );
 }
+
+#[test]
+fn reverse_uses_the_clients_controller_and_rate_limit_at_the_server() {
+    let o = tputctl(&[
+        "loopback", "-R", "-t", "2", "-b", "30M", "--cc", "vegas", "-i", "0.5", "-J",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    let t = &v["transfers"][0];
+    assert_eq!(t["local_sender"], false, "the server sent");
+    assert_eq!(t["cc"], "vegas", "the controller that sent: {t}");
+    let intervals = t["intervals"].as_array().unwrap();
+    assert!(
+        intervals.len() >= 3,
+        "the server's records reach the client: {intervals:?}"
+    );
+    assert!(
+        intervals
+            .iter()
+            .all(|i| i["cwnd_bytes"].as_u64().unwrap() > 0 && i["srtt_ms"].as_f64().unwrap() > 0.0),
+        "{intervals:?}"
+    );
+    assert!(
+        intervals
+            .iter()
+            .all(|i| i["controller"]["state"]["algorithm"] == "vegas"),
+        "Vegas state in the records: {}",
+        intervals[0]["controller"]
+    );
+    // The server applied -b: within 5% of 30 Mbit/s over the transfer.
+    let bytes = t["receiver"]["bytes"].as_f64().unwrap();
+    let secs = t["receiver"]["duration_secs"].as_f64().unwrap();
+    let rate = bytes * 8.0 / secs;
+    assert!((rate / 30e6 - 1.0).abs() < 0.05, "{rate} bit/s against -b 30M");
+}
+
+#[test]
+fn sim_writes_a_qlog_trace_per_connection() {
+    let dir = std::env::temp_dir().join(format!("tputctl-sim-qlog-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = tputctl(&[
+        "sim",
+        &repo("scenarios/seed003-files.toml"),
+        "--qlog",
+        dir.to_str().unwrap(),
+        "-J",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Five flows, each with its folder; each connection a JSON-SEQ file whose
+    // records parse.
+    let mut files = 0;
+    for flow in 1..=5 {
+        let sub = dir.join(format!("flow-{flow}"));
+        for entry in std::fs::read_dir(&sub).unwrap_or_else(|e| panic!("{}: {e}", sub.display())) {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let records: Vec<&str> = text.split('\u{1e}').filter(|r| !r.trim().is_empty()).collect();
+            assert!(records.len() > 2, "{} has {} records", path.display(), records.len());
+            for r in records {
+                serde_json::from_str::<serde_json::Value>(r).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            files += 1;
+        }
+    }
+    assert!(files >= 10, "a client and a server file per connection: {files}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -790,9 +790,24 @@ fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
 /// finish (their last bytes, the report, the close).
 const DRAIN: Duration = Duration::from_secs(5);
 
+/// How to run a scenario, beyond what the scenario itself says; nothing
+/// here changes a result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Write a qlog trace of every QUIC connection under this directory,
+    /// one folder per flow (`flow-N/client-ID.sqlog`, `flow-N/server-ID.sqlog`),
+    /// with virtual times.
+    pub qlog_dir: Option<std::path::PathBuf>,
+}
+
 /// Run `s`; `progress` is called with the fraction of simulated time done,
 /// every tenth of the scenario.
-pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult, Error> {
+pub fn run(s: &Scenario, progress: impl FnMut(f64)) -> Result<ScenarioResult, Error> {
+    run_with(s, &RunOptions::default(), progress)
+}
+
+/// [`run`] with [`RunOptions`].
+pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64)) -> Result<ScenarioResult, Error> {
     validate(s)?;
     let total: usize = s.flows.iter().map(|g| g.count as usize).sum();
     if total > 60_000 {
@@ -834,12 +849,24 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
     let epoch = Instant::now();
     let identity = Identity::self_signed_from_seed(&["localhost"], s.seed)?;
     let trust = ServerTrust::Root(identity.cert_der().to_vec());
-    let node_config = |seed: u64| NodeConfig {
-        seed: Some(seed),
-        mtu: s.mtu,
-        mtu_discovery: false,
-        idle_timeout: Duration::from_secs(30),
-        ..NodeConfig::default()
+    let node_config = |seed: u64, flow: u32| -> Result<NodeConfig, Error> {
+        let qlog_dir = match &options.qlog_dir {
+            Some(dir) => {
+                let d = dir.join(format!("flow-{flow}"));
+                std::fs::create_dir_all(&d)
+                    .map_err(|e| Error::Run(format!("creating the qlog directory {}: {e}", d.display())))?;
+                Some(d)
+            }
+            None => None,
+        };
+        Ok(NodeConfig {
+            seed: Some(seed),
+            mtu: s.mtu,
+            mtu_discovery: false,
+            idle_timeout: Duration::from_secs(30),
+            qlog_dir,
+            ..NodeConfig::default()
+        })
     };
     let mut hosts = Vec::with_capacity(total);
     let mut starts = Vec::with_capacity(total);
@@ -859,7 +886,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
         // Seeds per endpoint, derived from the scenario's.
         let seed = Rng::derive(s.seed, 1_000_000 + u64::from(flow)).next_u64();
         let direction = g.direction.unwrap_or(Direction::Upload);
-        let mut server_cfg = node_config(seed ^ 1);
+        let mut server_cfg = node_config(seed ^ 1, flow)?;
         server_cfg.server_bandwidth = oracle.clone();
         // Only the sending end's controller joins the group: quinn builds one
         // on the receiving end too, which must not count as a member.
@@ -888,7 +915,7 @@ pub fn run(s: &Scenario, mut progress: impl FnMut(f64)) -> Result<ScenarioResult
                 None
             },
         };
-        let mut client = QuicHost::new(Node::client(node_config(seed ^ 2))?, epoch, trust.clone());
+        let mut client = QuicHost::new(Node::client(node_config(seed ^ 2, flow)?)?, epoch, trust.clone());
         match &g.files {
             None => client.schedule(SimTime::from_duration(start), dst, spec),
             Some(f) => {
