@@ -18,7 +18,7 @@ use tput_cc::{ControllerSpec, registry};
 use tput_lab::scenario::{self, Scenario};
 use tput_lab::{live, report};
 use tput_transport::{
-    Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerTrust, TransferSpec, udp,
+    Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerLimits, ServerTrust, TransferSpec, udp,
 };
 
 const AFTER_HELP: &str = "\
@@ -111,6 +111,29 @@ struct ServeArgs {
     /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
     #[arg(long, value_name = "DIR")]
     qlog: Option<PathBuf>,
+    /// Longest transfer a client may ask for; longer requests are refused (or clamped with --clamp).
+    #[arg(long, default_value = "10min", value_parser = parse_secs)]
+    max_time: Duration,
+    /// Most bytes a client may ask for [default: no limit].
+    #[arg(long, value_parser = parse_bytes)]
+    max_bytes: Option<u64>,
+    /// Fastest this server sends a download (a client must ask for a rate limit
+    /// at or below it, or is refused; clamped with --clamp) [default: no limit].
+    #[arg(long, value_parser = parse_bitrate)]
+    max_rate: Option<Rate>,
+    /// Clamp a download's duration and rate to the limits instead of refusing it.
+    #[arg(long)]
+    clamp: bool,
+    /// Connections at once from one IP address.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    max_per_address: u32,
+    /// Close a connection whose request has not arrived this long after it began.
+    #[arg(long, default_value = "10s", value_parser = parse_secs)]
+    request_timeout: Duration,
+    /// Validate client addresses with a QUIC Retry first (RFC 9000 §8.1.2):
+    /// one more round trip per connection, no work for spoofed sources.
+    #[arg(long)]
+    retry: bool,
 }
 
 #[derive(Args, Clone)]
@@ -580,6 +603,15 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     let config = NodeConfig {
         max_connections: args.max_clients as usize,
         qlog_dir: qlog_dir(args.qlog.as_deref())?,
+        limits: ServerLimits {
+            max_duration: (!args.max_time.is_zero()).then_some(args.max_time),
+            max_bytes: args.max_bytes,
+            max_rate_bps: args.max_rate.map(Rate::bits_per_sec),
+            clamp: args.clamp,
+            max_per_address: Some(args.max_per_address as usize),
+            request_timeout: Some(args.request_timeout),
+            retry: args.retry,
+        },
         ..NodeConfig::default()
     };
     let json = args.json;

@@ -406,3 +406,42 @@ fn sim_writes_a_qlog_trace_per_connection() {
     assert!(files >= 10, "a client and a server file per connection: {files}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_request_beyond_the_servers_limits_is_refused_with_its_reason() {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tputctl"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-time",
+            "1s",
+            "--max-rate",
+            "50M",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = server_lines(&mut server);
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the server prints its banner")
+    };
+    let addr = next().trim_start_matches("listening on ").to_string();
+    let pin = next().trim_start_matches("certificate SHA-256 ").to_string();
+    let long = tputctl(&["send", &addr, "--pin", &pin, "-t", "5"]);
+    let fast = tputctl(&["send", &addr, "--pin", &pin, "-t", "1", "-R"]);
+    let fine = tputctl(&["send", &addr, "--pin", &pin, "-t", "1", "-R", "-b", "20M"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(long.status.code(), Some(1), "{}", stdout(&long));
+    assert!(
+        stdout(&long).contains("duration 5s exceeds this server's limit of 1s"),
+        "{}",
+        stdout(&long)
+    );
+    assert_eq!(fast.status.code(), Some(1), "{}", stdout(&fast));
+    assert!(stdout(&fast).contains("limit of 50Mbit/s"), "{}", stdout(&fast));
+    assert!(fine.status.success(), "{}{}", stdout(&fine), stderr(&fine));
+}

@@ -20,7 +20,9 @@ mod stats;
 mod tls;
 pub mod udp;
 
-pub use node::{CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, TransferSpec};
+pub use node::{
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, ServerLimits, TransferSpec,
+};
 pub use pattern::Pattern;
 pub use proto::Direction;
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};

@@ -76,6 +76,78 @@ pub struct NodeConfig {
     /// clock itself: [`udp`](crate::udp) sets this to
     /// [`udp::process_cpu_secs`](crate::udp::process_cpu_secs).
     pub cpu_clock: Option<CpuClock>,
+    /// What a server lets one request ask for (none by default: a library
+    /// user or a simulation decides; `tputctl serve` sets documented limits).
+    pub limits: ServerLimits,
+}
+
+/// What a server lets its clients do. A request beyond a limit is refused
+/// with a CONNECTION_CLOSE whose reason names the limit (RFC 9000 §19.19),
+/// or, for what the server itself controls in a download (its duration and
+/// rate), clamped to the limit when [`clamp`](Self::clamp) is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Longest transfer a request may ask for.
+    pub max_duration: Option<Duration>,
+    /// Most bytes a request may ask for.
+    pub max_bytes: Option<u64>,
+    /// Fastest a download may be sent, bits per second (a download without
+    /// a rate limit asks for "as fast as possible", which is above any limit).
+    pub max_rate_bps: Option<u64>,
+    /// Clamp a download's duration and rate to the limits instead of refusing it.
+    pub clamp: bool,
+    /// Connections at once from one IP address (`None`: only `max_connections`).
+    pub max_per_address: Option<usize>,
+    /// Close a connection whose request has not arrived this long after the
+    /// connection began (handshake included).
+    pub request_timeout: Option<Duration>,
+    /// Validate client addresses with a Retry packet before accepting
+    /// (RFC 9000 §8.1.2): costs a round trip, defeats spoofed-source floods.
+    pub retry: bool,
+}
+
+impl ServerLimits {
+    /// Check `req` against the limits, clamping where allowed; the error
+    /// names the limit.
+    pub fn admit(&self, req: &mut crate::proto::Request) -> Result<(), String> {
+        use tput_cc::units::{Rate, format_duration};
+        let download = req.direction == crate::proto::Direction::Download;
+        if let (Some(max), Some(d)) = (self.max_duration, req.duration)
+            && d > max
+        {
+            if !(self.clamp && download) {
+                return Err(format!(
+                    "refused: duration {} exceeds this server's limit of {}",
+                    format_duration(d),
+                    format_duration(max)
+                ));
+            }
+            req.duration = Some(max);
+        }
+        if let (Some(max), Some(b)) = (self.max_bytes, req.bytes)
+            && b > max
+        {
+            return Err(format!("refused: {b} bytes exceed this server's limit of {max} bytes"));
+        }
+        if let Some(max) = self.max_rate_bps.filter(|_| download) {
+            let asked = req.rate_limit_bps;
+            if asked == 0 || asked > max {
+                if !self.clamp {
+                    let asked = if asked == 0 {
+                        "no rate limit".to_string()
+                    } else {
+                        format!("a rate of {}", Rate::from_bits_per_sec(asked))
+                    };
+                    return Err(format!(
+                        "refused: {asked} exceeds this server's limit of {} for downloads (ask with --rate-limit)",
+                        Rate::from_bits_per_sec(max)
+                    ));
+                }
+                req.rate_limit_bps = max;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for NodeConfig {
@@ -91,6 +163,7 @@ impl Default for NodeConfig {
             receive_window: None,
             qlog_dir: None,
             cpu_clock: None,
+            limits: ServerLimits::default(),
         }
     }
 }
@@ -449,6 +522,9 @@ struct Conn {
     /// CPU seconds used from the request to `completed`.
     cpu_secs: Option<f64>,
     reported: bool,
+    /// A server closes the connection if no request has arrived by then
+    /// ([`ServerLimits::request_timeout`]).
+    request_deadline: Option<Instant>,
 }
 
 impl Conn {
@@ -724,6 +800,7 @@ impl Node {
             completed: None,
             cpu_secs: None,
             reported: false,
+            request_deadline: None,
         };
         self.conns.insert(handle, c);
         self.drive(handle, now);
@@ -741,8 +818,29 @@ impl Node {
                 }
             }
             Some(DatagramEvent::NewConnection(incoming)) => {
-                if self.conns.len() >= self.config.max_connections {
-                    tracing::debug!(%from, "refusing a connection: server full");
+                let from_here = || {
+                    self.conns
+                        .values()
+                        .filter(|c| c.conn.remote_address().ip() == from.ip())
+                        .count()
+                };
+                if self.config.limits.retry && !incoming.remote_address_validated() && incoming.may_retry() {
+                    // RFC 9000 §8.1.2: prove the address first.
+                    match self.endpoint.retry(incoming, &mut buf) {
+                        Ok(t) => self.out.push_back(Outgoing {
+                            destination: t.destination,
+                            flow,
+                            payload: Bytes::copy_from_slice(&buf[..t.size]),
+                            segment_size: None,
+                        }),
+                        Err(e) => {
+                            self.endpoint.ignore(e.into_incoming());
+                        }
+                    }
+                } else if self.conns.len() >= self.config.max_connections
+                    || self.config.limits.max_per_address.is_some_and(|m| from_here() >= m)
+                {
+                    tracing::debug!(%from, "refusing a connection: server full (or too many from this address)");
                     let t = self.endpoint.refuse(incoming, &mut buf);
                     self.out.push_back(Outgoing {
                         destination: t.destination,
@@ -775,6 +873,7 @@ impl Node {
                                 completed: None,
                                 cpu_secs: None,
                                 reported: false,
+                                request_deadline: self.config.limits.request_timeout.and_then(|t| now.checked_add(t)),
                             };
                             self.conns.insert(h, c);
                             self.drive(h, now);
@@ -921,6 +1020,7 @@ impl Node {
                 let app = [s.deadline(), paced].into_iter().flatten().min();
                 [next_sample, app]
             }
+            Role::Awaiting { .. } => [c.request_deadline, None],
             _ => [None, None],
         }
     }
@@ -1119,6 +1219,15 @@ impl Node {
             c.fail(now, CLOSE_PROTOCOL_ERROR, why);
             return;
         }
+        if matches!(c.role, Role::Awaiting { .. }) && c.request_deadline.is_some_and(|d| now >= d) {
+            let limit = config.limits.request_timeout.unwrap_or_default();
+            let why = format!(
+                "refused: no request within {} of connecting",
+                tput_cc::units::format_duration(limit)
+            );
+            c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+            return;
+        }
         let result = match c.role {
             Role::Sender(_) => Self::sender_io(c, now, events),
             Role::Receiver(_) => Self::receiver_io(c, now, events),
@@ -1178,7 +1287,8 @@ impl Node {
                 Ok(())
             };
         }
-        let req = Request::decode(inbuf).map_err(|e| e.to_string())?;
+        let mut req = Request::decode(inbuf).map_err(|e| e.to_string())?;
+        config.limits.admit(&mut req)?;
         let cpu_start = c.cpu_now();
         c.role = match req.direction {
             Direction::Upload => {

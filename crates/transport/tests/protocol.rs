@@ -11,7 +11,8 @@ use bytes::BytesMut;
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Endpoint, EndpointConfig, Event};
 use tput_transport::proto::{Direction, REQUEST_LEN, Request};
 use tput_transport::{
-    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec,
+    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, NodeEvent, ServerLimits, ServerTrust, TransferOutcome,
+    TransferSpec,
 };
 
 fn request(cc: &str) -> Request {
@@ -33,10 +34,16 @@ fn request(cc: &str) -> Request {
 /// lost. Returns the close's error code and reason, and whether the server
 /// reported a finished transfer.
 fn refusal(bytes: &[u8]) -> (u64, String, bool) {
+    refusal_with(bytes, ServerLimits::default())
+}
+
+/// [`refusal`] by a server with `limits`.
+fn refusal_with(bytes: &[u8], limits: ServerLimits) -> (u64, String, bool) {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
     let config = NodeConfig {
         seed: Some(1),
         mtu_discovery: false,
+        limits,
         ..NodeConfig::default()
     };
     let mut server = Node::server(config, &identity).unwrap();
@@ -132,6 +139,22 @@ fn a_request_with_a_bad_controller_spec_is_refused_with_a_reason_naming_it() {
     let (code, reason, _) = refusal(&request("vegas:gamma=3,warp=1").encode().unwrap());
     assert_eq!(code, u64::from(CLOSE_PROTOCOL_ERROR));
     assert!(reason.contains("warp"), "{reason}");
+}
+
+#[test]
+fn a_client_that_never_sends_a_request_is_closed_after_the_request_timeout() {
+    let limits = ServerLimits {
+        request_timeout: Some(Duration::from_millis(300)),
+        ..ServerLimits::default()
+    };
+    let (code, reason, finished) = refusal_with(&[], limits.clone());
+    assert_eq!(code, u64::from(CLOSE_PROTOCOL_ERROR));
+    assert!(reason.contains("no request within 300ms"), "{reason}");
+    assert!(!finished);
+    // Half a request is no request either.
+    let req = request("cubic").encode().unwrap();
+    let (_, reason, _) = refusal_with(&req[..REQUEST_LEN / 2], limits);
+    assert!(reason.contains("no request within 300ms"), "{reason}");
 }
 
 #[test]

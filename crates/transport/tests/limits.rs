@@ -1,0 +1,141 @@
+//! A server's limits: requests beyond them are refused with a reason naming
+//! the limit (or clamped where asked), crowds from one address are turned
+//! away, and Retry-validated servers still serve.
+
+use std::net::SocketAddr;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tput_transport::{Direction, Identity, NodeConfig, ServerLimits, ServerTrust, TransferOutcome, TransferSpec, udp};
+
+async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), f)
+        .await
+        .expect("took more than 60 s")
+}
+
+fn client_config() -> NodeConfig {
+    NodeConfig {
+        idle_timeout: Duration::from_secs(5),
+        ..NodeConfig::default()
+    }
+}
+
+/// A server with `limits` on an ephemeral loopback port.
+async fn server(limits: ServerLimits) -> (SocketAddr, ServerTrust) {
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let config = NodeConfig {
+        limits,
+        ..client_config()
+    };
+    tokio::spawn(async move {
+        let _ = udp::serve(&socket, &id, config, |_, _| ControlFlow::Continue(())).await;
+    });
+    (addr, trust)
+}
+
+fn spec(direction: Direction, secs: f64) -> TransferSpec {
+    let mut s = TransferSpec::upload(0, "cubic".parse().unwrap());
+    s.direction = direction;
+    s.bytes = None;
+    s.duration = Some(Duration::from_secs_f64(secs));
+    s
+}
+
+async fn run(addr: SocketAddr, trust: &ServerTrust, specs: Vec<TransferSpec>) -> Vec<TransferOutcome> {
+    within(udp::transfer(
+        addr,
+        "localhost",
+        trust,
+        client_config(),
+        specs,
+        |_, _| {},
+    ))
+    .await
+    .unwrap()
+}
+
+fn error(o: &TransferOutcome) -> &str {
+    o.error.as_deref().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
+    let (addr, trust) = server(ServerLimits {
+        max_duration: Some(Duration::from_secs(1)),
+        max_bytes: Some(1_000_000),
+        max_rate_bps: Some(20_000_000),
+        ..ServerLimits::default()
+    })
+    .await;
+    let t = Instant::now();
+    let long = run(addr, &trust, vec![spec(Direction::Upload, 5.0)]).await;
+    assert!(error(&long[0]).contains("limit of 1s"), "{:?}", long[0].error);
+    let mut big = TransferSpec::upload(2_000_000, "cubic".parse().unwrap());
+    big.interval = Duration::from_secs(1);
+    let big = run(addr, &trust, vec![big]).await;
+    assert!(error(&big[0]).contains("limit of 1000000 bytes"), "{:?}", big[0].error);
+    // A download with no rate limit asks for more than 20 Mbit/s.
+    let fast = run(addr, &trust, vec![spec(Direction::Download, 0.5)]).await;
+    assert!(error(&fast[0]).contains("20Mbit/s"), "{:?}", fast[0].error);
+    // Refusals come at once, not after a timeout.
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    // Within the limits all is well.
+    let mut ok = spec(Direction::Download, 0.5);
+    ok.rate_limit = Some("10Mbit/s".parse().unwrap());
+    let ok = run(addr, &trust, vec![ok]).await;
+    assert!(ok[0].ok(), "{:?}", ok[0].error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clamping_server_shortens_and_slows_a_download_instead() {
+    let (addr, trust) = server(ServerLimits {
+        max_duration: Some(Duration::from_secs(1)),
+        max_rate_bps: Some(20_000_000),
+        clamp: true,
+        ..ServerLimits::default()
+    })
+    .await;
+    let out = run(addr, &trust, vec![spec(Direction::Download, 4.0)]).await;
+    let o = &out[0];
+    assert!(o.ok(), "{:?}", o.error);
+    let r = o.receiver.as_ref().unwrap();
+    assert!(r.duration_secs < 1.5, "clamped to 1 s: {} s", r.duration_secs);
+    let rate = r.bytes as f64 * 8.0 / r.duration_secs;
+    assert!(rate < 22e6 && rate > 15e6, "clamped to 20 Mbit/s: {rate}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_gets_at_most_its_share_of_connections() {
+    let (addr, trust) = server(ServerLimits {
+        max_per_address: Some(2),
+        ..ServerLimits::default()
+    })
+    .await;
+    let out = run(addr, &trust, (0..4).map(|_| spec(Direction::Upload, 1.0)).collect()).await;
+    let ok = out.iter().filter(|o| o.ok()).count();
+    assert_eq!(ok, 2, "{:?}", out.iter().map(|o| &o.error).collect::<Vec<_>>());
+    for o in out.iter().filter(|o| !o.ok()) {
+        assert!(error(o).to_lowercase().contains("refused"), "{:?}", o.error);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_validating_server_serves_verified_transfers() {
+    let (addr, trust) = server(ServerLimits {
+        retry: true,
+        ..ServerLimits::default()
+    })
+    .await;
+    let out = run(
+        addr,
+        &trust,
+        vec![TransferSpec::upload(3_000_000, "newreno".parse().unwrap())],
+    )
+    .await;
+    assert!(out[0].ok(), "{:?}", out[0].error);
+    assert_eq!(out[0].receiver.as_ref().unwrap().bytes, 3_000_000);
+}
