@@ -23,6 +23,9 @@ struct Path {
     drop: DropRule,
 }
 
+/// A packet on its way: (arrival, order, to the sink, payload).
+type InFlight = (SimTime, u64, bool, Vec<u8>);
+
 struct Outcome {
     sender: TcpSender,
     sink: TcpSink,
@@ -49,8 +52,7 @@ fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration
     let mut sender = TcpSender::new(cfg.clone(), spec.build(cfg.segment as u16), epoch, transfer);
     let mut sink = TcpSink::new(cfg.clone(), Duration::from_secs(1), Duration::ZERO, 0.0);
     sink.record_delivery();
-    // (arrival, order, to_sink, payload)
-    let mut heap: BinaryHeap<Reverse<(SimTime, u64, bool, Vec<u8>)>> = BinaryHeap::new();
+    let mut heap: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
     let mut order = 0u64;
     let mut link_free = SimTime::ZERO;
     let mut sends: HashMap<u64, u32> = HashMap::new();
