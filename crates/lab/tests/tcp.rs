@@ -322,3 +322,138 @@ proptest! {
         prop_assert_eq!(o.sender.stats().bytes_acked, n);
     }
 }
+
+#[test]
+fn a_tcp_scenario_runs_deterministically_and_fills_the_link() {
+    use tput_lab::scenario::{Scenario, run};
+    let s = Scenario::from_toml_str(
+        r#"
+        duration = "5s"
+        interval = "500ms"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "10Mbit/s", delay = "10ms", queue_packets = 30 }
+        access = { rate = "1Gbit/s", delay = "1ms" }
+        [[flows]]
+        cc = "cubic"
+        count = 3
+        transport = "tcp"
+        tcp = { recovery = "sack", segment = "1000B" }
+        [[flows]]
+        cc = "guarantee:target=3Mbit/s"
+        transport = "tcp"
+        target = "3Mbit/s"
+        tcp = { recovery = "newreno", delayed_ack = "40ms" }
+        "#,
+    )
+    .unwrap();
+    let a = run(&s, |_| {}).unwrap();
+    let b = run(&s, |_| {}).unwrap();
+    assert_eq!(a, b, "same scenario, same result");
+    assert_eq!(a.flows.len(), 4);
+    let mut total = 0;
+    for f in &a.flows {
+        assert!(f.errors.is_empty(), "flow {}: {:?}", f.flow, f.errors);
+        assert!(f.bytes > 100_000, "flow {} delivered {}", f.flow, f.bytes);
+        assert!(
+            f.active_secs > 4.0 && f.active_secs < 5.5,
+            "flow {}: {}",
+            f.flow,
+            f.active_secs
+        );
+        let tcp = f.tcp.as_ref().expect("TCP statistics");
+        assert!(tcp.bytes_acked >= f.bytes, "flow {}", f.flow);
+        assert!(!f.intervals.is_empty() && !f.cc_trace.is_empty(), "flow {}", f.flow);
+        assert_eq!(
+            f.intervals.iter().map(|i| i.bytes).sum::<u64>(),
+            f.bytes,
+            "flow {}",
+            f.flow
+        );
+        total += f.bytes;
+    }
+    // Payload over 5 s against 10 Mbit/s of 1040-byte packets.
+    let utilisation = total as f64 * 8.0 / 5.0 / (10e6 * 1000.0 / 1040.0);
+    assert!(utilisation > 0.85 && utilisation <= 1.0, "utilisation {utilisation}");
+    assert!(a.bottleneck.dropped().packets > 0, "the queue overflowed at least once");
+    // The guarantee flow is told A by the oracle and judged by its sink.
+    let g = &a.flows[3];
+    assert!(g.slots.len() >= 3, "{:?}", g.slots);
+    assert!(g.success_ratio.is_some());
+    let abw: Vec<f64> = g
+        .intervals
+        .iter()
+        .filter_map(|i| match i.controller?.state {
+            tput_cc::AlgorithmState::Guarantee {
+                available_bytes_per_sec,
+                ..
+            } => Some(available_bytes_per_sec),
+            _ => None,
+        })
+        .collect();
+    assert!(!abw.is_empty(), "a guarantee controller drives the flow");
+    assert!(
+        abw.iter().all(|&a| a <= 10e6 / 8.0) && abw.iter().any(|&a| a > 0.0),
+        "A from the oracle: {abw:?}"
+    );
+}
+
+#[test]
+fn bad_tcp_keys_are_one_line_errors_naming_the_key() {
+    use tput_lab::scenario::{Scenario, validate};
+    let base = r#"
+        duration = "5s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "10Mbit/s", delay = "10ms" }
+        access = { rate = "1Gbit/s", delay = "1ms" }
+        [[flows]]
+        cc = "newreno"
+    "#;
+    let check = |extra: &str, want: &str| {
+        let text = format!("{base}{extra}");
+        let err = match Scenario::from_toml_str(&text) {
+            Err(e) => e.to_string(),
+            Ok(s) => validate(&s).expect_err(extra).to_string(),
+        };
+        assert!(err.contains(want), "{extra}: {err}");
+        assert!(!err.contains('\n'), "{err}");
+    };
+    check("transport = \"tcp\"\ndirection = \"download\"", "flows[0].direction");
+    check(
+        "transport = \"tcp\"\nfiles = { mean_gap = \"1s\", mean_size = \"1MB\", shape = 2 }",
+        "flows[0].files",
+    );
+    check("transport = \"tcp\"\neval_slot = \"32rtt\"", "flows[0].eval_slot");
+    check("tcp = { recovery = \"reno\" }", "flows[0].tcp: needs transport");
+    check(
+        "transport = \"tcp\"\ntcp = { recovery = \"sack\", sack = false }",
+        "flows[0].tcp.sack",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { segment = \"0B\" }",
+        "flows[0].tcp.segment",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { segment = \"1KB\", receive_window = \"500B\" }",
+        "flows[0].tcp.receive_window",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { min_rto = \"0s\" }",
+        "flows[0].tcp.min_rto",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { delayed_ack = \"2s\" }",
+        "flows[0].tcp.delayed_ack",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { recovery = \"vegas\" }",
+        "unknown variant `vegas`",
+    );
+    check("transport = \"tcp\"\ntcp = { rto = \"1s\" }", "unknown field `rto`");
+    check("transport = \"udp\"", "unknown variant `udp`");
+    // And the good forms parse.
+    let ok =
+        format!("{base}transport = \"tcp\"\ntcp = {{ delayed_ack = true, sack = true, receive_window = \"64KiB\" }}");
+    validate(&Scenario::from_toml_str(&ok).unwrap()).unwrap();
+}
