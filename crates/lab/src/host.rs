@@ -81,7 +81,7 @@ pub const TRACE_MIN_GAP_SECS: f64 = 1e-3;
 
 /// The trace of one transfer's controller, built by the rule on [`CcSample`].
 #[derive(Debug, Clone, Default)]
-struct CcTrace {
+pub(crate) struct CcTrace {
     /// The transfer id in the node.
     id: u64,
     samples: Vec<CcSample>,
@@ -92,7 +92,7 @@ struct CcTrace {
 }
 
 impl CcTrace {
-    fn observe(&mut self, s: CcSample) {
+    pub(crate) fn observe(&mut self, s: CcSample) {
         let current = self.held.as_ref().or(self.samples.last());
         if current.is_some_and(|c| c.same_state(&s)) {
             return;
@@ -113,7 +113,7 @@ impl CcTrace {
         }
     }
 
-    fn finish(&mut self) -> Vec<CcSample> {
+    pub(crate) fn finish(&mut self) -> Vec<CcSample> {
         self.samples.extend(self.held.take());
         std::mem::take(&mut self.samples)
     }

@@ -49,6 +49,7 @@ pub mod plot;
 pub mod report;
 pub mod scenario;
 pub mod sweep;
+pub mod tcp;
 
 /// What can go wrong in an experiment.
 #[derive(Debug, thiserror::Error)]

@@ -1195,6 +1195,7 @@ mod tests {
             success_ratio: None,
             file_times: Vec::new(),
             errors: Vec::new(),
+            tcp: None,
         }
     }
 

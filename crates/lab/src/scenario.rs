@@ -23,6 +23,7 @@ use tput_transport::{
 
 use crate::Error;
 use crate::host::{CcSample, FileWorkload, OracleBandwidth, QuicHost};
+use crate::tcp::{self, Amount, Recovery, TcpConfig, TcpSender, TcpSink, TcpStats, TcpTransfer};
 
 /// Human-readable durations (`250us`, `5ms`, `2s`) in serde.
 pub(crate) mod human_duration {
@@ -389,6 +390,91 @@ pub struct FlowGroup {
     /// ([`ScenarioResult::aggregates`]). Other controllers ignore it.
     #[serde(default)]
     pub aggregate: bool,
+    /// `quic` (default) or `tcp` (the packet-level model of [`crate::tcp`]).
+    #[serde(default, skip_serializing_if = "Transport::is_quic")]
+    pub transport: Transport,
+    /// Parameters of the TCP model (`transport = "tcp"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
+}
+
+/// The transport of a flow group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// Real QUIC connections (quinn-proto).
+    #[default]
+    Quic,
+    /// The simulator's packet-level TCP model ([`crate::tcp`]).
+    Tcp,
+}
+
+impl Transport {
+    fn is_quic(&self) -> bool {
+        *self == Transport::Quic
+    }
+}
+
+/// Delayed ACKs of a TCP sink: `true` (a 100 ms timer), `false`, or the timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DelayedAck {
+    /// On with [`tcp::DEFAULT_DELAYED_ACK`], or off.
+    Switch(bool),
+    /// On with this timer.
+    #[serde(with = "human_duration")]
+    Timer(Duration),
+}
+
+/// The `[flows.tcp]` table: parameters of the TCP model (every key optional).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// `reno`, `newreno` (default), `sack` or `gbn`.
+    #[serde(default)]
+    pub recovery: Option<Recovery>,
+    /// Minimum retransmission timeout (default 200 ms).
+    #[serde(default, with = "human_duration::option")]
+    pub min_rto: Option<Duration>,
+    /// Delayed ACKs at the sink (default off).
+    #[serde(default)]
+    pub delayed_ack: Option<DelayedAck>,
+    /// Payload bytes per segment (default 1000).
+    #[serde(default, with = "human_size")]
+    pub segment: Option<u64>,
+    /// Receive window advertised by the sink (default 16 MiB).
+    #[serde(default, with = "human_size")]
+    pub receive_window: Option<u64>,
+    /// SACK blocks from the sink (default: on exactly with `recovery = "sack"`).
+    #[serde(default)]
+    pub sack: Option<bool>,
+}
+
+impl TcpSpec {
+    /// The model's configuration; the error names the bad key.
+    pub fn config(&self) -> Result<TcpConfig, String> {
+        let d = TcpConfig::default();
+        let recovery = self.recovery.unwrap_or(d.recovery);
+        let segment = match self.segment {
+            None => d.segment,
+            Some(b) => u32::try_from(b).map_err(|_| format!("segment: {b} bytes is too large"))?,
+        };
+        let c = TcpConfig {
+            segment,
+            recovery,
+            min_rto: self.min_rto.unwrap_or(d.min_rto),
+            delayed_ack: match self.delayed_ack {
+                None | Some(DelayedAck::Switch(false)) => None,
+                Some(DelayedAck::Switch(true)) => Some(tcp::DEFAULT_DELAYED_ACK),
+                Some(DelayedAck::Timer(t)) => Some(t),
+            },
+            sack: self.sack.unwrap_or(recovery == Recovery::Sack),
+            receive_window: self.receive_window.unwrap_or(d.receive_window),
+            ..d
+        };
+        c.validate()?;
+        Ok(c)
+    }
 }
 
 impl FlowGroup {
@@ -408,7 +494,16 @@ impl FlowGroup {
             oracle_own: None,
             files: None,
             aggregate: false,
+            transport: Transport::Quic,
+            tcp: None,
         }
+    }
+
+    /// Over the TCP model with `tcp`'s parameters.
+    pub fn over_tcp(mut self, tcp: TcpSpec) -> Self {
+        self.transport = Transport::Tcp;
+        self.tcp = Some(tcp);
+        self
     }
 
     /// `count` such flows.
@@ -503,6 +598,9 @@ pub struct FlowResult {
     pub file_times: Vec<f64>,
     /// Transfers that failed, with the reason.
     pub errors: Vec<String>,
+    /// The TCP sender's statistics (retransmissions, timeouts, RTO); `None` for QUIC flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpStats>,
 }
 
 impl FlowResult {
@@ -678,6 +776,32 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
                 "{what}: aggregate and files exclude each other"
             )));
         }
+        if g.tcp.is_some() && g.transport != Transport::Tcp {
+            return Err(Error::Invalid(format!("{what}.tcp: needs transport = \"tcp\"")));
+        }
+        if g.transport == Transport::Tcp {
+            let refuse = |key: &str, why: &str| Err(Error::Invalid(format!("{what}.{key}: {why}")));
+            if g.direction == Some(Direction::Download) {
+                return refuse("direction", "transport = \"tcp\" runs uploads only");
+            }
+            if g.files.is_some() {
+                return refuse("files", "not supported with transport = \"tcp\" yet");
+            }
+            if g.rate_limit.is_some() {
+                return refuse("rate_limit", "not supported with transport = \"tcp\" yet");
+            }
+            if matches!(g.eval_slot, Some(EvalSlot::Rtts(_))) {
+                return refuse(
+                    "eval_slot",
+                    "RTT-based slots use QUIC's handshake RTT; give a duration with transport = \"tcp\"",
+                );
+            }
+            g.tcp
+                .clone()
+                .unwrap_or_default()
+                .config()
+                .map_err(|e| Error::Invalid(format!("{what}.tcp.{e}")))?;
+        }
         if let Some(f) = &g.files {
             if g.bytes.is_some() {
                 return Err(Error::Invalid(format!("{what}: files and bytes exclude each other")));
@@ -786,6 +910,62 @@ fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
     }
 }
 
+/// The hosts of one flow: a QUIC client, or a TCP sender and its sink.
+#[derive(Debug, Clone, Copy)]
+enum FlowHosts {
+    Quic(tput_netsim::HostId),
+    Tcp(tput_netsim::HostId, tput_netsim::HostId),
+}
+
+/// The result of a TCP flow: goodput, slots and interval bytes as the sink
+/// measured them, the rest from the sender.
+fn tcp_result(
+    sim: &Simulator,
+    sender: tput_netsim::HostId,
+    sink: tput_netsim::HostId,
+    flow: u32,
+    group: usize,
+    g: &FlowGroup,
+    start: Duration,
+) -> FlowResult {
+    let report = sim.host::<TcpSink>(sink).map(TcpSink::report).unwrap_or_default();
+    let snd = sim.host::<TcpSender>(sender);
+    let mut errors = Vec::new();
+    if !snd.is_some_and(TcpSender::is_finished) {
+        errors.push("the transfer did not finish within the drain time".into());
+    }
+    let mut intervals: Vec<IntervalStats> = snd.map(|s| s.intervals().to_vec()).unwrap_or_default();
+    // Record i pairs with the sink's interval i; the last takes every later byte.
+    let n = intervals.len();
+    let mut counted = 0;
+    for (i, rec) in intervals.iter_mut().enumerate() {
+        let bytes = if i + 1 == n {
+            report.bytes.saturating_sub(counted)
+        } else {
+            report.interval_bytes.get(i).copied().unwrap_or(0)
+        };
+        counted += bytes;
+        rec.bytes = bytes;
+        let secs = rec.end_secs - rec.start_secs;
+        rec.goodput_bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
+    }
+    FlowResult {
+        flow,
+        group,
+        cc: g.cc.to_string(),
+        bytes: report.bytes,
+        start_secs: start.as_secs_f64(),
+        active_secs: report.active_secs,
+        intervals,
+        cc_trace: snd.map(TcpSender::cc_trace).unwrap_or_default(),
+        slots: report.slots,
+        success_ratio: report.success_ratio,
+        file_times: Vec::new(),
+        errors,
+        tcp: snd.map(|s| s.stats().clone()),
+    }
+}
+
 /// How long after `duration` the simulation goes on so that transfers can
 /// finish (their last bytes, the report, the close).
 const DRAIN: Duration = Duration::from_secs(5);
@@ -891,6 +1071,37 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         // Only the sending end's controller joins the group: quinn builds one
         // on the receiving end too, which must not count as a member.
         let aggregate = aggregates[group_of[i]].clone();
+        if g.transport == Transport::Tcp {
+            let cfg = g
+                .tcp
+                .clone()
+                .unwrap_or_default()
+                .config()
+                .map_err(|e| Error::Invalid(format!("flows[{}].tcp.{e}", group_of[i])))?;
+            let slot = match g.eval_slot {
+                Some(EvalSlot::Time(d)) => d,
+                _ => Duration::from_secs(1),
+            };
+            let target_bps = g.target.map_or(0.0, |t| t.bits_per_sec() as f64);
+            let sink = TcpSink::new(cfg.clone(), s.interval, slot, target_bps);
+            let sink_id = net.sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
+            let cc = g.cc.build_in(cfg.segment as u16, oracle.clone(), aggregate.as_ref());
+            let amount = match g.bytes {
+                Some(b) => Amount::Bytes(b),
+                None => Amount::Until(SimTime::from_duration(stop)),
+            };
+            let transfer = TcpTransfer {
+                dst,
+                flow,
+                start: SimTime::from_duration(start),
+                amount,
+                interval: s.interval,
+            };
+            let sender = TcpSender::new(cfg, cc, epoch, transfer);
+            let sender_id = net.sim.attach(src, sender).map_err(|e| Error::Invalid(e.to_string()))?;
+            hosts.push(FlowHosts::Tcp(sender_id, sink_id));
+            continue;
+        }
         if direction == Direction::Download {
             server_cfg.server_aggregate = aggregate.clone();
         }
@@ -938,7 +1149,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             }
         }
         let client_id = net.sim.attach(src, client).map_err(|e| Error::Invalid(e.to_string()))?;
-        hosts.push(client_id);
+        hosts.push(FlowHosts::Quic(client_id));
     }
 
     let end = SimTime::from_duration(s.duration);
@@ -950,8 +1161,23 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     progress(1.0);
 
     let mut flows = Vec::with_capacity(total);
-    for (i, &client_id) in hosts.iter().enumerate() {
+    for (i, &fh) in hosts.iter().enumerate() {
         let g = &s.flows[group_of[i]];
+        let client_id = match fh {
+            FlowHosts::Quic(id) => id,
+            FlowHosts::Tcp(sender, sink) => {
+                flows.push(tcp_result(
+                    &net.sim,
+                    sender,
+                    sink,
+                    i as u32 + 1,
+                    group_of[i],
+                    g,
+                    starts[i],
+                ));
+                continue;
+            }
+        };
         let (client_out, intervals, mut errors, traces) = take_host(&mut net.sim, client_id);
         let mut bytes = 0;
         let mut active_secs = 0.0;
@@ -990,6 +1216,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             success_ratio,
             file_times,
             errors,
+            tcp: None,
         });
     }
     let aggregates = s
@@ -1047,6 +1274,7 @@ mod tests {
             success_ratio: None,
             file_times: Vec::new(),
             errors: Vec::new(),
+            tcp: None,
         }
     }
 

@@ -1,0 +1,459 @@
+//! The TCP model on hand-built loss patterns: sender and sink driven through
+//! the `Host` trait by a scripted path (a serializing forward link with a
+//! fixed delay, a plain delay back) that drops exactly the data packets a
+//! test names.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use proptest::prelude::*;
+use tput_lab::tcp::{Amount, Recovery, TcpConfig, TcpSender, TcpSink, TcpTransfer};
+use tput_netsim::{Addr, Host, NodeId, SimTime};
+
+const SEG: u64 = 1000;
+
+/// Which data transmissions are lost: (segment index, transmission number from 1).
+type DropRule = Box<dyn FnMut(SimTime, u64, u32) -> bool>;
+
+struct Path {
+    rate_bps: u64,
+    delay: Duration,
+    drop: DropRule,
+}
+
+/// A packet on its way: (arrival, order, to the sink, payload).
+type InFlight = (SimTime, u64, bool, Vec<u8>);
+
+struct Outcome {
+    sender: TcpSender,
+    sink: TcpSink,
+}
+
+fn seq_of(p: &Bytes) -> u64 {
+    u64::from_be_bytes(p[4..12].try_into().unwrap())
+}
+
+/// Run `n` bytes (or until `Amount::Until`) over `path` until the sender has
+/// finished or `limit` of virtual time has passed.
+fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration) -> Outcome {
+    let epoch = Instant::now();
+    let a = Addr::new(NodeId(0), 1);
+    let b = Addr::new(NodeId(1), 2);
+    let spec: tput_cc::ControllerSpec = cc.parse().unwrap();
+    let transfer = TcpTransfer {
+        dst: b,
+        flow: 1,
+        start: SimTime::ZERO,
+        amount,
+        interval: Duration::from_secs(1),
+    };
+    let mut sender = TcpSender::new(cfg.clone(), spec.build(cfg.segment as u16), epoch, transfer);
+    let mut sink = TcpSink::new(cfg.clone(), Duration::from_secs(1), Duration::ZERO, 0.0);
+    sink.record_delivery();
+    let mut heap: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    let mut order = 0u64;
+    let mut link_free = SimTime::ZERO;
+    let mut sends: HashMap<u64, u32> = HashMap::new();
+    let mut now = SimTime::ZERO;
+    let end = SimTime::from_duration(limit);
+    loop {
+        while let Some(d) = sender.poll_transmit(now) {
+            let wire_bits = (d.payload.len() as u64 + 28) * 8;
+            let ser = Duration::from_nanos(wire_bits * 1_000_000_000 / path.rate_bps);
+            link_free = link_free.max(now) + ser;
+            let seg = seq_of(&d.payload) / SEG;
+            let k = sends.entry(seg).or_default();
+            *k += 1;
+            if !(path.drop)(now, seg, *k) {
+                order += 1;
+                heap.push(Reverse((link_free + path.delay, order, true, d.payload.to_vec())));
+            }
+        }
+        while let Some(d) = sink.poll_transmit(now) {
+            order += 1;
+            heap.push(Reverse((now + path.delay, order, false, d.payload.to_vec())));
+        }
+        if sender.is_finished() {
+            break;
+        }
+        let next = [
+            heap.peek().map(|Reverse(e)| e.0),
+            sender.poll_timeout(),
+            sink.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(next) = next.filter(|&t| t <= end) else { break };
+        now = next;
+        if heap.peek().is_some_and(|Reverse(e)| e.0 == now) {
+            let Reverse((_, _, to_sink, p)) = heap.pop().unwrap();
+            if to_sink {
+                sink.on_datagram(now, a, 1, Bytes::from(p));
+            } else {
+                sender.on_datagram(now, b, 1, Bytes::from(p));
+            }
+        } else {
+            if sender.poll_timeout().is_some_and(|t| t <= now) {
+                sender.on_timeout(now);
+            }
+            if sink.poll_timeout().is_some_and(|t| t <= now) {
+                sink.on_timeout(now);
+            }
+        }
+    }
+    Outcome { sender, sink }
+}
+
+fn cfg(recovery: Recovery) -> TcpConfig {
+    TcpConfig {
+        recovery,
+        sack: recovery == Recovery::Sack,
+        ..TcpConfig::default()
+    }
+}
+
+/// 10 Mbit/s, 20 ms one way.
+fn path(drop: impl FnMut(SimTime, u64, u32) -> bool + 'static) -> Path {
+    Path {
+        rate_bps: 10_000_000,
+        delay: Duration::from_millis(20),
+        drop: Box::new(drop),
+    }
+}
+
+fn drop_first(segs: &'static [u64]) -> impl FnMut(SimTime, u64, u32) -> bool {
+    move |_, s, k| k == 1 && segs.contains(&s)
+}
+
+const ALL: [Recovery; 4] = [Recovery::Reno, Recovery::NewReno, Recovery::Sack, Recovery::Gbn];
+
+/// Every byte arrived once, in order, and the sender knows it.
+fn assert_complete(o: &Outcome, n: u64) {
+    assert!(o.sender.is_finished(), "sender unfinished: {:?}", o.sender.stats());
+    assert_eq!(o.sink.delivered(), n);
+    let log = o.sink.delivered_log().unwrap();
+    assert_eq!(log.len() as u64, n);
+    assert!(
+        log.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8),
+        "delivered bytes out of order"
+    );
+    assert_eq!(o.sink.report().corrupt, 0);
+}
+
+#[test]
+fn one_loss_is_one_fast_retransmit_in_every_mode() {
+    let n = 200 * SEG;
+    for mode in ALL {
+        let o = run(
+            cfg(mode),
+            "newreno",
+            Amount::Bytes(n),
+            path(drop_first(&[30])),
+            Duration::from_secs(30),
+        );
+        assert_complete(&o, n);
+        let s = o.sender.stats();
+        assert_eq!(s.fast_retransmits, 1, "{mode}: {s:?}");
+        assert_eq!(s.timeouts, 0, "{mode}: {s:?}");
+        if mode == Recovery::Gbn {
+            assert!(s.retransmits > 1, "{mode}: go-back-N resends the window: {s:?}");
+        } else {
+            assert_eq!(s.retransmits, 1, "{mode}: {s:?}");
+        }
+        let snap = o.sender.controller().snapshot();
+        assert!(snap.ssthresh_bytes.is_some(), "{mode}: the loss reached the controller");
+        let events: u64 = o.sender.intervals().iter().map(|i| i.congestion_events).sum();
+        assert_eq!(events, 1, "{mode}");
+    }
+}
+
+#[test]
+fn three_losses_in_one_window() {
+    let n = 200 * SEG;
+    for mode in ALL {
+        let o = run(
+            cfg(mode),
+            "newreno",
+            Amount::Bytes(n),
+            path(drop_first(&[40, 43, 47])),
+            Duration::from_secs(30),
+        );
+        assert_complete(&o, n);
+        let s = o.sender.stats();
+        match mode {
+            // Reno leaves fast recovery at the first partial ACK: the other
+            // two losses cost another reduction or a timeout.
+            Recovery::Reno => assert!(s.fast_retransmits + s.timeouts >= 2, "{mode}: {s:?}"),
+            Recovery::NewReno | Recovery::Sack => {
+                assert_eq!(
+                    (s.fast_retransmits, s.timeouts, s.retransmits),
+                    (1, 0, 3),
+                    "{mode}: {s:?}"
+                )
+            }
+            Recovery::Gbn => assert_eq!((s.fast_retransmits, s.timeouts), (1, 0), "{mode}: {s:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_lost_retransmission_ends_in_a_timeout() {
+    let n = 200 * SEG;
+    for mode in ALL {
+        let o = run(
+            cfg(mode),
+            "newreno",
+            Amount::Bytes(n),
+            path(|_, s, k| s == 30 && k <= 2),
+            Duration::from_secs(30),
+        );
+        assert_complete(&o, n);
+        let s = o.sender.stats();
+        assert_eq!((s.fast_retransmits, s.timeouts), (1, 1), "{mode}: {s:?}");
+        assert_eq!(s.consecutive_timeouts, 0, "{mode}: new data was acked after it");
+    }
+}
+
+#[test]
+fn timeouts_back_off_exponentially_up_to_the_cap() {
+    for mode in ALL {
+        let mut c = cfg(mode);
+        c.max_backoff = 8;
+        let n = 1000 * SEG;
+        // Every data packet is lost from 0.5 s to 12 s.
+        let blackout = |t: SimTime, _, _| t >= SimTime::from_millis(500) && t < SimTime::from_secs(12);
+        let o = run(c, "newreno", Amount::Bytes(n), path(blackout), Duration::from_secs(60));
+        assert_complete(&o, n);
+        let t = o.sender.timeouts();
+        assert!(t.len() >= 5, "{mode}: {t:?}");
+        let base = t[0].next_rto_secs / 2.0;
+        assert!(base >= 0.2 - 1e-9, "{mode}: the minimum RTO holds: {t:?}");
+        for (i, r) in t.iter().enumerate() {
+            assert_eq!(r.consecutive, i as u32 + 1, "{mode}: {t:?}");
+            let factor = 2f64.powi(i as i32 + 1).min(8.0);
+            assert!(
+                (r.next_rto_secs - base * factor).abs() < 1e-9,
+                "{mode}: timeout {i}: {t:?}"
+            );
+            if i > 0 {
+                let gap = r.at_secs - t[i - 1].at_secs;
+                assert!(
+                    (gap - t[i - 1].next_rto_secs).abs() < 1e-6,
+                    "{mode}: timeout {i} after {gap}: {t:?}"
+                );
+            }
+        }
+        let s = o.sender.stats();
+        assert_eq!(s.max_consecutive_timeouts as usize, t.len(), "{mode}");
+        assert_eq!(s.consecutive_timeouts, 0, "{mode}: reset by the ACK of new data");
+    }
+}
+
+#[test]
+fn a_receive_window_limits_throughput_to_rwnd_per_rtt() {
+    let mut c = cfg(Recovery::NewReno);
+    c.receive_window = 10 * SEG;
+    let p = Path {
+        rate_bps: 100_000_000,
+        delay: Duration::from_millis(50),
+        drop: Box::new(|_, _, _| false),
+    };
+    let stop = SimTime::from_secs(10);
+    let o = run(c, "newreno", Amount::Until(stop), p, Duration::from_secs(20));
+    let r = o.sink.report();
+    let rate = r.bytes as f64 / r.active_secs;
+    // 10 000 bytes per 100 ms RTT (plus 10 serializations of 83 us).
+    let expected = 10.0 * SEG as f64 / (0.1 + 10.0 * 1040.0 * 8.0 / 1e8);
+    assert!((rate / expected - 1.0).abs() < 0.03, "{rate} B/s, expected {expected}");
+    assert!(
+        o.sender.controller().window() > 10 * SEG,
+        "the controller's window is not the limit"
+    );
+}
+
+#[test]
+fn delayed_acks_halve_the_ack_count() {
+    let n = 400 * SEG;
+    let mut acks = Vec::new();
+    for delayed in [None, Some(Duration::from_millis(100))] {
+        let mut c = cfg(Recovery::NewReno);
+        c.delayed_ack = delayed;
+        let o = run(
+            c,
+            "newreno",
+            Amount::Bytes(n),
+            path(|_, _, _| false),
+            Duration::from_secs(30),
+        );
+        assert_complete(&o, n);
+        acks.push(o.sink.report().acks_sent);
+    }
+    assert_eq!(acks[0], 400);
+    assert!((200..=205).contains(&acks[1]), "{acks:?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn no_drop_pattern_loses_or_duplicates_bytes(
+        drops in proptest::collection::btree_set(0u32..400, 0..40),
+        mode in 0usize..4,
+        delayed in any::<bool>(),
+        tail in 1u64..SEG,
+    ) {
+        let mode = ALL[mode];
+        let mut c = cfg(mode);
+        c.delayed_ack = delayed.then_some(Duration::from_millis(40));
+        let n = 120 * SEG + tail;
+        let mut count = 0u32;
+        let drop = move |_: SimTime, _: u64, _: u32| {
+            count += 1;
+            drops.contains(&(count - 1))
+        };
+        let o = run(c, "newreno", Amount::Bytes(n), path(drop), Duration::from_secs(3600));
+        prop_assert!(o.sender.is_finished(), "{mode}: {:?}", o.sender.stats());
+        let log = o.sink.delivered_log().unwrap();
+        prop_assert_eq!(log.len() as u64, n);
+        prop_assert!(log.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+        prop_assert_eq!(o.sender.stats().bytes_acked, n);
+    }
+}
+
+#[test]
+fn a_tcp_scenario_runs_deterministically_and_fills_the_link() {
+    use tput_lab::scenario::{Scenario, run};
+    let s = Scenario::from_toml_str(
+        r#"
+        duration = "5s"
+        interval = "500ms"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "10Mbit/s", delay = "10ms", queue_packets = 30 }
+        access = { rate = "1Gbit/s", delay = "1ms" }
+        [[flows]]
+        cc = "cubic"
+        count = 3
+        transport = "tcp"
+        tcp = { recovery = "sack", segment = "1000B" }
+        [[flows]]
+        cc = "guarantee:target=3Mbit/s"
+        transport = "tcp"
+        target = "3Mbit/s"
+        tcp = { recovery = "newreno", delayed_ack = "40ms" }
+        "#,
+    )
+    .unwrap();
+    let a = run(&s, |_| {}).unwrap();
+    let b = run(&s, |_| {}).unwrap();
+    assert_eq!(a, b, "same scenario, same result");
+    assert_eq!(a.flows.len(), 4);
+    let mut total = 0;
+    for f in &a.flows {
+        assert!(f.errors.is_empty(), "flow {}: {:?}", f.flow, f.errors);
+        assert!(f.bytes > 100_000, "flow {} delivered {}", f.flow, f.bytes);
+        assert!(
+            f.active_secs > 4.0 && f.active_secs < 5.5,
+            "flow {}: {}",
+            f.flow,
+            f.active_secs
+        );
+        let tcp = f.tcp.as_ref().expect("TCP statistics");
+        assert!(tcp.bytes_acked >= f.bytes, "flow {}", f.flow);
+        assert!(!f.intervals.is_empty() && !f.cc_trace.is_empty(), "flow {}", f.flow);
+        assert_eq!(
+            f.intervals.iter().map(|i| i.bytes).sum::<u64>(),
+            f.bytes,
+            "flow {}",
+            f.flow
+        );
+        total += f.bytes;
+    }
+    // Payload over 5 s against 10 Mbit/s of 1040-byte packets.
+    let utilisation = total as f64 * 8.0 / 5.0 / (10e6 * 1000.0 / 1040.0);
+    assert!(utilisation > 0.85 && utilisation <= 1.0, "utilisation {utilisation}");
+    assert!(a.bottleneck.dropped().packets > 0, "the queue overflowed at least once");
+    // The guarantee flow is told A by the oracle and judged by its sink.
+    let g = &a.flows[3];
+    assert!(g.slots.len() >= 3, "{:?}", g.slots);
+    assert!(g.success_ratio.is_some());
+    let abw: Vec<f64> = g
+        .intervals
+        .iter()
+        .filter_map(|i| match i.controller?.state {
+            tput_cc::AlgorithmState::Guarantee {
+                available_bytes_per_sec,
+                ..
+            } => Some(available_bytes_per_sec),
+            _ => None,
+        })
+        .collect();
+    assert!(!abw.is_empty(), "a guarantee controller drives the flow");
+    assert!(
+        abw.iter().all(|&a| a <= 10e6 / 8.0) && abw.iter().any(|&a| a > 0.0),
+        "A from the oracle: {abw:?}"
+    );
+}
+
+#[test]
+fn bad_tcp_keys_are_one_line_errors_naming_the_key() {
+    use tput_lab::scenario::{Scenario, validate};
+    let base = r#"
+        duration = "5s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "10Mbit/s", delay = "10ms" }
+        access = { rate = "1Gbit/s", delay = "1ms" }
+        [[flows]]
+        cc = "newreno"
+    "#;
+    let check = |extra: &str, want: &str| {
+        let text = format!("{base}{extra}");
+        let err = match Scenario::from_toml_str(&text) {
+            Err(e) => e.to_string(),
+            Ok(s) => validate(&s).expect_err(extra).to_string(),
+        };
+        assert!(err.contains(want), "{extra}: {err}");
+        assert!(!err.contains('\n'), "{err}");
+    };
+    check("transport = \"tcp\"\ndirection = \"download\"", "flows[0].direction");
+    check(
+        "transport = \"tcp\"\nfiles = { mean_gap = \"1s\", mean_size = \"1MB\", shape = 2 }",
+        "flows[0].files",
+    );
+    check("transport = \"tcp\"\neval_slot = \"32rtt\"", "flows[0].eval_slot");
+    check("tcp = { recovery = \"reno\" }", "flows[0].tcp: needs transport");
+    check(
+        "transport = \"tcp\"\ntcp = { recovery = \"sack\", sack = false }",
+        "flows[0].tcp.sack",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { segment = \"0B\" }",
+        "flows[0].tcp.segment",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { segment = \"1KB\", receive_window = \"500B\" }",
+        "flows[0].tcp.receive_window",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { min_rto = \"0s\" }",
+        "flows[0].tcp.min_rto",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { delayed_ack = \"2s\" }",
+        "flows[0].tcp.delayed_ack",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { recovery = \"vegas\" }",
+        "unknown variant `vegas`",
+    );
+    check("transport = \"tcp\"\ntcp = { rto = \"1s\" }", "unknown field `rto`");
+    check("transport = \"udp\"", "unknown variant `udp`");
+    // And the good forms parse.
+    let ok =
+        format!("{base}transport = \"tcp\"\ntcp = {{ delayed_ack = true, sack = true, receive_window = \"64KiB\" }}");
+    validate(&Scenario::from_toml_str(&ok).unwrap()).unwrap();
+}
