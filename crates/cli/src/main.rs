@@ -18,7 +18,8 @@ use tput_cc::{ControllerSpec, registry};
 use tput_lab::scenario::{self, Scenario};
 use tput_lab::{live, report};
 use tput_transport::{
-    Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerLimits, ServerTrust, TransferSpec, udp,
+    ClientAuth, Direction, EvalSlot, Fingerprint, Identity, NodeConfig, NodeEvent, ServerLimits, ServerTrust,
+    TransferSpec, udp,
 };
 
 const AFTER_HELP: &str = "\
@@ -59,6 +60,8 @@ enum Cmd {
         opts: SendOpts,
         #[command(flatten)]
         trust: TrustOpts,
+        #[command(flatten)]
+        client: ClientOpts,
     },
     /// Server and client in one process on 127.0.0.1 (two threads): a live transfer with no set-up.
     #[command(after_help = AFTER_HELP)]
@@ -111,6 +114,13 @@ struct ServeArgs {
     /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
     #[arg(long, value_name = "DIR")]
     qlog: Option<PathBuf>,
+    /// Accept only clients whose certificate chains to a root in this PEM file (mutual TLS).
+    #[arg(long, value_name = "FILE")]
+    client_ca: Option<PathBuf>,
+    /// Accept only clients whose certificate has this SHA-256 fingerprint (repeatable;
+    /// with --client-ca, either suffices).
+    #[arg(long, value_name = "SHA256", value_parser = parse_pin)]
+    allow_client: Vec<Fingerprint>,
     /// Longest transfer a client may ask for; longer requests are refused (or clamped with --clamp).
     #[arg(long, default_value = "10min", value_parser = parse_secs)]
     max_time: Duration,
@@ -189,9 +199,19 @@ struct TrustOpts {
     /// Do not verify the server at all (anyone on the path can impersonate it).
     #[arg(long)]
     insecure: bool,
+}
+
+#[derive(Args, Clone)]
+struct ClientOpts {
     /// Name to verify the certificate against [default: the host given as ADDR].
     #[arg(long)]
     server_name: Option<String>,
+    /// Certificate chain (PEM) to present to a server that requires client authentication.
+    #[arg(long, requires = "key")]
+    cert: Option<PathBuf>,
+    /// Private key (PEM) of --cert.
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -300,11 +320,18 @@ fn main() -> ExitCode {
         Err(e) if e.use_stderr() => {
             // One line naming the bad value (clap's first line), exit code 2.
             let text = e.to_string();
-            let first = text
-                .lines()
+            let mut lines = text.lines();
+            let mut first = lines
                 .next()
                 .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
+                .trim_start_matches("error: ")
+                .to_string();
+            // "the following required arguments were not provided:" lists
+            // them on the next lines: keep them on the one line.
+            if first.ends_with(':') {
+                let names: Vec<&str> = lines.map(str::trim).take_while(|l| !l.is_empty()).collect();
+                first = format!("{first} {}", names.join(", "));
+            }
             eprintln!("tputctl: error: {first} (see --help)");
             return ExitCode::from(2);
         }
@@ -319,7 +346,12 @@ fn main() -> ExitCode {
         Cmd::Cc { cmd: CcCmd::List } => cc_list(),
         Cmd::Sim(args) => sim(args),
         Cmd::Serve(args) => runtime().and_then(|rt| rt.block_on(serve(args))),
-        Cmd::Send { addr, opts, trust } => runtime().and_then(|rt| rt.block_on(send(&addr, opts, trust))),
+        Cmd::Send {
+            addr,
+            opts,
+            trust,
+            client,
+        } => runtime().and_then(|rt| rt.block_on(send(&addr, opts, trust, client))),
         Cmd::Loopback { opts } => loopback(opts),
     };
     match result {
@@ -457,6 +489,7 @@ async fn run_send(
     server_name: &str,
     trust: &ServerTrust,
     opts: &SendOpts,
+    client_identity: Option<Identity>,
 ) -> Result<bool, Failure> {
     let specs = transfer_specs(opts);
     if !opts.json {
@@ -471,6 +504,7 @@ async fn run_send(
     let json = opts.json;
     let config = NodeConfig {
         qlog_dir: qlog_dir(opts.qlog.as_deref())?,
+        client_identity,
         ..NodeConfig::default()
     };
     let cpu_before = live::process_cpu_secs();
@@ -514,11 +548,15 @@ async fn run_send(
     Ok(summary.ok)
 }
 
-async fn send(addr: &str, opts: SendOpts, trust: TrustOpts) -> Result<bool, Failure> {
+async fn send(addr: &str, opts: SendOpts, trust: TrustOpts, client: ClientOpts) -> Result<bool, Failure> {
     let (server, host) = resolve(addr)?;
     let t = trust_from(&trust)?;
-    let name = trust.server_name.clone().unwrap_or(host);
-    run_send("send", server, &name, &t, &opts).await
+    let name = client.server_name.clone().unwrap_or(host);
+    let identity = match (&client.cert, &client.key) {
+        (Some(c), Some(k)) => Some(Identity::from_pem_files(c, k).map_err(|e| Failure::Input(e.to_string()))?),
+        _ => None,
+    };
+    run_send("send", server, &name, &t, &opts, identity).await
 }
 
 /// Server and client on two threads of one process, each with its own runtime.
@@ -572,6 +610,7 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
         "localhost",
         &ServerTrust::Pinned(identity.fingerprint()),
         &opts,
+        None,
     ))
 }
 
@@ -600,7 +639,26 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
     println!("certificate SHA-256 {}", identity.fingerprint());
     println!("clients: tputctl send {local} --pin {}", identity.fingerprint());
     let _ = std::io::stdout().flush();
+    let client_auth = if args.client_ca.is_none() && args.allow_client.is_empty() {
+        if !listen.ip().is_loopback() {
+            eprintln!(
+                "tputctl: warning: serving on {listen} to any client: restrict it with --allow-client or --client-ca (docs/security.md)"
+            );
+        }
+        None
+    } else {
+        let mut auth = ClientAuth {
+            allowed: args.allow_client.clone(),
+            ..ClientAuth::default()
+        };
+        if let Some(ca) = &args.client_ca {
+            auth.add_roots_from_pem_file(ca)
+                .map_err(|e| Failure::Input(format!("--client-ca: {e}")))?;
+        }
+        Some(auth)
+    };
     let config = NodeConfig {
+        client_auth,
         max_connections: args.max_clients as usize,
         qlog_dir: qlog_dir(args.qlog.as_deref())?,
         limits: ServerLimits {

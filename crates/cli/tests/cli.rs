@@ -445,3 +445,49 @@ fn a_request_beyond_the_servers_limits_is_refused_with_its_reason() {
     assert!(stdout(&fast).contains("limit of 50Mbit/s"), "{}", stdout(&fast));
     assert!(fine.status.success(), "{}{}", stdout(&fine), stderr(&fine));
 }
+
+#[test]
+fn a_server_with_client_authentication_lets_in_only_allowed_clients() {
+    let dir = std::env::temp_dir().join(format!("tputctl-mtls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["client".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cert_path, key_path) = (dir.join("client.pem"), dir.join("client.key"));
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    let fp = tput_transport::Fingerprint::of(cert.der()).to_string();
+
+    let mut server = Command::new(env!("CARGO_BIN_EXE_tputctl"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--allow-client", &fp])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = server_lines(&mut server);
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the server prints its banner")
+    };
+    let addr = next().trim_start_matches("listening on ").to_string();
+    let pin = next().trim_start_matches("certificate SHA-256 ").to_string();
+    let (c, k) = (cert_path.to_str().unwrap(), key_path.to_str().unwrap());
+    let allowed = tputctl(&["send", &addr, "--pin", &pin, "-n", "1MB", "--cert", c, "--key", k]);
+    let anonymous = tputctl(&["send", &addr, "--pin", &pin, "-n", "1MB"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(allowed.status.success(), "{}{}", stdout(&allowed), stderr(&allowed));
+    assert!(
+        stdout(&allowed).contains("receiver verified 1000000 bytes"),
+        "{}",
+        stdout(&allowed)
+    );
+    assert_eq!(anonymous.status.code(), Some(1), "{}", stdout(&anonymous));
+    assert!(stdout(&anonymous).contains("certificate"), "{}", stdout(&anonymous));
+    // --cert needs --key, and a missing file is named.
+    assert_input_error(&["send", &addr, "--pin", &pin, "--cert", c], "--key");
+    assert_input_error(&["serve", "--client-ca", "/nonexistent/ca.pem"], "/nonexistent/ca.pem");
+}

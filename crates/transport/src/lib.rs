@@ -26,7 +26,7 @@ pub use node::{
 pub use pattern::Pattern;
 pub use proto::Direction;
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
-pub use tls::{ALPN, Fingerprint, Identity, ServerTrust};
+pub use tls::{ALPN, ClientAuth, Fingerprint, Identity, ServerTrust};
 pub use tput_cc::EvalSlot;
 
 /// What can go wrong in this crate.

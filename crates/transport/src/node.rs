@@ -24,7 +24,7 @@ use crate::Error;
 use crate::pattern::{Pattern, splitmix64};
 use crate::proto::{Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
 use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, SenderReport, TransferOutcome};
-use crate::tls::{Identity, ServerTrust, client_crypto, server_crypto};
+use crate::tls::{ClientAuth, Identity, ServerTrust, client_crypto, server_crypto};
 
 /// Application error code a node closes with when the peer breaks the
 /// protocol: a malformed request (including a controller spec the server
@@ -76,6 +76,11 @@ pub struct NodeConfig {
     /// clock itself: [`udp`](crate::udp) sets this to
     /// [`udp::process_cpu_secs`](crate::udp::process_cpu_secs).
     pub cpu_clock: Option<CpuClock>,
+    /// Which clients a server accepts (mutual TLS); `None` accepts any client.
+    pub client_auth: Option<ClientAuth>,
+    /// The certificate this node presents as a client (for servers that
+    /// require client authentication).
+    pub client_identity: Option<Identity>,
     /// What a server lets one request ask for (none by default: a library
     /// user or a simulation decides; `tputctl serve` sets documented limits).
     pub limits: ServerLimits,
@@ -164,6 +169,8 @@ impl Default for NodeConfig {
             qlog_dir: None,
             cpu_clock: None,
             limits: ServerLimits::default(),
+            client_auth: None,
+            client_identity: None,
         }
     }
 }
@@ -663,7 +670,7 @@ impl Node {
         let switches = SwitchSlot::new();
         let (server, server_factory) = match identity {
             Some(id) => {
-                let crypto = server_crypto(id)?;
+                let crypto = server_crypto(id, config.client_auth.as_ref())?;
                 let prk = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&seed_bytes(seed, 4));
                 let mut sc = ServerConfig::new(Arc::new(crypto), Arc::new(prk));
                 // Until a request names the sender's controller (protocol step
@@ -770,7 +777,7 @@ impl Node {
             Some(dir) => Some(qlog_stream(dir, &format!("client-{id}.sqlog"), now)?),
             None => None,
         };
-        let mut cc = ClientConfig::new(Arc::new(client_crypto(trust)?));
+        let mut cc = ClientConfig::new(Arc::new(client_crypto(trust, self.config.client_identity.as_ref())?));
         cc.transport_config(Arc::new(Self::transport(&self.config, factory, qlog)));
         let state = self.cid_state.clone();
         cc.initial_dst_cid_provider(Arc::new(move || {

@@ -13,10 +13,14 @@ use std::sync::Arc;
 
 use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::rustls::{
-    self, DigitallySignedStruct, SignatureScheme,
+    self, DigitallySignedStruct, DistinguishedName, SignatureScheme,
     client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
     crypto::CryptoProvider,
     pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime, pem::PemObject},
+    server::{
+        WebPkiClientVerifier,
+        danger::{ClientCertVerified, ClientCertVerifier},
+    },
 };
 
 use crate::Error;
@@ -98,7 +102,9 @@ impl Identity {
     /// identity (TLS 1.3, ALPN [`ALPN`]), for tools that speak the protocol
     /// themselves, such as conformance tests; a [`Node`](crate::Node) builds its own.
     pub fn server_config(&self) -> Result<quinn_proto::ServerConfig, Error> {
-        Ok(quinn_proto::ServerConfig::with_crypto(Arc::new(server_crypto(self)?)))
+        Ok(quinn_proto::ServerConfig::with_crypto(Arc::new(server_crypto(
+            self, None,
+        )?)))
     }
 
     /// A fresh self-signed Ed25519 certificate for `names` (DNS names or IP addresses).
@@ -178,17 +184,134 @@ fn key_log() -> Arc<dyn rustls::KeyLog> {
 }
 
 /// A QUIC server crypto config presenting `identity`, TLS 1.3 only (RFC 9001 §4.2).
-pub(crate) fn server_crypto(identity: &Identity) -> Result<QuicServerConfig, Error> {
-    let mut tls = rustls::ServerConfig::builder_with_provider(provider())
+pub(crate) fn server_crypto(identity: &Identity, clients: Option<&ClientAuth>) -> Result<QuicServerConfig, Error> {
+    let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| Error::Tls(e.to_string()))?
-        .with_no_client_auth()
+        .map_err(|e| Error::Tls(e.to_string()))?;
+    let builder = match clients {
+        None => builder.with_no_client_auth(),
+        Some(auth) => builder.with_client_cert_verifier(Arc::new(ClientVerifier::new(auth)?)),
+    };
+    let mut tls = builder
         .with_single_cert(identity.chain.clone(), identity.key.clone_key())
         .map_err(|e| Error::Tls(e.to_string()))?;
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.max_early_data_size = u32::MAX;
     tls.key_log = key_log();
     QuicServerConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
+}
+
+/// Which clients a server accepts: mutual TLS (RFC 8446 §4.3.2, the server's
+/// CertificateRequest), in the spirit of iperf3's authorized users. A client
+/// is accepted if its certificate has one of the `allowed` fingerprints, or
+/// chains to one of the `roots`; any other client, with or without a
+/// certificate, fails the handshake with a TLS alert.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientAuth {
+    /// Root certificates (DER) that client chains may end in.
+    pub roots: Vec<Vec<u8>>,
+    /// SHA-256 fingerprints of accepted client certificates.
+    pub allowed: Vec<Fingerprint>,
+}
+
+impl ClientAuth {
+    /// Add the certificates of a PEM file as roots.
+    pub fn add_roots_from_pem_file(&mut self, path: &Path) -> Result<(), Error> {
+        let certs: Vec<_> = CertificateDer::pem_file_iter(path)
+            .and_then(|it| it.collect::<Result<_, _>>())
+            .map_err(|e| Error::Config(format!("client CA file {}: {e}", path.display())))?;
+        if certs.is_empty() {
+            return Err(Error::Config(format!(
+                "client CA file {}: no PEM certificate in it",
+                path.display()
+            )));
+        }
+        self.roots.extend(certs.into_iter().map(|c| c.to_vec()));
+        Ok(())
+    }
+}
+
+/// Accepts client certificates by fingerprint or by chain (see [`ClientAuth`]).
+#[derive(Debug)]
+struct ClientVerifier {
+    allowed: Vec<Fingerprint>,
+    chain: Option<Arc<dyn ClientCertVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ClientVerifier {
+    fn new(auth: &ClientAuth) -> Result<Self, Error> {
+        if auth.roots.is_empty() && auth.allowed.is_empty() {
+            return Err(Error::Config(
+                "client authentication needs a client CA or an allowed fingerprint".into(),
+            ));
+        }
+        let chain = if auth.roots.is_empty() {
+            None
+        } else {
+            let mut roots = rustls::RootCertStore::empty();
+            for der in &auth.roots {
+                roots
+                    .add(CertificateDer::from(der.clone()))
+                    .map_err(|e| Error::Config(format!("client CA: {e}")))?;
+            }
+            let v = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+                .build()
+                .map_err(|e| Error::Config(format!("client CA: {e}")))?;
+            Some(v)
+        };
+        Ok(Self {
+            allowed: auth.allowed.clone(),
+            chain,
+            provider: provider(),
+        })
+    }
+}
+
+impl ClientCertVerifier for ClientVerifier {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.chain.as_ref().map_or(&[], |c| c.root_hint_subjects())
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        if self.allowed.contains(&Fingerprint::of(end_entity)) {
+            return Ok(ClientCertVerified::assertion());
+        }
+        match &self.chain {
+            Some(chain) => chain.verify_client_cert(end_entity, intermediates, now),
+            None => Err(rustls::Error::General(format!(
+                "client certificate {} is not allowed",
+                Fingerprint::of(end_entity)
+            ))),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        Err(rustls::Error::General("TLS 1.2 is not used by QUIC".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 /// How the client decides to trust the server.
@@ -223,30 +346,29 @@ impl ServerTrust {
     /// 1.3, ALPN [`ALPN`]), for tools that speak the protocol themselves,
     /// such as conformance tests; a [`Node`](crate::Node) builds its own.
     pub fn client_config(&self) -> Result<quinn_proto::ClientConfig, Error> {
-        Ok(quinn_proto::ClientConfig::new(Arc::new(client_crypto(self)?)))
+        Ok(quinn_proto::ClientConfig::new(Arc::new(client_crypto(self, None)?)))
     }
 }
 
 /// A QUIC client crypto config trusting the server as `trust` says.
-pub(crate) fn client_crypto(trust: &ServerTrust) -> Result<QuicClientConfig, Error> {
+pub(crate) fn client_crypto(trust: &ServerTrust, identity: Option<&Identity>) -> Result<QuicClientConfig, Error> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| Error::Tls(e.to_string()))?;
-    let mut tls = match trust {
+    let builder = match trust {
         ServerTrust::Root(der) => {
             let mut roots = rustls::RootCertStore::empty();
             roots
                 .add(CertificateDer::from(der.clone()))
                 .map_err(|e| Error::Tls(e.to_string()))?;
-            builder.with_root_certificates(roots).with_no_client_auth()
+            builder.with_root_certificates(roots)
         }
         ServerTrust::Pinned(fp) => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(PinnedVerifier {
                 pin: Some(*fp),
                 provider: provider(),
-            }))
-            .with_no_client_auth(),
+            })),
         ServerTrust::Insecure => {
             tracing::warn!("server certificate verification is disabled: the peer is not authenticated");
             builder
@@ -255,8 +377,13 @@ pub(crate) fn client_crypto(trust: &ServerTrust) -> Result<QuicClientConfig, Err
                     pin: None,
                     provider: provider(),
                 }))
-                .with_no_client_auth()
         }
+    };
+    let mut tls = match identity {
+        None => builder.with_no_client_auth(),
+        Some(id) => builder
+            .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
+            .map_err(|e| Error::Tls(e.to_string()))?,
     };
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.enable_early_data = true;
@@ -333,10 +460,20 @@ mod tests {
     #[test]
     fn configs_build() {
         let id = Identity::self_signed(&["localhost", "127.0.0.1"]).unwrap();
-        server_crypto(&id).unwrap();
-        client_crypto(&ServerTrust::Root(id.cert_der().to_vec())).unwrap();
-        client_crypto(&ServerTrust::Pinned(id.fingerprint())).unwrap();
-        client_crypto(&ServerTrust::Insecure).unwrap();
+        server_crypto(&id, None).unwrap();
+        client_crypto(&ServerTrust::Root(id.cert_der().to_vec()), None).unwrap();
+        client_crypto(&ServerTrust::Pinned(id.fingerprint()), Some(&id)).unwrap();
+        client_crypto(&ServerTrust::Insecure, None).unwrap();
+        let auth = ClientAuth {
+            allowed: vec![id.fingerprint()],
+            ..ClientAuth::default()
+        };
+        server_crypto(&id, Some(&auth)).unwrap();
+        let Err(e) = server_crypto(&id, Some(&ClientAuth::default())) else {
+            panic!("client authentication with nothing to accept");
+        };
+        let e = e.to_string();
+        assert!(e.contains("client CA or an allowed fingerprint"), "{e}");
     }
 
     #[test]

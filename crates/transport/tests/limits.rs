@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
-use tput_transport::{Direction, Identity, NodeConfig, ServerLimits, ServerTrust, TransferOutcome, TransferSpec, udp};
+use tput_transport::{
+    ClientAuth, Direction, Identity, NodeConfig, ServerLimits, ServerTrust, TransferOutcome, TransferSpec, udp,
+};
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(60), f)
@@ -138,4 +140,78 @@ async fn a_retry_validating_server_serves_verified_transfers() {
     .await;
     assert!(out[0].ok(), "{:?}", out[0].error);
     assert_eq!(out[0].receiver.as_ref().unwrap().bytes, 3_000_000);
+}
+
+/// A server that accepts only clients with `auth`; returns its address and trust.
+async fn authenticating_server(auth: ClientAuth) -> (SocketAddr, ServerTrust) {
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let config = NodeConfig {
+        client_auth: Some(auth),
+        ..client_config()
+    };
+    tokio::spawn(async move {
+        let _ = udp::serve(&socket, &id, config, |_, _| ControlFlow::Continue(())).await;
+    });
+    (addr, trust)
+}
+
+async fn upload_as(addr: SocketAddr, trust: &ServerTrust, who: Option<&Identity>) -> TransferOutcome {
+    let config = NodeConfig {
+        client_identity: who.cloned(),
+        ..client_config()
+    };
+    let spec = TransferSpec::upload(1_000_000, "cubic".parse().unwrap());
+    within(udp::transfer(addr, "localhost", trust, config, vec![spec], |_, _| {}))
+        .await
+        .unwrap()
+        .remove(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_allowed_client_certificates_get_in() {
+    let alice = Identity::self_signed(&["alice"]).unwrap();
+    let mallory = Identity::self_signed(&["mallory"]).unwrap();
+    let (addr, trust) = authenticating_server(ClientAuth {
+        allowed: vec![alice.fingerprint()],
+        ..ClientAuth::default()
+    })
+    .await;
+    let t = Instant::now();
+    let ok = upload_as(addr, &trust, Some(&alice)).await;
+    assert!(ok.ok(), "{:?}", ok.error);
+    assert_eq!(ok.receiver.as_ref().unwrap().bytes, 1_000_000);
+    let wrong = upload_as(addr, &trust, Some(&mallory)).await;
+    let none = upload_as(addr, &trust, None).await;
+    // Refused by the handshake, with a reason, not by a timeout.
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    for (who, o) in [("mallory", &wrong), ("anonymous", &none)] {
+        let e = error(o);
+        eprintln!("{who}: {e}");
+        assert!(!o.ok(), "{who} got in");
+        assert!(e.to_lowercase().contains("certificate"), "{who}: {e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_whose_chain_ends_in_the_client_ca_get_in() {
+    // A self-signed client certificate serves as its own root here.
+    let bob = Identity::self_signed(&["bob"]).unwrap();
+    let eve = Identity::self_signed(&["eve"]).unwrap();
+    let (addr, trust) = authenticating_server(ClientAuth {
+        roots: vec![bob.cert_der().to_vec()],
+        ..ClientAuth::default()
+    })
+    .await;
+    let ok = upload_as(addr, &trust, Some(&bob)).await;
+    assert!(ok.ok(), "{:?}", ok.error);
+    let refused = upload_as(addr, &trust, Some(&eve)).await;
+    assert!(!refused.ok());
+    assert!(
+        error(&refused).to_lowercase().contains("certificate"),
+        "{:?}",
+        refused.error
+    );
 }
