@@ -11,8 +11,9 @@
 //!
 //! Timing: tokio's timers tick in milliseconds, so the relay sleeps on them
 //! only until about 2 ms before the next departure and then polls (yielding
-//! to the runtime between polls, napping for at most 100 us while the
-//! departure is further away) until it is due. It runs on one thread (a
+//! to the runtime between polls, which also reads arriving datagrams) until
+//! it is due (short sleeps instead cost more than their length in timer
+//! slack). It runs on one thread (a
 //! current-thread runtime) and uses up to one core while packets are in
 //! flight. A departure more than [`OVERLOAD_LAG`] late means the relay cannot
 //! keep up: the datagram is dropped and counted as `dropped_overload`,
@@ -40,9 +41,6 @@ pub const OVERLOAD_LAG: Duration = Duration::from_millis(25);
 /// How long before a departure the relay stops sleeping on tokio's
 /// millisecond timers and polls instead.
 const SPIN_AHEAD: Duration = Duration::from_millis(2);
-
-/// Longest nap while a departure is near.
-const NAP: Duration = Duration::from_micros(100);
 
 /// Largest datagram the relay carries (the largest UDP payload).
 const MAX_DATAGRAM: usize = 65_535;
@@ -484,15 +482,7 @@ impl Relay {
                 .min()
                 .map(|t| t.to_instant(epoch));
             let now = Instant::now();
-            if let Some(n) = next.filter(|&n| n <= now + SPIN_AHEAD) {
-                // Short naps rather than a hot spin: a sleeping thread is
-                // woken promptly by the scheduler on a busy machine, a
-                // spinning one waits for its turn. Datagrams arriving during a
-                // nap are stamped when it ends, at most `NAP` late.
-                let gap = n.saturating_duration_since(now);
-                if gap > NAP + NAP / 2 {
-                    std::thread::sleep((gap - NAP).min(NAP));
-                }
+            if next.is_some_and(|n| n <= now + SPIN_AHEAD) {
                 tokio::select! {
                     biased;
                     _ = &mut stop => break,
