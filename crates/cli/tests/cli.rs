@@ -491,3 +491,72 @@ fn a_server_with_client_authentication_lets_in_only_allowed_clients() {
     assert_input_error(&["send", &addr, "--pin", &pin, "--cert", c], "--key");
     assert_input_error(&["serve", "--client-ca", "/nonexistent/ca.pem"], "/nonexistent/ca.pem");
 }
+
+#[test]
+fn relay_help_explains_the_link_keys_and_units() {
+    let o = tputctl(&["relay", "--help"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    for needle in [
+        "--listen",
+        "--to",
+        "--forward",
+        "--reverse",
+        "--config",
+        "rate=RATE",
+        "delay=DUR",
+        "queue_bytes=SIZE",
+        "ber=P",
+        "cutoff.mode=drop|hold|pause",
+        "rate_schedule=AT:RATE",
+        "overload",
+        "Mbit/s",
+    ] {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
+}
+
+#[test]
+fn relay_rejects_a_bad_forward_link_in_one_line() {
+    for (list, named) in [
+        ("rate=10Mbit/s,delay=5ms,qeue_bytes=64KiB", "qeue_bytes"),
+        ("rate=10Mbits,delay=5ms", "10Mbits"),
+        ("rate=10Mbit/s,delay=5ms,loss=1.5", "1.5"),
+    ] {
+        let o = tputctl(&[
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:9",
+            "--forward",
+            list,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{list}");
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("tputctl: error: "), "{err}");
+        assert!(err.contains(named), "{list}: {err}");
+    }
+}
+
+#[test]
+fn relay_runs_for_its_time_and_prints_json() {
+    let o = tputctl(&[
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "127.0.0.1:9",
+        "--forward",
+        "rate=10Mbit/s,delay=5ms",
+        "--time",
+        "0.3",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["command"], "relay");
+    assert_eq!(v["stats"]["forward"]["rate_bps"], 10_000_000);
+    assert!(v["stats"]["elapsed_secs"].as_f64().unwrap() >= 0.3);
+}

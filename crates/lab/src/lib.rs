@@ -46,6 +46,7 @@ struct ReadmeDoctests;
 pub mod host;
 pub mod live;
 pub mod plot;
+pub mod relay;
 pub mod report;
 pub mod scenario;
 pub mod sweep;

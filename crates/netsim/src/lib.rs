@@ -93,6 +93,7 @@ mod error;
 mod host;
 mod link;
 mod metrics;
+pub mod model;
 mod oracle;
 mod queue;
 mod rng;
@@ -108,6 +109,7 @@ pub use link::{
     serialization_ns,
 };
 pub use metrics::{Counter, FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
+pub use model::{Frame, LinkDriver, LinkEvent, LinkModel, LinkOutput, LinkRunner, LinkTrace, Verdict};
 pub use oracle::OracleHandle;
 pub use rng::{Exponential, Pareto, Rng};
 pub use sim::Simulator;

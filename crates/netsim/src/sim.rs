@@ -1,19 +1,17 @@
 //! The event engine.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
 
 use crate::host::AnyHost;
-use crate::link::{CutMode, CutTiming, RandomLoss, RateStep, serialization_ns};
-use crate::metrics::{Counter, FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
+use crate::metrics::{FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
+use crate::model::{LinkDriver, LinkEvent, LinkModel, LinkTrace};
 use crate::oracle::OracleState;
 use crate::queue::{Ev, EventQueue};
 use crate::time::duration_to_nanos;
-use crate::{
-    Addr, Datagram, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, QueueLimit, Rng, SimTime, Topology,
-};
+use crate::{Addr, Datagram, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rng, SimTime, Topology};
 
 const NO_ROUTE: u32 = u32::MAX;
 /// Flow ids below this live in a vector; larger ones in a map.
@@ -74,74 +72,88 @@ const KINDS: [Kind; 9] = [
     Kind::OracleTick,
 ];
 
-#[derive(Clone, Copy, Debug)]
-struct Tx {
-    start: u64,
-    done: u64,
-    wire: u64,
-    flow: FlowId,
-    /// Random loss, decided when serialization starts, counted at `done`.
-    lost: bool,
-}
-
+/// A datagram on its way (its flow and wire bytes travel in the link's
+/// [`crate::model::Frame`]).
 #[derive(Debug)]
 struct Packet {
     src: Addr,
     dst: Addr,
-    flow: FlowId,
-    /// Wire bytes on the current link.
-    wire: u64,
     payload: Bytes,
 }
 
 struct LinkRt {
+    model: LinkModel<Packet>,
     to: NodeId,
-    rate: u64,
-    delay: u64,
-    overhead: u64,
-    limit_packets: u64,
-    limit_bytes: u64,
-    queue: VecDeque<Packet>,
-    /// The packet being serialized (its payload is already at the tail of
-    /// `prop` unless it is doomed by random loss). Completion is settled
-    /// lazily: at the next touch of the link at or after `done`.
-    tx: Option<Tx>,
-    /// Finish time of the last packet started (for back-to-back timing).
-    last_done: u64,
-    /// Generation of `kick` events; bumped when a cut aborts a packet.
-    tx_gen: u32,
-    /// A `Kick` event is queued for `tx.done`.
-    kick_armed: bool,
-    /// Serialization is timed from the start of a back-to-back run so that
-    /// per-packet rounding never accumulates.
-    anchor_valid: bool,
-    anchor_time: u64,
-    anchor_bits: u64,
-    /// Propagating packets with their arrival times; only the head has an
-    /// `Arrive` event queued (FIFO: every packet has the same delay).
-    prop: VecDeque<(u64, Packet)>,
-    cut: bool,
-    paused: bool,
-    cut_timing: Option<CutTiming>,
-    schedule: Vec<RateStep>,
-    loss: Option<RandomLoss>,
-    rng: Rng,
+    /// Oracles fed by this link's transmissions.
     oracles: Vec<u32>,
-    offered: Counter,
-    delivered: Counter,
-    dropped_queue: Counter,
-    dropped_cutoff: Counter,
-    dropped_random: Counter,
-    queued: Counter,
-    in_transmission: Counter,
-    in_flight: Counter,
-    busy_ns: u64,
 }
 
-impl LinkRt {
+/// Folds one event into the trace hash.
+#[inline]
+fn fold_trace(trace: &mut u64, time: u64, kind: TraceKind, id: u32, size: u64) {
+    let word = (kind as u64) << 56 | (id as u64) << 32 | (size & 0xFFFF_FFFF);
+    *trace = (*trace ^ time).wrapping_mul(FNV_PRIME);
+    *trace = (*trace ^ word).wrapping_mul(FNV_PRIME);
+}
+
+#[inline]
+fn push_ev(heap: &mut EventQueue, seq: &mut u64, time: u64, kind: Kind, id: u32, arg: u32) {
+    debug_assert!(arg < 1 << 24);
+    *seq += 1;
+    heap.push(Ev {
+        time,
+        seq: *seq,
+        id,
+        aux: arg << 8 | kind as u32,
+    });
+}
+
+/// The simulator as the driver of one link: link events go on the event
+/// queue, transmissions feed the link's oracles, counted events the trace.
+struct SimDriver<'a> {
+    heap: &'a mut EventQueue,
+    seq: &'a mut u64,
+    trace: &'a mut u64,
+    oracles: &'a mut [OracleState],
+    watched: &'a [u32],
+    li: u32,
+}
+
+impl LinkDriver for SimDriver<'_> {
     #[inline]
-    fn can_send(&self) -> bool {
-        !self.cut && !self.paused
+    fn schedule(&mut self, at: SimTime, event: LinkEvent) {
+        let (kind, arg) = match event {
+            LinkEvent::TxDone(g) => (Kind::Kick, g),
+            LinkEvent::Arrive => (Kind::Arrive, 0),
+            LinkEvent::CutStart => (Kind::CutStart, 0),
+            LinkEvent::CutEnd => (Kind::CutEnd, 0),
+            LinkEvent::PauseStart => (Kind::PauseStart, 0),
+            LinkEvent::RateChange(k) => (Kind::RateChange, k),
+        };
+        push_ev(self.heap, self.seq, at.as_nanos(), kind, self.li, arg);
+    }
+
+    #[inline]
+    fn transmitted(&mut self, done: SimTime, flow: FlowId, wire: u64) {
+        for &o in self.watched {
+            self.oracles[o as usize].on_packet(done.as_nanos(), flow, wire);
+        }
+    }
+
+    #[inline]
+    fn trace(&mut self, time: SimTime, what: LinkTrace, wire: u64) {
+        let kind = match what {
+            LinkTrace::Offer => TraceKind::Offer,
+            LinkTrace::DropQueue => TraceKind::DropQueue,
+            LinkTrace::DropCutoff => TraceKind::DropCut,
+            LinkTrace::DropRandom => TraceKind::DropRandom,
+        };
+        fold_trace(self.trace, time.as_nanos(), kind, self.li, wire);
+    }
+
+    #[inline]
+    fn watches_transmissions(&self) -> bool {
+        !self.watched.is_empty()
     }
 }
 
@@ -275,73 +287,32 @@ impl Simulator {
             trace: FNV_OFFSET,
         };
         for (i, (_, to, cfg)) in topology.links.into_iter().enumerate() {
-            let (limit_packets, limit_bytes) = match cfg.queue {
-                QueueLimit::Packets(p) => (p as u64, u64::MAX),
-                QueueLimit::Bytes(b) => (u64::MAX, b),
-            };
-            let cut_timing = cfg.cut_timing();
             sim.links.push(LinkRt {
+                model: LinkModel::new(&cfg, Rng::derive(seed, LINK_STREAM | i as u64)),
                 to,
-                rate: cfg.rate_bps,
-                delay: duration_to_nanos(cfg.delay),
-                overhead: cfg.overhead_bytes as u64,
-                limit_packets,
-                limit_bytes,
-                queue: VecDeque::new(),
-                tx: None,
-                last_done: 0,
-                tx_gen: 0,
-                kick_armed: false,
-                anchor_valid: false,
-                anchor_time: 0,
-                anchor_bits: 0,
-                prop: VecDeque::new(),
-                cut: false,
-                paused: false,
-                cut_timing,
-                schedule: cfg.rate_schedule.clone(),
-                loss: cfg.loss,
-                rng: Rng::derive(seed, LINK_STREAM | i as u64),
                 oracles: Vec::new(),
-                offered: Counter::default(),
-                delivered: Counter::default(),
-                dropped_queue: Counter::default(),
-                dropped_cutoff: Counter::default(),
-                dropped_random: Counter::default(),
-                queued: Counter::default(),
-                in_transmission: Counter::default(),
-                in_flight: Counter::default(),
-                busy_ns: 0,
             });
-            for (k, step) in cfg.rate_schedule.iter().enumerate() {
-                sim.push(step.at.as_nanos(), Kind::RateChange, i as u32, k as u32);
-            }
-            if let Some(ct) = cut_timing {
-                sim.init_cut(i, ct);
-            }
+            let (l, mut d) = sim.link_ctx(i);
+            l.start(&mut d);
         }
         sim
     }
 
-    /// Puts a link with a cut-off into its state at time zero.
-    fn init_cut(&mut self, li: usize, ct: CutTiming) {
-        // Position within the cycle that starts with a connected interval.
-        let pos = (ct.period - ct.phase) % ct.period;
-        let l = &mut self.links[li];
-        if pos >= ct.connected {
-            l.cut = true;
-            self.push(ct.period - pos, Kind::CutEnd, li as u32, 0);
-        } else {
-            let pause_at = ct.connected - ct.lead;
-            if ct.mode == CutMode::Pause {
-                if pos >= pause_at {
-                    l.paused = true;
-                } else {
-                    self.push(pause_at - pos, Kind::PauseStart, li as u32, 0);
-                }
-            }
-            self.push(ct.connected - pos, Kind::CutStart, li as u32, 0);
-        }
+    /// A link's model with the simulator as its driver.
+    #[inline]
+    fn link_ctx(&mut self, li: usize) -> (&mut LinkModel<Packet>, SimDriver<'_>) {
+        let LinkRt { model, oracles, .. } = &mut self.links[li];
+        (
+            model,
+            SimDriver {
+                heap: &mut self.heap,
+                seq: &mut self.seq,
+                trace: &mut self.trace,
+                oracles: &mut self.oracles,
+                watched: oracles,
+                li: li as u32,
+            },
+        )
     }
 
     /// The seed the run was built with.
@@ -379,26 +350,17 @@ impl Simulator {
 
     /// Packets that have crossed a link (sum of `delivered` over links).
     pub fn link_packets(&self) -> u64 {
-        self.links.iter().map(|l| l.delivered.packets).sum()
+        self.links.iter().map(|l| l.model.delivered().packets).sum()
     }
 
     #[inline]
     fn push(&mut self, time: u64, kind: Kind, id: u32, arg: u32) {
-        debug_assert!(arg < 1 << 24);
-        self.seq += 1;
-        self.heap.push(Ev {
-            time,
-            seq: self.seq,
-            id,
-            aux: arg << 8 | kind as u32,
-        });
+        push_ev(&mut self.heap, &mut self.seq, time, kind, id, arg);
     }
 
     #[inline]
     fn trace(&mut self, time: u64, kind: TraceKind, id: u32, size: u64) {
-        let word = (kind as u64) << 56 | (id as u64) << 32 | (size & 0xFFFF_FFFF);
-        self.trace = (self.trace ^ time).wrapping_mul(FNV_PRIME);
-        self.trace = (self.trace ^ word).wrapping_mul(FNV_PRIME);
+        fold_trace(&mut self.trace, time, kind, id, size);
     }
 
     // ----- hosts -------------------------------------------------------
@@ -517,27 +479,25 @@ impl Simulator {
         let pkt = Packet {
             src,
             dst: d.dst,
-            flow: d.flow,
-            wire: 0,
             payload: d.payload,
         };
-        self.enqueue(route as usize, pkt);
+        self.enqueue(route as usize, d.flow, pkt);
     }
 
-    fn arrive_at_node(&mut self, node: NodeId, pkt: Packet) {
+    fn arrive_at_node(&mut self, node: NodeId, flow: FlowId, pkt: Packet) {
         if pkt.dst.node == node {
-            self.deliver(pkt);
+            self.deliver(flow, pkt);
             return;
         }
         let route = self.routes[node.index() * self.n_nodes + pkt.dst.node.index()];
         if route == NO_ROUTE {
             self.unroutable += 1;
         } else {
-            self.enqueue(route as usize, pkt);
+            self.enqueue(route as usize, flow, pkt);
         }
     }
 
-    fn deliver(&mut self, pkt: Packet) {
+    fn deliver(&mut self, flow: FlowId, pkt: Packet) {
         let h = self.node_hosts[pkt.dst.node.index()]
             .iter()
             .find(|&&(p, _)| p == pkt.dst.port)
@@ -547,217 +507,43 @@ impl Simulator {
             return;
         };
         let len = pkt.payload.len() as u64;
-        self.flows.entry(pkt.flow).stats.delivered.add(len);
+        self.flows.entry(flow).stats.delivered.add(len);
         self.trace(self.now, TraceKind::Deliver, h as u32, len);
         let now = self.now();
-        self.hosts[h].host.on_datagram(now, pkt.src, pkt.flow, pkt.payload);
+        self.hosts[h].host.on_datagram(now, pkt.src, flow, pkt.payload);
         self.service(h);
     }
 
     // ----- links -------------------------------------------------------
 
-    fn enqueue(&mut self, li: usize, mut pkt: Packet) {
-        let now = self.now;
-        self.pump(li);
-        let l = &mut self.links[li];
-        let wire = pkt.payload.len() as u64 + l.overhead;
-        pkt.wire = wire;
-        l.offered.add(wire);
-        if l.cut && l.cut_timing.is_some_and(|c| c.mode == CutMode::Drop) {
-            l.dropped_cutoff.add(wire);
-            self.trace(now, TraceKind::DropCut, li as u32, wire);
-            return;
-        }
-        // After `pump`, an idle transmitter that may send has an empty queue:
-        // the packet goes straight through.
-        let idle = l.tx.is_none() && l.can_send();
-        if !idle && (l.queued.packets >= l.limit_packets || l.queued.bytes.saturating_add(wire) > l.limit_bytes) {
-            l.dropped_queue.add(wire);
-            self.trace(now, TraceKind::DropQueue, li as u32, wire);
-            return;
-        }
-        l.queued.add(wire);
-        l.queue.push_back(pkt);
-        self.trace(now, TraceKind::Offer, li as u32, wire);
-        self.pump(li);
+    #[inline]
+    fn enqueue(&mut self, li: usize, flow: FlowId, pkt: Packet) {
+        let now = self.now();
+        let len = pkt.payload.len() as u64;
+        let (l, mut d) = self.link_ctx(li);
+        l.offer(now, len, flow, pkt, &mut d);
     }
 
-    /// Settles a finished transmission, starts the next packet if the
-    /// transmitter may send, and makes sure a `Kick` is queued for the end
-    /// of the current transmission when something must happen then (a
-    /// waiting packet, or an oracle to feed). An idle access link therefore
-    /// costs one event per packet (its arrival), not two.
     #[inline]
     fn pump(&mut self, li: usize) {
-        self.settle(li);
-        let now = self.now;
-        let l = &mut self.links[li];
-        if l.tx.is_none()
-            && l.can_send()
-            && let Some(pkt) = l.queue.pop_front()
-        {
-            l.queued.sub(pkt.wire);
-            self.start_tx(li, pkt);
-        }
-        let l = &mut self.links[li];
-        if let Some(tx) = &l.tx
-            && !l.kick_armed
-            && (!l.queue.is_empty() || !l.oracles.is_empty())
-        {
-            l.kick_armed = true;
-            let (done, g) = (tx.done, l.tx_gen);
-            debug_assert!(done >= now);
-            self.push(done, Kind::Kick, li as u32, g);
-        }
-    }
-
-    /// Completes the transmission if its last bit has left by now.
-    #[inline]
-    fn settle(&mut self, li: usize) {
-        let l = &mut self.links[li];
-        let Some(tx) = l.tx else { return };
-        if tx.done > self.now {
-            return;
-        }
-        l.tx = None;
-        l.in_transmission.sub(tx.wire);
-        l.busy_ns += tx.done - tx.start;
-        if tx.lost {
-            l.dropped_random.add(tx.wire);
-            self.trace(tx.done, TraceKind::DropRandom, li as u32, tx.wire);
-        } else {
-            l.in_flight.add(tx.wire);
-            for &o in &l.oracles {
-                self.oracles[o as usize].on_packet(tx.done, tx.flow, tx.wire);
-            }
-        }
-    }
-
-    fn start_tx(&mut self, li: usize, pkt: Packet) {
-        let now = self.now;
-        let l = &mut self.links[li];
-        if !(l.anchor_valid && l.last_done == now) {
-            l.anchor_valid = true;
-            l.anchor_time = now;
-            l.anchor_bits = 0;
-        }
-        l.anchor_bits += pkt.wire * 8;
-        let done = l.anchor_time + serialization_ns(l.anchor_bits, l.rate);
-        l.last_done = done;
-        let lost = match l.loss {
-            None => false,
-            Some(RandomLoss::PacketLoss(p)) => l.rng.bernoulli(p),
-            Some(RandomLoss::BitErrorRate(ber)) => {
-                // 1 - (1 - ber)^(8n), computed without cancellation.
-                // Transcendental functions (`log1p`, `expm1`) come from the `libm` crate, not `std`:
-                // `std` calls the platform's C library, whose results may differ in the last
-                // bits between machines; `libm` gives bit-identical results on every target,
-                // so one scenario and seed give the same bytes on x86_64 and aarch64.
-                let p = -libm::expm1((8 * pkt.wire) as f64 * libm::log1p(-ber));
-                l.rng.bernoulli(p)
-            }
-        };
-        l.in_transmission.add(pkt.wire);
-        l.tx = Some(Tx {
-            start: now,
-            done,
-            wire: pkt.wire,
-            flow: pkt.flow,
-            lost,
-        });
-        if !lost {
-            let at = done + l.delay;
-            let was_empty = l.prop.is_empty();
-            l.prop.push_back((at, pkt));
-            if was_empty {
-                self.push(at, Kind::Arrive, li as u32, 0);
-            }
-        }
-    }
-
-    fn on_kick(&mut self, li: usize, gen_: u32) {
-        let l = &mut self.links[li];
-        if gen_ != l.tx_gen {
-            return; // the transmission it was armed for was aborted by a cut
-        }
-        l.kick_armed = false;
-        self.pump(li);
+        let now = self.now();
+        let (l, mut d) = self.link_ctx(li);
+        l.pump(now, &mut d);
     }
 
     fn on_arrive(&mut self, li: usize) {
-        let now = self.now;
-        // With zero delay the arriving packet may be the one just finishing.
-        self.settle(li);
-        let l = &mut self.links[li];
-        // An event whose packet was aborted by a cut finds another head.
-        match l.prop.front() {
-            Some(&(at, _)) if at == now => {}
-            _ => return,
-        }
-        let Some((_, pkt)) = l.prop.pop_front() else { return };
-        l.in_flight.sub(pkt.wire);
-        l.delivered.add(pkt.wire);
-        let to = l.to;
-        if let Some(&(next, _)) = l.prop.front() {
-            self.push(next, Kind::Arrive, li as u32, 0);
-        }
-        self.trace(now, TraceKind::Arrive, li as u32, pkt.wire);
-        self.arrive_at_node(to, pkt);
+        let now = self.now();
+        let (l, mut d) = self.link_ctx(li);
+        let Some(f) = l.on_arrive(now, &mut d) else { return };
+        let to = self.links[li].to;
+        self.trace(self.now, TraceKind::Arrive, li as u32, f.wire);
+        self.arrive_at_node(to, f.flow, f.item);
     }
 
-    fn on_cut_start(&mut self, li: usize) {
-        let now = self.now;
-        // A packet whose last bit leaves exactly at the cut completes.
-        self.settle(li);
-        let l = &mut self.links[li];
-        let Some(ct) = l.cut_timing else { return };
-        l.cut = true;
-        l.paused = false;
-        if let Some(tx) = l.tx.take() {
-            // The wire goes dark mid-frame: the frame is lost in every mode.
-            l.in_transmission.sub(tx.wire);
-            l.busy_ns += now - tx.start;
-            l.tx_gen = (l.tx_gen + 1) & 0xFF_FFFF;
-            l.kick_armed = false;
-            l.anchor_valid = false;
-            if !tx.lost {
-                // Its payload is the newest in `prop`; an `Arrive` event
-                // queued for it will find a different head and do nothing.
-                l.prop.pop_back();
-            }
-            l.dropped_cutoff.add(tx.wire);
-            self.trace(now, TraceKind::DropCut, li as u32, tx.wire);
-        }
-        self.push(now + (ct.period - ct.connected), Kind::CutEnd, li as u32, 0);
-    }
-
-    fn on_cut_end(&mut self, li: usize) {
+    fn on_rate_change(&mut self, li: usize, step: u32) {
         let now = self.now;
         let l = &mut self.links[li];
-        let Some(ct) = l.cut_timing else { return };
-        l.cut = false;
-        l.anchor_valid = false;
-        let next_cut = now + ct.connected;
-        if ct.mode == CutMode::Pause {
-            if ct.lead >= ct.connected {
-                l.paused = true;
-            } else {
-                l.paused = false;
-                self.push(next_cut - ct.lead, Kind::PauseStart, li as u32, 0);
-            }
-        }
-        self.push(next_cut, Kind::CutStart, li as u32, 0);
-        self.pump(li);
-    }
-
-    fn on_rate_change(&mut self, li: usize, step: usize) {
-        let now = self.now;
-        let l = &mut self.links[li];
-        let rate = l.schedule[step].rate_bps;
-        l.rate = rate;
-        // The packet on the wire keeps its finish time; the next starts a
-        // fresh anchor at the new rate.
-        l.anchor_valid = false;
+        let rate = l.model.on_rate_change(step);
         for &o in &l.oracles {
             self.oracles[o as usize].set_capacity(rate, now);
         }
@@ -768,13 +554,25 @@ impl Simulator {
     fn dispatch(&mut self, ev: Ev) {
         let id = ev.id as usize;
         match ev.kind() {
-            Kind::Kick => self.on_kick(id, ev.arg()),
+            Kind::Kick => {
+                let now = self.now();
+                let (l, mut d) = self.link_ctx(id);
+                l.on_tx_done(now, ev.arg(), &mut d);
+            }
             Kind::Arrive => self.on_arrive(id),
             Kind::Timer => self.on_timer(id),
-            Kind::CutStart => self.on_cut_start(id),
-            Kind::CutEnd => self.on_cut_end(id),
-            Kind::PauseStart => self.links[id].paused = true,
-            Kind::RateChange => self.on_rate_change(id, ev.arg() as usize),
+            Kind::CutStart => {
+                let now = self.now();
+                let (l, mut d) = self.link_ctx(id);
+                l.on_cut_start(now, &mut d);
+            }
+            Kind::CutEnd => {
+                let now = self.now();
+                let (l, mut d) = self.link_ctx(id);
+                l.on_cut_end(now, &mut d);
+            }
+            Kind::PauseStart => self.links[id].model.on_pause_start(),
+            Kind::RateChange => self.on_rate_change(id, ev.arg()),
             Kind::Sample => {
                 if ev.arg() == self.sample_gen {
                     self.take_samples();
@@ -846,7 +644,7 @@ impl Simulator {
 
     /// The current rate of `link` in bits per second.
     pub fn link_rate(&self, link: LinkId) -> Option<u64> {
-        self.links.get(link.index()).map(|l| l.rate)
+        self.links.get(link.index()).map(|l| l.model.rate_bps())
     }
 
     /// A snapshot of `link`'s counters (default values for an unknown link).
@@ -854,39 +652,9 @@ impl Simulator {
         let Some(l) = self.links.get(link.index()) else {
             return LinkStats::default();
         };
-        // Settle a finished transmission on the copy (completion is lazy).
-        let mut busy = l.busy_ns;
-        let (mut in_tx, mut in_flight, mut dropped_random) = (l.in_transmission, l.in_flight, l.dropped_random);
-        if let Some(tx) = l.tx {
-            if tx.done <= self.now {
-                busy += tx.done - tx.start;
-                in_tx.sub(tx.wire);
-                if tx.lost {
-                    dropped_random.add(tx.wire);
-                } else {
-                    in_flight.add(tx.wire);
-                }
-            } else {
-                busy += self.now - tx.start;
-            }
-        }
         LinkStats {
             link,
-            offered: l.offered,
-            delivered: l.delivered,
-            dropped_queue: l.dropped_queue,
-            dropped_cutoff: l.dropped_cutoff,
-            dropped_random,
-            queued: l.queued,
-            in_transmission: in_tx,
-            in_flight,
-            busy_ns: busy,
-            elapsed_ns: self.now,
-            utilisation: if self.now == 0 {
-                0.0
-            } else {
-                busy as f64 / self.now as f64
-            },
+            ..l.model.stats(self.now())
         }
     }
 
@@ -923,7 +691,7 @@ impl Simulator {
     fn take_samples(&mut self) {
         let now = self.now;
         for &link in &self.watched {
-            let q = self.links[link.index()].queued;
+            let q = self.links[link.index()].model.queued();
             self.queue_samples.push(QueueSample {
                 time_ns: now,
                 link,
@@ -988,7 +756,7 @@ impl Simulator {
                 value: window,
             });
         }
-        let rate = self.links[link.index()].rate;
+        let rate = self.links[link.index()].model.rate_bps();
         let (state, handle) = OracleState::new(link, own_flows, w, self.now, rate);
         let idx = self.oracles.len() as u32;
         let first_tick = self.now + state.bucket_ns();

@@ -1,0 +1,618 @@
+//! A live UDP relay through simulated links: datagrams from clients go
+//! through a forward [`LinkRunner`] to the server, the server's replies
+//! through a reverse one back to the client they answer. The links are the
+//! simulator's own ([`tput_netsim::LinkModel`]), configured with the link
+//! table of scenario files ([`LinkSpec`]) and driven by a wall clock: link
+//! time `t` is the instant `epoch + t`, and every departure is sent at its
+//! absolute deadline, so timer slack never accumulates.
+//!
+//! The relay is protocol-agnostic. Each client address gets its own
+//! upstream socket, so the server's replies map back to the client.
+//!
+//! Timing: tokio's timers tick in milliseconds, so the relay sleeps on them
+//! only until about 2 ms before the next departure and then polls (yielding
+//! to the runtime between polls, which also reads arriving datagrams) until
+//! it is due (short sleeps instead cost more than their length in timer
+//! slack). It runs on one thread (a
+//! current-thread runtime) and uses up to one core while packets are in
+//! flight. A departure more than [`OVERLOAD_LAG`] late means the relay cannot
+//! keep up: the datagram is dropped and counted as `dropped_overload`,
+//! separately from the link's own drops, as are datagrams the operating
+//! system refuses to send.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, SimTime, Verdict};
+
+use crate::Error;
+use crate::scenario::{LinkSpec, link_config};
+
+/// A departure later than this past its deadline is dropped as overload.
+pub const OVERLOAD_LAG: Duration = Duration::from_millis(25);
+
+/// How long before a departure the relay stops sleeping on tokio's
+/// millisecond timers and polls instead.
+const SPIN_AHEAD: Duration = Duration::from_millis(2);
+
+/// Largest datagram the relay carries (the largest UDP payload).
+const MAX_DATAGRAM: usize = 65_535;
+
+/// The keys of a link list, with the kind of value each takes.
+const KEYS: &[(&str, Kind)] = &[
+    ("rate", Kind::Text),
+    ("delay", Kind::Text),
+    ("queue_packets", Kind::Int),
+    ("queue_bytes", Kind::Text),
+    ("overhead_bytes", Kind::Int),
+    ("loss", Kind::Float),
+    ("ber", Kind::Float),
+    ("cutoff.period", Kind::Text),
+    ("cutoff.connected", Kind::Float),
+    ("cutoff.phase", Kind::Text),
+    ("cutoff.mode", Kind::Text),
+    ("cutoff.pause_lead", Kind::Text),
+    ("rate_schedule", Kind::Schedule),
+];
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Int,
+    Float,
+    Schedule,
+}
+
+/// Parses a link given as `key=value` pairs separated by commas, with the
+/// keys of a scenario's link table: `rate`, `delay`, `queue_packets` or
+/// `queue_bytes`, `overhead_bytes`, `loss` or `ber`, `cutoff.period`,
+/// `cutoff.connected`, `cutoff.mode`, `cutoff.phase`, `cutoff.pause_lead`,
+/// and `rate_schedule=AT:RATE;AT:RATE...`. Example:
+/// `rate=36.864Mbit/s,delay=50ms,queue_bytes=64KiB,ber=1e-8`. `what` names
+/// the list in errors (`--forward`), which are one line naming the bad key
+/// or value.
+pub fn parse_link_list(text: &str, what: &str) -> Result<LinkSpec, Error> {
+    let bad = |m: String| Error::Invalid(format!("{what}: {m}"));
+    let mut table = toml::Table::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some((key, value)) = item.split_once('=') else {
+            return Err(bad(format!("`{item}` is not key=value")));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        let Some(&(_, kind)) = KEYS.iter().find(|(k, _)| *k == key) else {
+            let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+            return Err(bad(format!(
+                "unknown key `{key}` (expected one of {})",
+                keys.join(", ")
+            )));
+        };
+        let v = match kind {
+            Kind::Text => toml::Value::String(value.to_string()),
+            Kind::Int => toml::Value::Integer(
+                value
+                    .parse()
+                    .map_err(|_| bad(format!("`{key}`: `{value}` is not a whole number")))?,
+            ),
+            Kind::Float => toml::Value::Float(
+                value
+                    .parse()
+                    .map_err(|_| bad(format!("`{key}`: `{value}` is not a number")))?,
+            ),
+            Kind::Schedule => {
+                let mut steps = Vec::new();
+                for step in value.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                    let Some((at, rate)) = step.split_once(':') else {
+                        return Err(bad(format!("`{key}`: `{step}` is not AT:RATE")));
+                    };
+                    let mut t = toml::Table::new();
+                    t.insert("at".into(), toml::Value::String(at.trim().into()));
+                    t.insert("rate".into(), toml::Value::String(rate.trim().into()));
+                    steps.push(toml::Value::Table(t));
+                }
+                toml::Value::Array(steps)
+            }
+        };
+        let slot = match key.split_once('.') {
+            Some((outer, inner)) => {
+                let sub = table
+                    .entry(outer)
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                let toml::Value::Table(sub) = sub else {
+                    return Err(bad(format!("`{outer}` given twice")));
+                };
+                sub.entry(inner)
+            }
+            None => table.entry(key),
+        };
+        if let toml::map::Entry::Occupied(_) = slot {
+            return Err(bad(format!("`{key}` given twice")));
+        }
+        slot.or_insert(v);
+    }
+    let spec: LinkSpec = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| bad(e.message().replace('\n', " ").trim().to_string()))?;
+    link_config(&spec, what)?;
+    Ok(spec)
+}
+
+/// A relay configuration file: `[forward]` and (optionally) `[reverse]`
+/// link tables, with the keys of a scenario's link table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelayLinks {
+    /// Clients to the server.
+    pub forward: LinkSpec,
+    /// The server to its clients; default: the forward link without its
+    /// impairments (cut-off, rate schedule, loss), as a scenario's chain.
+    #[serde(default)]
+    pub reverse: Option<LinkSpec>,
+}
+
+impl RelayLinks {
+    /// Reads a TOML file; the error is one line naming the file and line.
+    pub fn from_toml_file(path: &std::path::Path) -> Result<Self, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
+        let links: RelayLinks = toml::from_str(&text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let msg = e.message().replace('\n', " ").trim().to_string();
+            match line {
+                Some(l) => Error::Invalid(format!("{}:{l}: {msg}", path.display())),
+                None => Error::Invalid(format!("{}: {msg}", path.display())),
+            }
+        })?;
+        links.configs()?;
+        Ok(links)
+    }
+
+    /// The two links' simulator configurations (forward, reverse).
+    pub fn configs(&self) -> Result<(LinkConfig, LinkConfig), Error> {
+        let forward = link_config(&self.forward, "forward")?;
+        let reverse = match &self.reverse {
+            Some(r) => link_config(r, "reverse")?,
+            None => forward.without_impairments(),
+        };
+        Ok((forward, reverse))
+    }
+}
+
+/// What the relay needs to run.
+#[derive(Debug, Clone)]
+pub struct RelayConfig {
+    /// Where clients send (the relay's own address).
+    pub listen: SocketAddr,
+    /// The server.
+    pub to: SocketAddr,
+    /// Clients to the server.
+    pub forward: LinkConfig,
+    /// The server to its clients.
+    pub reverse: LinkConfig,
+    /// Seed of the links' random losses.
+    pub seed: u64,
+}
+
+/// One direction's counters. Bytes are wire bytes (payload plus the link's
+/// overhead). `offered` = `delivered` + the four drops + what is still in
+/// the link.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DirectionStats {
+    /// Datagrams handed to the link.
+    pub offered: Counter,
+    /// Datagrams that left the link and were sent on.
+    pub delivered: Counter,
+    /// Arrivals that found the DropTail queue full.
+    pub dropped_queue: Counter,
+    /// Lost to a cut-off.
+    pub dropped_cutoff: Counter,
+    /// Lost to random loss.
+    pub dropped_random: Counter,
+    /// Dropped because the relay could not keep up (a departure more than
+    /// [`OVERLOAD_LAG`] late, or the operating system refused to send).
+    pub dropped_overload: Counter,
+    /// The most packets and the most bytes the queue has held.
+    pub queue_high_water: Counter,
+    /// The link's rate now, in bits per second.
+    pub rate_bps: u64,
+    /// How late departures left, in microseconds: the 50th, 99th
+    /// percentile and the maximum.
+    pub late_p50_us: f64,
+    /// 99th percentile.
+    pub late_p99_us: f64,
+    /// Maximum.
+    pub late_max_us: f64,
+}
+
+/// The relay's counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RelayStats {
+    /// Seconds since the relay started.
+    pub elapsed_secs: f64,
+    /// Client addresses seen.
+    pub clients: usize,
+    /// Clients to the server.
+    pub forward: DirectionStats,
+    /// The server to its clients.
+    pub reverse: DirectionStats,
+}
+
+/// Lateness of departures in microsecond buckets (the last one holds
+/// everything later).
+#[derive(Debug, Clone)]
+struct Lateness {
+    buckets: Vec<u64>,
+    count: u64,
+    max_ns: u64,
+}
+
+impl Lateness {
+    fn new() -> Self {
+        Lateness {
+            buckets: vec![0; 20_001],
+            count: 0,
+            max_ns: 0,
+        }
+    }
+
+    fn record(&mut self, ns: u64) {
+        let i = ((ns / 1000) as usize).min(self.buckets.len() - 1);
+        self.buckets[i] += 1;
+        self.count += 1;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// The upper edge of the bucket holding quantile `q`, in microseconds.
+    fn quantile_us(&self, q: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0;
+        for (i, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return ((i + 1) as f64).min(self.max_ns as f64 / 1000.0);
+            }
+        }
+        self.max_ns as f64 / 1000.0
+    }
+}
+
+/// One direction: its link and what the relay saw.
+struct Direction {
+    link: LinkRunner<(SocketAddr, Bytes)>,
+    overload: Counter,
+    late: Lateness,
+}
+
+impl Direction {
+    fn stats(&self, now: SimTime) -> DirectionStats {
+        let s = self.link.stats(now);
+        DirectionStats {
+            offered: s.offered,
+            delivered: Counter {
+                packets: s.delivered.packets - self.overload.packets,
+                bytes: s.delivered.bytes - self.overload.bytes,
+            },
+            dropped_queue: s.dropped_queue,
+            dropped_cutoff: s.dropped_cutoff,
+            dropped_random: s.dropped_random,
+            dropped_overload: self.overload,
+            queue_high_water: self.link.model().queue_high_water(),
+            rate_bps: self.link.model().rate_bps(),
+            late_p50_us: self.late.quantile_us(0.5),
+            late_p99_us: self.late.quantile_us(0.99),
+            late_max_us: self.late.max_ns as f64 / 1000.0,
+        }
+    }
+}
+
+/// A datagram read by a receiving task, stamped when it was read.
+struct Inbound {
+    /// `true`: from a client (its address in `peer`); `false`: from the
+    /// server, for the client `peer`.
+    from_client: bool,
+    peer: SocketAddr,
+    payload: Bytes,
+    at: Instant,
+}
+
+/// A bound relay, ready to run.
+pub struct Relay {
+    cfg: RelayConfig,
+    listen: Arc<UdpSocket>,
+}
+
+impl Relay {
+    /// Binds the listening socket; the links are validated here.
+    pub async fn bind(cfg: RelayConfig) -> Result<Relay, Error> {
+        cfg.forward
+            .validate()
+            .map_err(|e| Error::Invalid(format!("forward: {e}")))?;
+        cfg.reverse
+            .validate()
+            .map_err(|e| Error::Invalid(format!("reverse: {e}")))?;
+        let listen = bind_udp(cfg.listen).map_err(|e| Error::Run(format!("cannot bind {}: {e}", cfg.listen)))?;
+        Ok(Relay {
+            cfg,
+            listen: Arc::new(listen),
+        })
+    }
+
+    /// The address clients send to.
+    pub fn local_addr(&self) -> Result<SocketAddr, Error> {
+        self.listen.local_addr().map_err(|e| Error::Run(e.to_string()))
+    }
+
+    /// Relays until `stop` completes, calling `report` every `interval`
+    /// (none if zero) and on every cut-off and rate step (with the
+    /// message it logs); returns the final counters. Run it on a
+    /// current-thread runtime: the receiving tasks it spawns share the
+    /// thread.
+    pub async fn run(
+        self,
+        stop: impl Future<Output = ()>,
+        interval: Duration,
+        mut report: impl FnMut(&RelayStats),
+    ) -> Result<RelayStats, Error> {
+        let Relay { cfg, listen } = self;
+        let mut fwd = Direction {
+            link: LinkRunner::new(&cfg.forward, cfg.seed).map_err(|e| Error::Invalid(format!("forward: {e}")))?,
+            overload: Counter::default(),
+            late: Lateness::new(),
+        };
+        let mut rev = Direction {
+            link: LinkRunner::new(&cfg.reverse, cfg.seed ^ 0x0052_4556_4552_5345)
+                .map_err(|e| Error::Invalid(format!("reverse: {e}")))?,
+            overload: Counter::default(),
+            late: Lateness::new(),
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel::<Inbound>();
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(receive(listen.clone(), None, tx.clone())));
+        let mut upstream: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
+        let unspecified: IpAddr = match cfg.to {
+            SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+            SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+        };
+        let epoch = Instant::now();
+        let sim = |t: Instant| SimTime::from_nanos(t.saturating_duration_since(epoch).as_nanos() as u64);
+        let mut next_report = (!interval.is_zero()).then(|| epoch + interval);
+        let snapshot = |fwd: &Direction, rev: &Direction, clients: usize| {
+            let now = Instant::now();
+            RelayStats {
+                elapsed_secs: now.duration_since(epoch).as_secs_f64(),
+                clients,
+                forward: fwd.stats(sim(now)),
+                reverse: rev.stats(sim(now)),
+            }
+        };
+        let mut stop = std::pin::pin!(stop);
+        let mut rx_open = true;
+        let mut first: Option<Inbound> = None;
+        loop {
+            // Take in everything that has arrived.
+            while let Some(m) = first.take().or_else(|| rx.try_recv().ok()) {
+                let t = sim(m.at);
+                if m.from_client {
+                    if let std::collections::hash_map::Entry::Vacant(slot) = upstream.entry(m.peer) {
+                        let sock = bind_udp(SocketAddr::new(unspecified, 0))
+                            .map_err(|e| Error::Run(format!("cannot bind an upstream socket: {e}")))?;
+                        sock.connect(cfg.to)
+                            .await
+                            .map_err(|e| Error::Run(format!("cannot reach {}: {e}", cfg.to)))?;
+                        let sock = Arc::new(sock);
+                        tracing::info!(client = %m.peer, "relay: new client");
+                        tasks.push(tokio::spawn(receive(sock.clone(), Some(m.peer), tx.clone())));
+                        slot.insert(sock);
+                    }
+                    let len = m.payload.len() as u64;
+                    let v = fwd.link.offer(t, len, (m.peer, m.payload));
+                    if v != Verdict::Accepted {
+                        tracing::trace!(?v, "relay: forward drop");
+                    }
+                } else {
+                    let len = m.payload.len() as u64;
+                    rev.link.offer(t, len, (m.peer, m.payload));
+                }
+            }
+            // Send everything that is due.
+            let now = Instant::now();
+            let st = sim(now);
+            for (dir, name) in [(&mut fwd, "forward"), (&mut rev, "reverse")] {
+                while let Some(out) = dir.link.poll(st) {
+                    match out {
+                        LinkOutput::Deliver { at, frame } => {
+                            let late = st.as_nanos().saturating_sub(at.as_nanos());
+                            let (client, payload) = frame.item;
+                            if late > OVERLOAD_LAG.as_nanos() as u64 {
+                                count(&mut dir.overload, frame.wire);
+                                continue;
+                            }
+                            let sent = if name == "forward" {
+                                match upstream.get(&client) {
+                                    Some(s) => s.try_send(&payload).is_ok(),
+                                    None => false,
+                                }
+                            } else {
+                                listen.try_send_to(&payload, client).is_ok()
+                            };
+                            if sent {
+                                dir.late.record(late);
+                            } else {
+                                count(&mut dir.overload, frame.wire);
+                            }
+                        }
+                        LinkOutput::CutStart { at } => {
+                            tracing::info!("relay: {name} cut-off starts at {:.6} s", at.as_secs_f64());
+                        }
+                        LinkOutput::CutEnd { at } => {
+                            tracing::info!("relay: {name} cut-off ends at {:.6} s", at.as_secs_f64());
+                        }
+                        LinkOutput::RateChange { at, rate_bps } => {
+                            tracing::info!(
+                                "relay: {name} rate steps to {rate_bps} bit/s at {:.6} s",
+                                at.as_secs_f64()
+                            );
+                        }
+                    }
+                }
+            }
+            if let Some(r) = next_report
+                && now >= r
+            {
+                report(&snapshot(&fwd, &rev, upstream.len()));
+                let mut n = r + interval;
+                while n <= now {
+                    n += interval;
+                }
+                next_report = Some(n);
+            }
+            // Wait for the next thing to do.
+            let next = [fwd.link.next_event(), rev.link.next_event()]
+                .into_iter()
+                .flatten()
+                .min()
+                .map(|t| t.to_instant(epoch));
+            let now = Instant::now();
+            if next.is_some_and(|n| n <= now + SPIN_AHEAD) {
+                tokio::select! {
+                    biased;
+                    _ = &mut stop => break,
+                    _ = tokio::task::yield_now() => {}
+                }
+                continue;
+            }
+            let wake = [next.map(|n| n - SPIN_AHEAD), next_report]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(now + Duration::from_secs(3600));
+            tokio::select! {
+                biased;
+                _ = &mut stop => break,
+                m = rx.recv(), if rx_open => match m {
+                    Some(m) => first = Some(m),
+                    None => rx_open = false,
+                },
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+        for t in tasks {
+            t.abort();
+        }
+        Ok(snapshot(&fwd, &rev, upstream.len()))
+    }
+}
+
+/// Socket buffers: room for bursts that arrive while the relay is busy.
+const SOCKET_BUFFER: usize = 8 << 20;
+
+/// A non-blocking UDP socket with large buffers (the operating system may
+/// grant less), registered with the runtime.
+fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
+    let _ = s.set_send_buffer_size(SOCKET_BUFFER);
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    UdpSocket::from_std(s.into())
+}
+
+fn count(c: &mut Counter, bytes: u64) {
+    c.packets += 1;
+    c.bytes += bytes;
+}
+
+/// Reads datagrams from `sock` and hands them to the relay loop, stamped
+/// with the time they were read. `client` is `None` for the listening
+/// socket (datagrams from clients) and the client an upstream socket serves.
+async fn receive(sock: Arc<UdpSocket>, client: Option<SocketAddr>, tx: mpsc::UnboundedSender<Inbound>) {
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    loop {
+        let (n, from) = match sock.recv_from(&mut buf).await {
+            Ok(r) => r,
+            // ICMP errors (the server not listening yet, say) surface on
+            // connected sockets; keep reading.
+            Err(e) => {
+                tracing::debug!("relay: receive error: {e}");
+                continue;
+            }
+        };
+        let m = Inbound {
+            from_client: client.is_none(),
+            peer: client.unwrap_or(from),
+            payload: Bytes::copy_from_slice(&buf[..n]),
+            at: Instant::now(),
+        };
+        if tx.send(m).is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_lists_parse_like_link_tables() {
+        let s = parse_link_list(
+            "rate=36.864Mbit/s, delay=50ms,queue_bytes=64KiB,ber=1e-8,\
+             cutoff.period=10ms,cutoff.connected=0.5,cutoff.mode=drop,rate_schedule=1s:10Mbit/s;2s:20Mbit/s",
+            "--forward",
+        )
+        .unwrap();
+        assert_eq!(s.rate.bits_per_sec(), 36_864_000);
+        assert_eq!(s.delay, Duration::from_millis(50));
+        assert_eq!(s.queue_bytes, Some(64 * 1024));
+        assert_eq!(s.ber, Some(1e-8));
+        assert_eq!(s.rate_schedule.len(), 2);
+        assert_eq!(s.rate_schedule[1].rate.bits_per_sec(), 20_000_000);
+        let c = s.cutoff.unwrap();
+        assert_eq!(c.period, Duration::from_millis(10));
+        assert_eq!(c.connected, 0.5);
+    }
+
+    #[test]
+    fn bad_link_lists_name_the_key_or_value() {
+        let e = |s: &str| parse_link_list(s, "--forward").unwrap_err().to_string();
+        assert!(e("rate=1Mbit/s,delay=1ms,qeue=3").contains("unknown key `qeue`"));
+        assert!(
+            e("rate=10Mbits,delay=1ms").contains("10Mbits"),
+            "{}",
+            e("rate=10Mbits,delay=1ms")
+        );
+        assert!(e("rate=1Mbit/s,delay=1ms,loss=x").contains("`loss`: `x` is not a number"));
+        assert!(
+            e("rate=1Mbit/s,delay=1ms,loss=2").contains("probability"),
+            "{}",
+            e("rate=1Mbit/s,delay=1ms,loss=2")
+        );
+        assert!(e("rate=1Mbit/s").contains("delay"));
+        assert!(e("rate=1Mbit/s,rate=2Mbit/s,delay=1ms").contains("`rate` given twice"));
+        assert!(e("rate").contains("not key=value"));
+        for msg in [e("rate=1Mbit/s,delay=1ms,qeue=3"), e("rate=10Mbits,delay=1ms")] {
+            assert!(msg.starts_with("--forward: ") && !msg.contains('\n'), "{msg}");
+        }
+    }
+
+    #[test]
+    fn lateness_quantiles() {
+        let mut l = Lateness::new();
+        for i in 0..100 {
+            l.record(i * 1000 + 500);
+        }
+        assert_eq!(l.quantile_us(0.5), 50.0);
+        assert_eq!(l.quantile_us(0.99), 99.0);
+        assert_eq!(l.max_ns, 99_500);
+    }
+}
