@@ -11,6 +11,15 @@ use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats, parse_link_lis
 use tput_lab::scenario::{self, FlowGroup, Scenario, TopologySpec};
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
 
+/// The tests in this file measure timing on live sockets: they take turns,
+/// so that one test's transfer does not steal the CPU another is timing
+/// (the suite runs tests of one binary in parallel on a 2-core machine).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -114,6 +123,7 @@ fn assert_verified(o: &TransferOutcome, bytes: u64) {
 
 #[test]
 fn transfer_through_one_percent_loss() {
+    let _turn = turn();
     let (server, id) = start_server();
     let relay = start_relay(server, "rate=100Mbit/s,delay=5ms,loss=0.01", None);
     let o = transfer(
@@ -134,6 +144,7 @@ fn transfer_through_one_percent_loss() {
 
 #[test]
 fn transfer_through_a_drop_cutoff() {
+    let _turn = turn();
     let (server, id) = start_server();
     let relay = start_relay(
         server,
@@ -153,6 +164,7 @@ fn transfer_through_a_drop_cutoff() {
 
 #[test]
 fn transfer_through_a_rate_step() {
+    let _turn = turn();
     let (server, id) = start_server();
     // 10 Mbit/s for the first 300 ms, then 100 Mbit/s.
     let relay = start_relay(
@@ -174,6 +186,7 @@ fn transfer_through_a_rate_step() {
 
 #[test]
 fn transfer_through_100ms_delay() {
+    let _turn = turn();
     let (server, id) = start_server();
     let relay = start_relay(server, "rate=100Mbit/s,delay=100ms", None);
     let o = transfer(
@@ -228,7 +241,13 @@ fn blast(relay: SocketAddr, sink: UdpSocket, size: usize, pps: f64, count: u64) 
 /// `relay_accuracy` example measures the real figures.
 #[test]
 fn rate_and_delay_accuracy() {
-    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let _turn = turn();
+    // A large receive buffer: a busy machine may leave the reading thread
+    // unscheduled for milliseconds while 3000 datagrams/s arrive.
+    let sink = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None).unwrap();
+    sink.set_recv_buffer_size(16 << 20).unwrap();
+    sink.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
+    let sink: UdpSocket = sink.into();
     let to = sink.local_addr().unwrap();
     let relay = start_relay(to, "rate=36.864Mbit/s,delay=20ms,queue_packets=10000", None);
     // Delay: paced at half the rate, no queueing; 1200 + 28 wire bytes take
@@ -267,6 +286,7 @@ fn rate_and_delay_accuracy() {
 
 #[test]
 fn live_and_simulated_goodput_agree() {
+    let _turn = turn();
     let link = "rate=36.864Mbit/s,delay=50ms,queue_packets=400";
     let secs = 4;
     let spec = parse_link_list(link, "link").unwrap();
