@@ -13,6 +13,8 @@
 //! - [`live`]: live transfers rendered: the end-of-run summary, the `--json`
 //!   document and the text lines of `tputctl send`.
 //! - [`plot`]: the SVG charts.
+//! - [`fuzz`]: the fuzz harnesses (parsers, decoders, a server node) that
+//!   `fuzz/` runs under libFuzzer and the test suite replays over the corpus.
 //! - [`sweep`]: running many independent points on all cores, in a fixed
 //!   output order.
 //!
@@ -43,6 +45,7 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+pub mod fuzz;
 pub mod host;
 pub mod live;
 pub mod plot;

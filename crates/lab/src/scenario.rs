@@ -685,7 +685,8 @@ impl AggregateResult {
     }
 }
 
-pub(crate) fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
+/// The simulator's link for `l`, validated; errors name `what`.
+pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
     let bad = |why: String| Error::Invalid(format!("{what}: {why}"));
     let mut c = LinkConfig::new(l.rate.bits_per_sec(), l.delay);
     c = c.with_queue(match (l.queue_packets, l.queue_bytes) {
