@@ -7,7 +7,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// RTT statistics as seen when an acknowledgement is processed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +72,7 @@ pub struct Congestion {
 }
 
 /// Which phase of its state machine a controller is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Exponential growth (RFC 9002 §7.3.1).
@@ -86,7 +86,7 @@ pub enum Phase {
 }
 
 /// Algorithm-specific internal state, for traces and plots.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "algorithm", rename_all = "snake_case")]
 pub enum AlgorithmState {
     /// NewReno has nothing beyond cwnd and ssthresh.
@@ -141,7 +141,7 @@ pub enum AlgorithmState {
 }
 
 /// A snapshot of a controller's internal state.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The congestion window in bytes; always equal to [`CongestionController::window`].
     pub cwnd_bytes: u64,

@@ -49,7 +49,6 @@ pub struct IntervalStats {
     /// Congestion events (window reductions signalled) during the interval.
     pub congestion_events: u64,
     /// The sending controller's state at the end of the interval.
-    #[serde(deserialize_with = "wire::snapshot")]
     pub controller: Option<Snapshot>,
 }
 
@@ -59,72 +58,6 @@ impl IntervalStats {
         self.bytes = bytes;
         let secs = self.end_secs - self.start_secs;
         self.goodput_bps = if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 };
-    }
-}
-
-/// Reading [`Snapshot`]s back from JSON (`tput_cc` only serializes them):
-/// serde's remote derive, which fails to compile if `tput_cc`'s types change.
-mod wire {
-    use serde::{Deserialize, Deserializer};
-    use tput_cc::{AlgorithmState, Phase, Snapshot};
-
-    #[derive(Deserialize)]
-    #[serde(remote = "Phase", rename_all = "snake_case")]
-    enum PhaseDef {
-        SlowStart,
-        CongestionAvoidance,
-        Recovery,
-        Fixed,
-    }
-
-    #[derive(Deserialize)]
-    #[serde(remote = "AlgorithmState", tag = "algorithm", rename_all = "snake_case")]
-    enum AlgorithmStateDef {
-        NewReno,
-        Cubic {
-            w_max_bytes: f64,
-            k_secs: f64,
-            w_est_bytes: f64,
-        },
-        Vegas {
-            base_rtt_secs: f64,
-            diff_packets: f64,
-        },
-        Compound {
-            cwnd_bytes: u64,
-            dwnd_bytes: u64,
-            diff_packets: f64,
-        },
-        Fixed {
-            rate_bytes_per_sec: f64,
-        },
-        Guarantee {
-            k: f64,
-            slot_rtts: u32,
-            eval_rtts: u32,
-            goal_bytes_per_sec: f64,
-            control_slot: u32,
-            congested: bool,
-            available_bytes_per_sec: f64,
-        },
-    }
-
-    #[derive(Deserialize)]
-    #[serde(remote = "Snapshot")]
-    struct SnapshotDef {
-        cwnd_bytes: u64,
-        ssthresh_bytes: Option<u64>,
-        #[serde(with = "PhaseDef")]
-        phase: Phase,
-        #[serde(with = "AlgorithmStateDef")]
-        state: AlgorithmState,
-    }
-
-    #[derive(Deserialize)]
-    struct Wrapped(#[serde(with = "SnapshotDef")] Snapshot);
-
-    pub(super) fn snapshot<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Snapshot>, D::Error> {
-        Ok(Option::<Wrapped>::deserialize(d)?.map(|Wrapped(s)| s))
     }
 }
 
