@@ -129,7 +129,7 @@ struct RelayArgs {
     /// The link from the server to clients [default: --forward without impairments].
     #[arg(long, value_name = "LINK", value_parser = parse_link, conflicts_with = "config")]
     reverse: Option<LinkSpec>,
-    /// A TOML file with [forward] and optional [reverse] link tables (instead of --forward/--reverse).
+    /// A TOML file with a `[forward]` and an optional `[reverse]` link table (instead of --forward/--reverse).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Seed of the links' random losses.
