@@ -49,6 +49,14 @@
 //!   of the five flows' success ratios; we also judge the five as one
 //!   (aggregate throughput per slot against the aggregate target) and run the
 //!   same five coordinated by one [`tput_cc::Aggregate`].
+//! - Fig. 6 over TCP (`fig6-tcp`): the 2 x 2 of {guarantee flow over QUIC,
+//!   over the simulator's TCP model} x {competitors QUIC NewReno, TCP Reno as
+//!   ns-2 2.35's `Agent/TCP/Reno` with its defaults} (the TCP model with
+//!   1000-byte segments, `recovery = "reno"`, no delayed ACKs, `min_rto`
+//!   200 ms and `newreno:iw=2,lw=1`; [`tcp_reno`]), all four judged over
+//!   640 ms slots (the TCP model has no handshake RTT), with the bottleneck's
+//!   idle fraction per point: whether the paper's curves, measured against
+//!   ns-2's TCP, come back when the competitors are TCP instead of QUIC.
 //!
 //! Points run in parallel on [`Options::jobs`] threads; each point is one
 //! single-threaded, deterministic simulation, and results are reported in a
@@ -66,8 +74,9 @@ use tput_transport::EvalSlot;
 
 use crate::thread_cpu_secs;
 use tput_lab::scenario::{
-    AggregateResult, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TopologySpec, run,
+    AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec, run,
 };
+use tput_lab::tcp::Recovery;
 
 /// Bottleneck rate, bits per second.
 const BOTTLENECK_BPS: u64 = 100_000_000;
@@ -96,7 +105,7 @@ pub struct Options {
 }
 
 /// Every figure name [`Options::figures`] accepts.
-pub const FIGURES: [&str; 5] = ["fig4", "fig6", "fig6-inline", "fig6-eq45", "fig7"];
+pub const FIGURES: [&str; 6] = ["fig4", "fig6", "fig6-inline", "fig6-eq45", "fig7", "fig6-tcp"];
 
 impl Options {
     /// The issue's full size: x in {1, 2, 5, 10, 15, 20, 25, 30, 35, 40},
@@ -163,8 +172,10 @@ pub struct PointResult {
     pub tested_mbps: f64,
     /// Mean goodput of one Reno flow, Mbit/s.
     pub reno_mbps: f64,
-    /// Bottleneck utilisation.
+    /// Bottleneck utilisation (busy fraction, drain included).
     pub utilisation: f64,
+    /// Fraction of the point's duration the bottleneck sent nothing.
+    pub idle: f64,
     /// CPU seconds of the simulation (the thread's).
     pub cpu_secs: f64,
 }
@@ -211,12 +222,61 @@ const FIG6_VARIANTS: [(&str, &str, &str, &str, &str, &str, &str); 2] = [
     ),
 ];
 
-/// Seed 000's dumbbell with `tested` and `reno` (count, start) NewReno flows,
-/// one group each, every group starting at a seeded random instant in
-/// `[0, 100 ms)` after its `start`. The tested flows start together: one
-/// group if `tested.aggregate` (the coordinator spans a group), else groups
-/// `0..tested.count` of one flow each.
-fn scenario(tested: FlowGroup, reno: &[(u32, Duration)], seed: u64, duration: Duration) -> Scenario {
+/// The competing Reno flows of seed 000's figures: QUIC NewReno.
+fn quic_reno() -> FlowGroup {
+    FlowGroup::new(spec("newreno"))
+}
+
+/// Fig. 6 over TCP: the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its
+/// defaults (1000-byte segments, initial window 2, loss window 1, `minrto_`
+/// 200 ms, no delayed ACKs), the paper's competitors.
+fn tcp_spec() -> TcpSpec {
+    TcpSpec {
+        recovery: Some(Recovery::Reno),
+        segment: Some(1000),
+        delayed_ack: Some(DelayedAck::Switch(false)),
+        ..TcpSpec::default()
+    }
+}
+
+/// A TCP Reno competitor with ns-2's defaults (see [`tcp_spec`]).
+fn tcp_reno() -> FlowGroup {
+    FlowGroup::new(spec("newreno:iw=2,lw=1")).over_tcp(tcp_spec())
+}
+
+/// Who competes in a `fig6-tcp` cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Competitor {
+    /// QUIC NewReno ([`quic_reno`]).
+    Quic,
+    /// The TCP model as ns-2's Reno ([`tcp_reno`]).
+    Tcp,
+}
+
+/// The 2 x 2 of `fig6-tcp`: (variant, guarantee flow over the TCP model,
+/// competitors).
+const FIG6_TCP_CELLS: [(&str, bool, Competitor); 4] = [
+    ("QUIC vs QUIC NewReno", false, Competitor::Quic),
+    ("QUIC vs TCP Reno", false, Competitor::Tcp),
+    ("TCP vs QUIC NewReno", true, Competitor::Quic),
+    ("TCP vs TCP Reno", true, Competitor::Tcp),
+];
+
+/// Evaluation slot of every `fig6-tcp` cell: 32 x the 20 ms propagation RTT.
+const FIG6_TCP_SLOT: Duration = Duration::from_millis(640);
+
+/// Seed 000's dumbbell with `tested` and `reno` (count, start) flows like
+/// `competitor`, one group each, every group starting at a seeded random
+/// instant in `[0, 100 ms)` after its `start`. The tested flows start
+/// together: one group if `tested.aggregate` (the coordinator spans a group),
+/// else groups `0..tested.count` of one flow each.
+fn scenario(
+    tested: FlowGroup,
+    reno: &[(u32, Duration)],
+    competitor: &FlowGroup,
+    seed: u64,
+    duration: Duration,
+) -> Scenario {
     let mut rng = Rng::derive(seed, 0x5eed_0000);
     let mut jitter = || Duration::from_nanos(rng.below(100_000_000));
     let start = tested.start.unwrap_or_default() + jitter();
@@ -231,7 +291,8 @@ fn scenario(tested: FlowGroup, reno: &[(u32, Duration)], seed: u64, duration: Du
     for &(count, start) in reno {
         for _ in 0..count {
             flows.push(
-                FlowGroup::new(spec("newreno"))
+                competitor
+                    .clone()
                     .starting(start + jitter())
                     .with_start_jitter(Duration::ZERO),
             );
@@ -267,20 +328,29 @@ fn tested(cc: ControllerSpec, count: u32, pct: f64) -> FlowGroup {
 
 fn points(o: &Options) -> Vec<Point> {
     let mut out = Vec::new();
-    let mut add = |figure: &'static str, variant: &'static str, pct: u32, n: u32, seed: u64, g: FlowGroup| {
+    let mut add_vs = |figure: &'static str,
+                      variant: &'static str,
+                      pct: u32,
+                      n: u32,
+                      seed: u64,
+                      g: FlowGroup,
+                      competitor: &FlowGroup| {
         out.push(Point {
             figure,
             variant,
             target_pct: pct,
             n_reno: n,
             seed,
-            scenario: scenario(g, &[(n, Duration::ZERO)], seed, o.point_duration),
+            scenario: scenario(g, &[(n, Duration::ZERO)], competitor, seed, o.point_duration),
         });
     };
+    let quic = quic_reno();
+    let tcp = tcp_reno();
     for &pct in &o.targets_pct {
         let p = f64::from(pct);
         for &n in &o.reno_counts {
             for &seed in &o.seeds {
+                let mut add = |figure, variant, pct, n, seed, g| add_vs(figure, variant, pct, n, seed, g, &quic);
                 if o.wants("fig6") {
                     add("fig6", "guarantee", pct, n, seed, tested(guarantee(p, ""), 1, p));
                     add("fig6", "newreno", pct, n, seed, tested(spec("newreno"), 1, p));
@@ -305,6 +375,19 @@ fn points(o: &Options) -> Vec<Point> {
                     let coordinated = tested(guarantee(each, ""), 5, each).aggregated();
                     add("fig7", "5 coordinated", pct, n, seed, coordinated);
                 }
+                if o.wants("fig6-tcp") {
+                    for (variant, over_tcp, competitor) in FIG6_TCP_CELLS {
+                        let mut g = tested(guarantee(p, ""), 1, p);
+                        // One slot length for all four cells: the TCP model
+                        // has no handshake RTT to count slots in.
+                        g.eval_slot = Some(EvalSlot::Time(FIG6_TCP_SLOT));
+                        if over_tcp {
+                            g = g.over_tcp(tcp_spec());
+                        }
+                        let c = if competitor == Competitor::Tcp { &tcp } else { &quic };
+                        add_vs("fig6-tcp", variant, pct, n, seed, g, c);
+                    }
+                }
             }
         }
     }
@@ -325,6 +408,7 @@ fn run_timed(s: &Scenario) -> Result<(ScenarioResult, f64), String> {
 fn measure(p: &Point) -> Result<PointResult, String> {
     let (r, cpu) = run_timed(&p.scenario)?;
     let secs = p.scenario.duration.as_secs_f64();
+    let idle = (1.0 - r.bottleneck.busy_ns as f64 / 1e9 / secs).max(0.0);
     let tested: Vec<_> = r.flows.iter().filter(|f| is_tested(p, f.group)).collect();
     let reno: Vec<_> = r.flows.iter().filter(|f| !is_tested(p, f.group)).collect();
     let mut ratios = Vec::new();
@@ -354,6 +438,7 @@ fn measure(p: &Point) -> Result<PointResult, String> {
                 .collect::<Vec<_>>(),
         ),
         utilisation: r.bottleneck.utilisation,
+        idle,
         cpu_secs: cpu,
     })
 }
@@ -495,7 +580,13 @@ pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
         .map(|&(n, at)| (n, Duration::from_secs(at)))
         .filter(|&(_, at)| at < duration)
         .collect();
-    let mut s = scenario(tested(guarantee(20.0, ""), 1, 20.0), &reno, seed, duration);
+    let mut s = scenario(
+        tested(guarantee(20.0, ""), 1, 20.0),
+        &reno,
+        &quic_reno(),
+        seed,
+        duration,
+    );
     s.interval = Duration::from_millis(100);
     let (r, cpu_secs) = run_timed(&s)?;
     let g = &r.flows[0];
@@ -745,6 +836,9 @@ fn aggregate_success(p: &PointResult) -> f64 {
 fn tested_mbps(p: &PointResult) -> f64 {
     p.tested_mbps
 }
+fn idle(p: &PointResult) -> f64 {
+    p.idle
+}
 
 fn table(o: &Options, points: &[PointResult], title: &str, pct: u32, columns: &[Column]) -> String {
     let mut t = String::new();
@@ -830,6 +924,42 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
                 );
             }
         }
+        if has("fig6-tcp") {
+            let columns: Vec<Column> = FIG6_TCP_CELLS
+                .iter()
+                .map(|&(v, ..)| -> Column { (v, "fig6-tcp", v, success) })
+                .collect();
+            t.push_str(&table(
+                o,
+                points,
+                &format!(
+                    "Fig. 6 over TCP, target {pct}%: success ratio of the guarantee flow (640 ms slots), {note}\n\
+                     (guarantee flow over QUIC or the TCP model vs QUIC NewReno or TCP Reno with ns-2's defaults)"
+                ),
+                pct,
+                &columns,
+            ));
+            let idle: Vec<Column> = FIG6_TCP_CELLS
+                .iter()
+                .map(|&(v, ..)| -> Column { (v, "fig6-tcp", v, idle) })
+                .collect();
+            t.push_str(&table(
+                o,
+                points,
+                &format!("Fig. 6 over TCP, target {pct}%: idle fraction of the bottleneck, {note}"),
+                pct,
+                &idle,
+            ));
+            let _ = writeln!(
+                t,
+                "Paper (ns-2, TCP Reno competitors): {}\n",
+                if pct == 10 {
+                    "at 10% the controller keeps a high success ratio even with many Reno flows"
+                } else {
+                    "at 20% success drops sharply from ~15 Reno flows on"
+                }
+            );
+        }
         if has("fig7") {
             t.push_str(&table(
                 o,
@@ -860,12 +990,12 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
 
 fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, String> {
     let mut csv = String::from(
-        "figure,variant,target_pct,n_reno,seed,success,aggregate_success,tested_mbps,reno_mbps_per_flow,utilisation,cpu_secs\n",
+        "figure,variant,target_pct,n_reno,seed,success,aggregate_success,tested_mbps,reno_mbps_per_flow,utilisation,idle,cpu_secs\n",
     );
     for p in points {
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
             p.figure,
             p.variant,
             p.target_pct,
@@ -876,6 +1006,7 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
             p.tested_mbps,
             p.reno_mbps,
             p.utilisation,
+            p.idle,
             p.cpu_secs
         );
     }
@@ -923,6 +1054,15 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
                 curve("fig6", "guarantee", pct, success, "1 flow (Fig. 6)"),
             ],
         ));
+        plots.push((
+            format!("fig6_tcp_{pct}pct.svg"),
+            "Fig. 6 over TCP",
+            "fig6-tcp",
+            FIG6_TCP_CELLS
+                .iter()
+                .map(|&(v, ..)| curve("fig6-tcp", v, pct, success, v))
+                .collect(),
+        ));
         for (name, title, needs, series) in plots {
             if points.iter().any(|p| p.figure == needs && p.target_pct == pct) {
                 let svg = line_chart(
@@ -943,6 +1083,10 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
             (FIG6_VARIANTS[1].0, FIG6_VARIANTS[1].1),
             ("fig7", "5 independent"),
             ("fig7", "5 coordinated"),
+            ("fig6-tcp", FIG6_TCP_CELLS[0].0),
+            ("fig6-tcp", FIG6_TCP_CELLS[1].0),
+            ("fig6-tcp", FIG6_TCP_CELLS[2].0),
+            ("fig6-tcp", FIG6_TCP_CELLS[3].0),
         ] {
             for &n in &o.reno_counts {
                 if let Some((m, lo, hi)) = stats(points, (fig, variant, pct, n), success) {
