@@ -176,8 +176,7 @@ pub struct PointResult {
     pub utilisation: f64,
     /// Fraction of the point's duration the bottleneck sent nothing.
     pub idle: f64,
-    /// TCP flows still in retransmission-timeout backoff when the run ended
-    /// (their transfer could not finish within the drain time).
+    /// TCP flows whose transfer had not finished by the end of the drain.
     pub unfinished_tcp: u32,
     /// CPU seconds of the simulation (the thread's).
     pub cpu_secs: f64,
@@ -442,7 +441,7 @@ fn measure(p: &Point) -> Result<PointResult, String> {
         ),
         utilisation: r.bottleneck.utilisation,
         idle,
-        unfinished_tcp: r.flows.iter().filter(|f| in_timeout_backoff(f)).count() as u32,
+        unfinished_tcp: r.flows.iter().filter(|f| unfinished_tcp(f)).count() as u32,
         cpu_secs: cpu,
     })
 }
@@ -453,18 +452,17 @@ fn is_tested(p: &Point, group: usize) -> bool {
     group < tested_groups
 }
 
-/// A TCP flow whose only error is an unfinished transfer while it waits out
-/// a backed-off retransmission timer: its slots up to the end of the run are
-/// judged like any other's, so the point stands (counted in
-/// [`PointResult::unfinished_tcp`]).
-fn in_timeout_backoff(f: &FlowResult) -> bool {
-    f.errors.len() == 1
-        && f.errors[0].contains("did not finish within the drain time")
-        && f.tcp.as_ref().is_some_and(|t| t.consecutive_timeouts > 0)
+/// A TCP flow whose only error is a transfer that had not finished by the
+/// end of the drain (its last segments still unacknowledged: waiting out a
+/// backed-off retransmission timer, or recovering losses one per round trip
+/// with Reno): its slots up to the end of the run are judged like any
+/// other's, so the point stands (counted in [`PointResult::unfinished_tcp`]).
+fn unfinished_tcp(f: &FlowResult) -> bool {
+    f.tcp.is_some() && f.errors.len() == 1 && f.errors[0].contains("did not finish within the drain time")
 }
 
 fn check_errors(r: &ScenarioResult) -> Result<(), String> {
-    match r.flows.iter().find(|f| !f.errors.is_empty() && !in_timeout_backoff(f)) {
+    match r.flows.iter().find(|f| !f.errors.is_empty() && !unfinished_tcp(f)) {
         Some(f) => Err(format!("flow {} failed: {}", f.flow, f.errors.join("; "))),
         None => Ok(()),
     }
@@ -484,7 +482,7 @@ fn run_all(points: &[Point], jobs: usize, mut progress: impl FnMut(&str) + Send)
     run_parallel(points, jobs, measure, |done, p, r| {
         let line = match r {
             Ok(x) => format!(
-                "{} {} {}% n={} seed {}: success {:.3} (aggregate {:.3}), idle {:.3}, {} TCP flow(s) in RTO backoff at the end, in {:.1} CPU-s",
+                "{} {} {}% n={} seed {}: success {:.3} (aggregate {:.3}), idle {:.3}, {} TCP flow(s) unfinished, in {:.1} CPU-s",
                 p.figure,
                 p.variant,
                 p.target_pct,
