@@ -53,10 +53,11 @@
 //!   over the simulator's TCP model} x {competitors QUIC NewReno, TCP Reno as
 //!   ns-2 2.35's `Agent/TCP/Reno` with its defaults} (the TCP model with
 //!   1000-byte segments, `recovery = "reno"`, no delayed ACKs, `min_rto`
-//!   200 ms and `newreno:iw=2,lw=1`; [`tcp_reno`]), all four judged over
-//!   640 ms slots (the TCP model has no handshake RTT), with the bottleneck's
-//!   idle fraction per point: whether the paper's curves, measured against
-//!   ns-2's TCP, come back when the competitors are TCP instead of QUIC.
+//!   200 ms, Limited Transmit and `newreno:iw=2,lw=1`; [`tcp_reno`]), all
+//!   four judged over 640 ms slots (the TCP model has no handshake RTT), with
+//!   the bottleneck's idle fraction per point: whether the paper's curves,
+//!   measured against ns-2's TCP, come back when the competitors are TCP
+//!   instead of QUIC.
 //!
 //! Points run in parallel on [`Options::jobs`] threads; each point is one
 //! single-threaded, deterministic simulation, and results are reported in a
@@ -231,12 +232,14 @@ fn quic_reno() -> FlowGroup {
 
 /// Fig. 6 over TCP: the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its
 /// defaults (1000-byte segments, initial window 2, loss window 1, `minrto_`
-/// 200 ms, no delayed ACKs), the paper's competitors.
+/// 200 ms, no delayed ACKs, Limited Transmit as `singledup_`), the paper's
+/// competitors.
 fn tcp_spec() -> TcpSpec {
     TcpSpec {
         recovery: Some(Recovery::Reno),
         segment: Some(1000),
         delayed_ack: Some(DelayedAck::Switch(false)),
+        limited_transmit: Some(true),
         ..TcpSpec::default()
     }
 }

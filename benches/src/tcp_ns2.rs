@@ -6,8 +6,9 @@
 //! 1000-byte segments and no delayed ACKs, starting uniformly in `[0, 1)` s:
 //! ns-2's `Agent/TCP/Reno` or `Agent/TCP/Newreno` and `Agent/TCPSink`
 //! (`benches/ns2/tcp_compare.tcl`), and the simulator's TCP model
-//! ([`tput_lab::tcp`]) with `recovery = "reno"` or `"newreno"`, whose
-//! window is the `newreno` controller's. Start instants are drawn by each
+//! ([`tput_lab::tcp`]) with `recovery = "reno"` or `"newreno"` and Limited
+//! Transmit (RFC 3042, ns-2's `singledup_`), whose window is the `newreno`
+//! controller's. Start instants are drawn by each
 //! side's own generator from the seed, so the two agree in distribution, not
 //! flow by flow.
 //!
@@ -137,6 +138,7 @@ pub fn scenario(case: &Case, windows: Windows) -> Scenario {
         segment: Some(SEGMENT),
         delayed_ack: Some(DelayedAck::Switch(false)),
         min_rto: Some(Duration::from_millis(200)),
+        limited_transmit: Some(true),
         ..TcpSpec::default()
     };
     let flows = FlowGroup::new(windows.spec())

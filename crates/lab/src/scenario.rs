@@ -448,6 +448,9 @@ pub struct TcpSpec {
     /// SACK blocks from the sink (default: on exactly with `recovery = "sack"`).
     #[serde(default)]
     pub sack: Option<bool>,
+    /// Limited Transmit, RFC 3042 (default off; ns-2's `singledup_` is on).
+    #[serde(default)]
+    pub limited_transmit: Option<bool>,
 }
 
 impl TcpSpec {
@@ -470,6 +473,7 @@ impl TcpSpec {
             },
             sack: self.sack.unwrap_or(recovery == Recovery::Sack),
             receive_window: self.receive_window.unwrap_or(d.receive_window),
+            limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
             ..d
         };
         c.validate()?;

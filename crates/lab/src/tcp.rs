@@ -205,6 +205,11 @@ pub struct TcpConfig {
     /// Receive window the sink advertises, bytes; the sender never has more
     /// than this beyond the cumulative ACK.
     pub receive_window: u64,
+    /// Limited Transmit (RFC 3042): each of the first duplicate ACKs below
+    /// the threshold lets one more segment out beyond the window (ns-2's
+    /// `Agent/TCP singledup_`, on by default in ns-2 2.35). Reno, NewReno and
+    /// go-back-N recovery; ignored with `sack`.
+    pub limited_transmit: bool,
 }
 
 impl Default for TcpConfig {
@@ -221,6 +226,7 @@ impl Default for TcpConfig {
             delayed_ack: None,
             sack: false,
             receive_window: DEFAULT_RECEIVE_WINDOW,
+            limited_transmit: false,
         }
     }
 }
@@ -763,6 +769,12 @@ impl TcpSender {
             self.segs.front().is_some_and(|s| s.lost)
         };
         if self.dupacks < self.cfg.dupack_threshold && !sack_loss {
+            if self.cfg.limited_transmit && self.cfg.recovery != Recovery::Sack {
+                // RFC 3042 §2: one segment beyond the window per duplicate
+                // ACK, the window itself unchanged (the allowance goes with
+                // the next new ACK, or becomes fast recovery's inflation).
+                self.inflation = u64::from(self.dupacks) * self.seg;
+            }
             return;
         }
         // RFC 6582 §3.2 step 2 and §4 (and RFC 6675 §5): no new recovery
@@ -790,7 +802,10 @@ impl TcpSender {
                     s.lost = true;
                 }
             }
-            Recovery::Gbn => self.nxt = self.una,
+            Recovery::Gbn => {
+                self.nxt = self.una;
+                self.inflation = 0;
+            }
         }
     }
 
