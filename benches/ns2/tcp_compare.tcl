@@ -47,6 +47,21 @@ $ns queue-limit $R1 $R2 30
 $ns queue-limit $R2 $R1 30
 set qm [$ns monitor-queue $R1 $R2 ""]
 
+# The monitor's byte counter is a 32-bit int that wraps after 2 GiB (about
+# 170 s at 100 Mbit/s): add up its increments once a second instead.
+set departed 0
+set lastdep 0
+proc count_departures {} {
+    global ns qm departed lastdep
+    set now [$qm set bdepartures_]
+    set d [expr {$now - $lastdep}]
+    if {$d < 0} { set d [expr {$d + 4294967296}] }
+    set departed [expr {$departed + $d}]
+    set lastdep $now
+    $ns at [expr {[$ns now] + 1.0}] "count_departures"
+}
+$ns at 1.0 "count_departures"
+
 set rng [new RNG]
 $rng seed $seed
 
@@ -93,11 +108,13 @@ for {set i 0} {$i < $nflows} {incr i} {
 }
 
 proc finish {} {
-    global ns qm nflows duration tcp
+    global ns qm nflows duration tcp departed lastdep
     for {set i 0} {$i < $nflows} {incr i} {
         puts "flow $i [acked $i] [$tcp($i) set nrexmit_] [$tcp($i) set nrexmitpack_]"
     }
-    puts "bottleneck [$qm set bdepartures_] [$qm set pdepartures_] [$qm set pdrops_] $duration"
+    set d [expr {[$qm set bdepartures_] - $lastdep}]
+    if {$d < 0} { set d [expr {$d + 4294967296}] }
+    puts "bottleneck [expr {$departed + $d}] [$qm set pdepartures_] [$qm set pdrops_] $duration"
     exit 0
 }
 
