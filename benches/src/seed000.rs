@@ -976,13 +976,14 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
             ));
             let _ = writeln!(
                 t,
-                "Paper (ns-2, TCP Reno competitors): {}\n",
+                "Paper (ns-2, TCP Reno competitors): {}",
                 if pct == 10 {
                     "at 10% the controller keeps a high success ratio even with many Reno flows"
                 } else {
                     "at 20% success drops sharply from ~15 Reno flows on"
                 }
             );
+            t.push_str(&fig6_tcp_note(o, points, pct));
         }
         if has("fig7") {
             t.push_str(&table(
@@ -1008,6 +1009,48 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
                  Issue: the coordinated five (aggregate) should reach at least the single flow of Fig. 6.\n"
             );
         }
+    }
+    t
+}
+
+/// The closing note of `fig6-tcp` at `pct`: each cell's mean success and
+/// idle fraction with many competitors (x >= 15), and whether the paper's
+/// curve comes back with TCP Reno competitors.
+fn fig6_tcp_note(o: &Options, points: &[PointResult], pct: u32) -> String {
+    let many: Vec<u32> = o.reno_counts.iter().copied().filter(|&n| n >= 15).collect();
+    let over_many = |variant: &str, field: fn(&PointResult) -> f64| {
+        let v: Vec<f64> = many
+            .iter()
+            .filter_map(|&n| stats(points, ("fig6-tcp", variant, pct, n), field).map(|s| s.0))
+            .collect();
+        (!v.is_empty()).then(|| mean(&v))
+    };
+    let mut t = String::new();
+    if many.is_empty() {
+        let _ = writeln!(t, "(no x >= 15 in this run: no verdict)\n");
+        return t;
+    }
+    let _ = writeln!(t, "Mean over x >= 15 Reno flows:");
+    for (variant, ..) in FIG6_TCP_CELLS {
+        if let (Some(sx), Some(ix)) = (over_many(variant, success), over_many(variant, idle)) {
+            let _ = writeln!(t, "  {variant:<22} success {sx:.2}, bottleneck idle {ix:.3}");
+        }
+    }
+    let tcp = over_many(FIG6_TCP_CELLS[3].0, success);
+    let quic = over_many(FIG6_TCP_CELLS[0].0, success);
+    if let (Some(tcp), Some(quic)) = (tcp, quic) {
+        let back = if pct == 10 { tcp >= 0.8 } else { tcp < 0.5 };
+        let _ = writeln!(
+            t,
+            "Verdict at {pct}%: with TCP Reno competitors and the guarantee flow over TCP the paper's curve {} \
+             (success {tcp:.2} over x >= 15 against {quic:.2} in the all-QUIC cell; the paper's curve is {}).\n",
+            if back { "comes back" } else { "does not come back" },
+            if pct == 10 {
+                "high (>= 0.8 read as high)"
+            } else {
+                "low from ~15 flows on"
+            }
+        );
     }
     t
 }
