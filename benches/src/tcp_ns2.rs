@@ -29,7 +29,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use tput_cc::{ControllerSpec, units::Rate};
-use tput_lab::scenario::{DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, TcpSpec, TopologySpec, run};
+use tput_lab::scenario::{
+    DelayedAck, FlowGroup, FlowResult, LinkSpec, RunOptions, Scenario, TcpSpec, TopologySpec, run_with,
+};
 use tput_lab::tcp::Recovery;
 
 /// Bottleneck rate, bits per second.
@@ -172,7 +174,12 @@ fn whole_slots(f: &FlowResult, secs: f64) -> Vec<u64> {
 /// Run the model.
 pub fn run_model(case: &Case, windows: Windows) -> Result<Metrics, String> {
     let s = scenario(case, windows);
-    let r = run(&s, |_| {}).map_err(|e| e.to_string())?;
+    // No controller traces: they would be most of the memory of a long run.
+    let options = RunOptions {
+        no_cc_trace: true,
+        ..RunOptions::default()
+    };
+    let r = run_with(&s, &options, |_| {}).map_err(|e| e.to_string())?;
     let secs = case.duration.as_secs_f64();
     let bytes: Vec<u64> = r.flows.iter().map(|f| f.bytes).collect();
     let timeouts: Vec<u64> = r

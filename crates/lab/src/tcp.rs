@@ -382,6 +382,8 @@ pub struct TcpSender {
     iv_events: u64,
     iv_written: u64,
     trace: CcTrace,
+    /// Whether [`trace`](Self::trace) keeps samples.
+    tracing: bool,
 }
 
 impl std::fmt::Debug for TcpSender {
@@ -448,6 +450,7 @@ impl TcpSender {
             iv_events: 0,
             iv_written: 0,
             trace: CcTrace::default(),
+            tracing: true,
             cfg,
         };
         s.stats.rto_secs = s.rto().as_secs_f64();
@@ -467,6 +470,12 @@ impl TcpSender {
     /// Interval records so far (their `bytes` are the sink's to fill in: 0 here).
     pub fn intervals(&self) -> &[IntervalStats] {
         &self.intervals
+    }
+
+    /// Keep no controller trace ([`cc_trace`](Self::cc_trace) stays empty).
+    pub fn without_cc_trace(mut self) -> Self {
+        self.tracing = false;
+        self
     }
 
     /// The controller's state at every change, by the rule on [`CcSample`].
@@ -599,7 +608,7 @@ impl TcpSender {
     }
 
     fn observe(&mut self, now: SimTime) {
-        if now >= self.start {
+        if self.tracing && now >= self.start {
             let s = CcSample::new(now.as_secs_f64(), &self.cc.snapshot());
             self.trace.observe(s);
         }

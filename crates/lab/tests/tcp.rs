@@ -350,6 +350,18 @@ fn a_tcp_scenario_runs_deterministically_and_fills_the_link() {
     let a = run(&s, |_| {}).unwrap();
     let b = run(&s, |_| {}).unwrap();
     assert_eq!(a, b, "same scenario, same result");
+    // Without controller traces: the same run, only the traces are empty.
+    let options = tput_lab::scenario::RunOptions {
+        no_cc_trace: true,
+        ..Default::default()
+    };
+    let mut c = tput_lab::scenario::run_with(&s, &options, |_| {}).unwrap();
+    assert!(c.flows.iter().all(|f| f.cc_trace.is_empty()));
+    for (f, g) in c.flows.iter_mut().zip(&a.flows) {
+        assert!(!g.cc_trace.is_empty());
+        f.cc_trace = g.cc_trace.clone();
+    }
+    assert_eq!(c, a, "the traces are all that differs");
     assert_eq!(a.flows.len(), 4);
     let mut total = 0;
     for f in &a.flows {
