@@ -53,7 +53,7 @@
 //!   over the simulator's TCP model} x {competitors QUIC NewReno, TCP Reno as
 //!   ns-2 2.35's `Agent/TCP/Reno` with its defaults} (the TCP model with
 //!   1000-byte segments, `recovery = "reno"`, no delayed ACKs, `min_rto`
-//!   200 ms, Limited Transmit and `newreno:iw=2,lw=1`; [`tcp_reno`]), all
+//!   200 ms, Limited Transmit and `newreno:iw=2,lw=1`), all
 //!   four judged over 640 ms slots (the TCP model has no handshake RTT), with
 //!   the bottleneck's idle fraction per point: whether the paper's curves,
 //!   measured against ns-2's TCP, come back when the competitors are TCP
