@@ -1191,3 +1191,51 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
     let refs: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
     write_files(&o.out_dir, &refs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(variant: &'static str, n_reno: u32, success: f64, idle: f64) -> PointResult {
+        PointResult {
+            figure: "fig6-tcp",
+            variant,
+            target_pct: 10,
+            n_reno,
+            seed: 1,
+            success,
+            aggregate_success: success,
+            tested_mbps: 0.0,
+            reno_mbps: 0.0,
+            utilisation: 1.0 - idle,
+            idle,
+            unfinished_tcp: 0,
+            cpu_secs: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_fig6_tcp_note_averages_over_many_flows_and_gives_a_verdict() {
+        let o = Options {
+            reno_counts: vec![10, 15, 20],
+            ..Options::short(std::env::temp_dir())
+        };
+        let mut points = Vec::new();
+        for (variant, ..) in FIG6_TCP_CELLS {
+            points.push(point(variant, 10, 1.0, 0.5));
+            points.push(point(variant, 15, 0.9, 0.1));
+            points.push(point(variant, 20, 0.7, 0.2));
+        }
+        let note = fig6_tcp_note(&o, &points, 10);
+        let line = format!("{:<22} success 0.80, bottleneck idle 0.150", "TCP vs TCP Reno");
+        assert!(note.contains(&line), "{note}");
+        assert!(
+            note.contains("comes back (success 0.80 over x >= 15 against 0.80"),
+            "{note}"
+        );
+        points.retain(|p| !(p.variant == "TCP vs TCP Reno" && p.n_reno == 20));
+        points.push(point("TCP vs TCP Reno", 20, 0.1, 0.2));
+        let note = fig6_tcp_note(&o, &points, 10);
+        assert!(note.contains("does not come back (success 0.50"), "{note}");
+    }
+}
