@@ -52,8 +52,9 @@
 //! - ns-2's DropTail refuses a packet when the queue already holds
 //!   `queue-limit - 1` packets (`(q->length() + 1) >= qlim_`): 29 waiting
 //!   plus one in transmission for `queue-limit 30`, one less than the
-//!   simulator's 30 waiting. This works against the utilisation gap, not
-//!   for it.
+//!   simulator's 30 waiting. It is not the utilisation gap: the model's
+//!   utilisation hardly moves with the limit (N = 40, Reno, 60 s: 0.872 with
+//!   29, 0.872 with 30, 0.887 with 40) and its loss rate not at all (2.5%).
 //! - ns-2 inflates the window on duplicate ACKs even when `bugFix_` keeps it
 //!   from a fast retransmit; emulating that changed the model's utilisation
 //!   by less than 0.002, so it is not the cause and is not modelled.
@@ -61,8 +62,11 @@
 //!   varies more than ns-2's (standard deviation 1.7 against 0.55 Mbit/s
 //!   over a minute, seed 1, Reno) at a similar mean window (6.4 against 6.1
 //!   segments for the tagged flow) and fewer drops (2.5% against 2.9% of
-//!   bottleneck departures): the model's losses look more synchronised. The
-//!   remaining utilisation gap is likely there.
+//!   bottleneck departures), with a longer mean RTT (about 24.7 against
+//!   23 ms from goodput and window): the model's queue swings more between
+//!   full and empty, as if its losses were more synchronised. The remaining
+//!   utilisation gap is likely there; a per-packet trace of the bottleneck
+//!   queue on both sides is the next step.
 
 use std::fmt::Write as _;
 use std::path::Path;
