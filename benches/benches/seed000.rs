@@ -8,8 +8,8 @@
 //!   seed, 5 s points), well under a minute in a release build;
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_FIGURES=fig6,fig7`: only these (`fig4`, `fig6`,
-//!   `fig6-inline`, `fig6-eq45`, `fig7`; Fig. 6's guarantee curve is the
-//!   baseline of the others);
+//!   `fig6-inline`, `fig6-eq45`, `fig7`, `fig6-tcp`; Fig. 6's guarantee curve
+//!   is the baseline of the inline and eq. 4/5 variants);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed000`.
 //!
 //! Tables go to stdout and `target/repro/seed000/tables.txt`; CSV and SVG

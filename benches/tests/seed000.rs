@@ -21,9 +21,9 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     let report = reproduce(&o, |l| lines.push(l.to_string())).expect("reproduction runs");
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     // fig6: guarantee, newreno, fixed; fig6-inline and fig6-eq45: one each;
-    // fig7: independent, coordinated.
-    assert_eq!(report.points.len(), 7);
-    assert_eq!(lines.len(), 8, "one progress line per simulation: {lines:?}");
+    // fig7: independent, coordinated; fig6-tcp: the 2 x 2.
+    assert_eq!(report.points.len(), 11);
+    assert_eq!(lines.len(), 12, "one progress line per simulation: {lines:?}");
     let point = |variant: &str| {
         report
             .points
@@ -45,6 +45,20 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
             );
         }
     }
+    // Every cell of the 2 x 2 runs its guarantee flow over the transport it
+    // names, against competitors that move data, and the bottleneck is idle
+    // for a fraction in [0, 1).
+    for variant in [
+        "QUIC vs QUIC NewReno",
+        "QUIC vs TCP Reno",
+        "TCP vs QUIC NewReno",
+        "TCP vs TCP Reno",
+    ] {
+        let p = point(variant);
+        assert_eq!(p.figure, "fig6-tcp");
+        assert!((0.0..1.0).contains(&p.idle), "{p:?}");
+        assert!(p.success > 0.0, "2 competitors leave room for 10%: {p:?}");
+    }
     // The fixed window sends at most its rate: cwnd = 10 Mbit/s * min RTT.
     let fixed = point("fixed");
     assert!(fixed.tested_mbps < 10.5, "{fixed:?}");
@@ -62,6 +76,7 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
         "fig6_inline_10pct.svg",
         "fig6_eq45_10pct.svg",
         "fig7_10pct.svg",
+        "fig6_tcp_10pct.svg",
     ] {
         let path = dir.join(name);
         let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
@@ -74,6 +89,9 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
         "inline estimator",
         "eqs. 4/5",
         "Fig. 7",
+        "Fig. 6 over TCP, target 10%",
+        "idle fraction",
+        "(no x >= 15 in this run: no verdict)",
     ] {
         assert!(tables.contains(heading), "no {heading:?} in\n{tables}");
     }

@@ -8,9 +8,61 @@ use serde::{Deserialize, Serialize};
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
 use crate::reno::{OnePerWindow, RenoCore};
 
-/// NewReno has no parameters; the struct exists so every spec has a config.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NewRenoConfig {}
+/// Largest `iw` or `lw` accepted, packets.
+pub const MAX_WINDOW_PACKETS: u32 = 1_000_000;
+
+/// The windows NewReno starts from and falls back to.
+///
+/// The defaults are RFC 9002's: an initial window of
+/// `min(10 * max_datagram_size, max(14720, 2 * max_datagram_size))` (§7.2)
+/// and `kMinimumWindow` = 2 datagrams after persistent congestion (§7.6.2).
+/// TCP as RFC 5681 §3.1 and ns-2 2.35 have it starts from `IW` segments
+/// (ns-2's `Agent/TCP windowInit_`, default 2) and restarts from the loss
+/// window `LW` = 1 segment after a retransmission timeout (ns-2's
+/// `slowdown(CLOSE_CWND_RESTART)`): `newreno:iw=2,lw=1`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewRenoConfig {
+    /// Initial window, packets; `None`: RFC 9002 §7.2's.
+    pub initial_window: Option<u32>,
+    /// Window after persistent congestion (a TCP retransmission timeout), packets.
+    pub loss_window: u32,
+}
+
+impl Default for NewRenoConfig {
+    fn default() -> Self {
+        Self {
+            initial_window: None,
+            loss_window: 2,
+        }
+    }
+}
+
+impl NewRenoConfig {
+    /// ns-2 2.35's `Agent/TCP` windows: `iw = 2`, `lw = 1`.
+    pub fn ns2() -> Self {
+        Self {
+            initial_window: Some(2),
+            loss_window: 1,
+        }
+    }
+
+    /// Check parameter ranges; the message names the bad parameter.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = |n: u32| (1..=MAX_WINDOW_PACKETS).contains(&n);
+        if let Some(iw) = self.initial_window
+            && !ok(iw)
+        {
+            return Err(format!("iw: {iw} packets is not in 1..={MAX_WINDOW_PACKETS}"));
+        }
+        if !ok(self.loss_window) {
+            return Err(format!(
+                "lw: {} packets is not in 1..={MAX_WINDOW_PACKETS}",
+                self.loss_window
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// NewReno (RFC 9002 §7).
 ///
@@ -19,18 +71,26 @@ pub struct NewRenoConfig {}
 /// - Loss or ECN: `ssthresh = cwnd / 2`, `cwnd = max(ssthresh, kMinimumWindow)`,
 ///   at most once per round trip: signals about packets sent before the current
 ///   recovery period began are ignored (§7.3.2, Appendix B.6).
-/// - Persistent congestion: `cwnd = kMinimumWindow` (§7.6.2).
+/// - Persistent congestion: `cwnd = kMinimumWindow` (§7.6.2), or the
+///   configured loss window.
 /// - No growth while application-limited (§7.8) or in recovery.
+///
+/// [`NewRenoConfig`] can set the initial and the loss window (in packets).
 #[derive(Debug, Clone)]
 pub struct NewReno {
     core: RenoCore,
+    initial: u64,
 }
 
 impl NewReno {
     /// A NewReno controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(_config: NewRenoConfig, mss: u64) -> Self {
+    pub fn new(config: NewRenoConfig, mss: u64) -> Self {
+        let initial = config
+            .initial_window
+            .map_or_else(|| initial_window(mss), |n| u64::from(n) * mss);
         Self {
-            core: RenoCore::new(mss),
+            core: RenoCore::with_windows(mss, initial, u64::from(config.loss_window)),
+            initial,
         }
     }
 }
@@ -53,7 +113,7 @@ impl CongestionController for NewReno {
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.core.mss())
+        self.initial
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -141,6 +201,42 @@ mod tests {
         h.advance(RTT);
         h.round();
         assert_eq!(h.cc.window(), 4 * MSS);
+    }
+
+    #[test]
+    fn ns2_windows_start_at_two_and_restart_at_one_packet() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::ns2(), MSS), RTT);
+        assert_eq!(h.cc.window(), 2 * MSS);
+        assert_eq!(h.cc.initial_window(), 2 * MSS);
+        h.round();
+        h.round();
+        assert_eq!(h.cc.window(), 8 * MSS);
+        h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
+        assert_eq!(h.cc.window(), MSS);
+        // ssthresh keeps RFC 9002's floor of two packets (ns-2: 2 as well).
+        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(4 * MSS));
+        h.flight.clear();
+        h.advance(RTT);
+        h.round();
+        assert_eq!(h.cc.window(), 2 * MSS);
+        // A loss at a small window halves to no less than two packets.
+        h.lose(h.now - RTT / 2, CongestionKind::Loss);
+        assert_eq!(h.cc.window(), 2 * MSS);
+    }
+
+    #[test]
+    fn window_parameters_are_validated() {
+        assert!(NewRenoConfig::ns2().validate().is_ok());
+        let bad_iw = NewRenoConfig {
+            initial_window: Some(0),
+            ..NewRenoConfig::default()
+        };
+        assert!(bad_iw.validate().unwrap_err().starts_with("iw:"));
+        let bad_lw = NewRenoConfig {
+            loss_window: 0,
+            ..NewRenoConfig::default()
+        };
+        assert!(bad_lw.validate().unwrap_err().starts_with("lw:"));
     }
 
     #[test]

@@ -42,6 +42,8 @@ pub(crate) struct RenoCore {
     cwnd: u64,
     /// `u64::MAX` until the first reduction (RFC 9002 Appendix B.3: infinite).
     ssthresh: u64,
+    /// Window after persistent congestion, packets (`kMinimumWindow` = 2 unless configured).
+    loss_packets: u64,
     /// Bytes acked in congestion avoidance since the window last grew.
     acked_in_ca: u64,
     recovery: Recovery,
@@ -50,10 +52,18 @@ pub(crate) struct RenoCore {
 impl RenoCore {
     /// The initial state for maximum datagram size `mss` (RFC 9002 Appendix B.3).
     pub(crate) fn new(mss: u64) -> Self {
+        // kMinimumWindow (RFC 9002 §7.2) is two datagrams.
+        Self::with_windows(mss, initial_window(mss), 2)
+    }
+
+    /// Starting from `initial` bytes and falling to `loss_packets` packets on
+    /// persistent congestion (both at least one).
+    pub(crate) fn with_windows(mss: u64, initial: u64, loss_packets: u64) -> Self {
         Self {
             mss,
-            cwnd: initial_window(mss),
+            cwnd: initial.max(1),
             ssthresh: u64::MAX,
+            loss_packets: loss_packets.max(1),
             acked_in_ca: 0,
             recovery: Recovery::default(),
         }
@@ -116,8 +126,9 @@ impl RenoCore {
 
     /// RFC 9002 Appendix B.6 `OnCongestionEvent` with `kLossReductionFactor`
     /// = 0.5, at most once per round trip, and Appendix B.8: persistent
-    /// congestion collapses the window to `kMinimumWindow` (§7.6.2) and
-    /// restarts slow start. ECN-CE marks reduce like loss (§7.1).
+    /// congestion collapses the window to `kMinimumWindow` (§7.6.2), or the
+    /// configured loss window, and restarts slow start. ECN-CE marks reduce
+    /// like loss (§7.1).
     pub(crate) fn on_congestion(&mut self, now: Instant, event: &Congestion) {
         if self.recovery.enter(now, event.sent) {
             self.ssthresh = (self.cwnd / 2).max(minimum_window(self.mss));
@@ -125,16 +136,17 @@ impl RenoCore {
             self.acked_in_ca = 0;
         }
         if event.kind == CongestionKind::PersistentCongestion {
-            self.cwnd = minimum_window(self.mss);
+            self.cwnd = self.loss_packets.saturating_mul(self.mss);
             self.recovery.reset();
         }
     }
 
     /// A new maximum datagram size: the window is kept, but not below the
-    /// new minimum window (RFC 9002 §7.2).
+    /// new minimum window (RFC 9002 §7.2), or the loss window if smaller.
     pub(crate) fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+        let floor = minimum_window(self.mss).min(self.loss_packets.saturating_mul(self.mss));
+        self.cwnd = self.cwnd.max(floor);
     }
 }
 

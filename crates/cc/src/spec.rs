@@ -95,7 +95,20 @@ static REGISTRY: [ControllerInfo; 6] = [
         name: "newreno",
         aliases: &["reno"],
         summary: "NewReno: slow start, AIMD, one halving per round trip (RFC 9002 §7)",
-        params: &[],
+        params: &[
+            p(
+                "iw",
+                "packets",
+                None,
+                "initial window (default RFC 9002 §7.2: 10, at most 14720 bytes; ns-2's windowInit_ is 2)",
+            ),
+            p(
+                "lw",
+                "packets",
+                Some("2"),
+                "window after persistent congestion or a TCP timeout (RFC 9002 kMinimumWindow; RFC 5681 and ns-2: 1)",
+            ),
+        ],
     },
     ControllerInfo {
         name: "cubic",
@@ -259,6 +272,11 @@ fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
     }
 }
 
+fn parse_packets(key: &str, v: &str) -> Result<u32, String> {
+    v.parse::<u32>()
+        .map_err(|_| format!("{key}: `{v}` is not a whole number of packets"))
+}
+
 fn parse_rate(key: &str, v: &str) -> Result<Rate, String> {
     v.parse::<Rate>().map_err(|e| format!("{key}: {e}"))
 }
@@ -334,7 +352,16 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
     let get = |k: &str| pairs.iter().find(|&&(key, _)| key == k).map(|&(_, v)| v);
     let required = |k: &'static str| get(k).ok_or_else(|| format!("{} needs {k}=", info.name));
     let spec = match info.name {
-        "newreno" => ControllerSpec::NewReno(NewRenoConfig::default()),
+        "newreno" => {
+            let mut c = NewRenoConfig::default();
+            if let Some(v) = get("iw") {
+                c.initial_window = Some(parse_packets("iw", v)?);
+            }
+            if let Some(v) = get("lw") {
+                c.loss_window = parse_packets("lw", v)?;
+            }
+            ControllerSpec::NewReno(c)
+        }
         "cubic" => {
             let mut c = CubicConfig::default();
             if let Some(v) = get("beta") {
@@ -430,7 +457,7 @@ impl ControllerSpec {
     /// Check parameter ranges; the message names the bad parameter.
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            Self::NewReno(_) => Ok(()),
+            Self::NewReno(c) => c.validate(),
             Self::Cubic(c) => c.validate(),
             Self::Vegas(c) => c.validate(),
             Self::Compound(c) => c.validate(),
@@ -506,7 +533,13 @@ impl fmt::Display for ControllerSpec {
             }
         };
         match self {
-            Self::NewReno(_) => {}
+            Self::NewReno(c) => {
+                let d = NewRenoConfig::default();
+                if let Some(iw) = c.initial_window {
+                    put(true, "iw", iw.to_string());
+                }
+                put(c.loss_window != d.loss_window, "lw", c.loss_window.to_string());
+            }
             Self::Cubic(c) => {
                 let d = CubicConfig::default();
                 put(c.beta != d.beta, "beta", c.beta.to_string());
@@ -569,6 +602,8 @@ mod tests {
         for s in [
             "newreno",
             "reno",
+            "newreno:iw=2,lw=1",
+            "newreno:lw=1",
             "cubic",
             "cubic:beta=0.7",
             "cubic:beta=0.8,c=0.3,fast_convergence=false,reno_friendly=off",
@@ -589,6 +624,14 @@ mod tests {
             assert_eq!(printed.parse::<ControllerSpec>().unwrap(), spec, "{s} -> {printed}");
         }
         assert_eq!("cubic:beta=0.7".parse::<ControllerSpec>().unwrap().to_string(), "cubic");
+        assert_eq!(
+            "newreno:lw=2,iw=2".parse::<ControllerSpec>().unwrap().to_string(),
+            "newreno:iw=2"
+        );
+        assert_eq!(
+            "newreno:iw=2,lw=1".parse::<ControllerSpec>().unwrap(),
+            ControllerSpec::NewReno(NewRenoConfig::ns2())
+        );
         let guarantee = |s: &str| s.parse::<ControllerSpec>().unwrap().to_string();
         assert_eq!(
             guarantee("guarantee:target=20Mbit/s,abw=auto"),
@@ -613,7 +656,9 @@ mod tests {
     fn errors_name_the_bad_part() {
         let cases = [
             ("bbr", "unknown controller `bbr`"),
-            ("newreno:x=1", "newreno takes no parameters"),
+            ("newreno:x=1", "unknown parameter `x` for newreno (known: iw, lw)"),
+            ("newreno:iw=0", "iw: 0 packets is not in"),
+            ("newreno:lw=1.5", "lw: `1.5` is not a whole number of packets"),
             ("cubic:gamma=1", "unknown parameter `gamma` for cubic"),
             ("cubic:beta", "`beta` is not key=value"),
             ("cubic:beta=1.5", "beta"),

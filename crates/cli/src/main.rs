@@ -781,6 +781,7 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
     let started = std::time::Instant::now();
     let options = scenario::RunOptions {
         qlog_dir: qlog_dir(args.qlog.as_deref())?,
+        ..scenario::RunOptions::default()
     };
     let result = scenario::run_with(&scenario, &options, |frac| {
         if show_progress {

@@ -160,6 +160,8 @@ pub struct QuicHost {
     start_errors: Vec<String>,
     /// Controller traces of scheduled uploads, in start order.
     traces: Vec<CcTrace>,
+    /// Whether uploads get a [`CcTrace`].
+    tracing: bool,
     /// Datagrams of a GSO batch not handed to the simulator yet.
     pending: VecDeque<Datagram>,
 }
@@ -188,8 +190,15 @@ impl QuicHost {
             intervals: Vec::new(),
             start_errors: Vec::new(),
             traces: Vec::new(),
+            tracing: true,
             pending: VecDeque::new(),
         }
+    }
+
+    /// Keep no controller traces ([`cc_traces`](Self::cc_traces) stays empty).
+    pub fn without_cc_traces(mut self) -> Self {
+        self.tracing = false;
+        self
     }
 
     /// Start `spec` towards `server` at virtual time `at`. Call before the
@@ -280,7 +289,7 @@ impl QuicHost {
                 .node
                 .start_transfer(at, server.to_socket_addr(), &self.server_name, &self.trust, spec)
             {
-                Ok(id) if upload => self.traces.push(CcTrace {
+                Ok(id) if upload && self.tracing => self.traces.push(CcTrace {
                     id,
                     ..CcTrace::default()
                 }),

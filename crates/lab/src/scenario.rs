@@ -448,6 +448,9 @@ pub struct TcpSpec {
     /// SACK blocks from the sink (default: on exactly with `recovery = "sack"`).
     #[serde(default)]
     pub sack: Option<bool>,
+    /// Limited Transmit, RFC 3042 (default off; ns-2's `singledup_` is on).
+    #[serde(default)]
+    pub limited_transmit: Option<bool>,
 }
 
 impl TcpSpec {
@@ -470,6 +473,7 @@ impl TcpSpec {
             },
             sack: self.sack.unwrap_or(recovery == Recovery::Sack),
             receive_window: self.receive_window.unwrap_or(d.receive_window),
+            limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
             ..d
         };
         c.validate()?;
@@ -972,13 +976,19 @@ fn tcp_result(
 const DRAIN: Duration = Duration::from_secs(5);
 
 /// How to run a scenario, beyond what the scenario itself says; nothing
-/// here changes a result.
+/// here changes what the simulation does.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOptions {
     /// Write a qlog trace of every QUIC connection under this directory,
     /// one folder per flow (`flow-N/client-ID.sqlog`, `flow-N/server-ID.sqlog`),
     /// with virtual times.
     pub qlog_dir: Option<std::path::PathBuf>,
+    /// Keep no controller traces: every [`FlowResult::cc_trace`] is empty
+    /// (and `cc.csv` has no rows). A trace holds a sample per window change,
+    /// up to one per millisecond of window growth: tens of samples per
+    /// flow-second, most of a long many-flow run's memory. Everything else
+    /// in the result is the same.
+    pub no_cc_trace: bool,
 }
 
 /// Run `s`; `progress` is called with the fraction of simulated time done,
@@ -1098,7 +1108,10 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
                 amount,
                 interval: s.interval,
             };
-            let sender = TcpSender::new(cfg, cc, epoch, transfer);
+            let mut sender = TcpSender::new(cfg, cc, epoch, transfer);
+            if options.no_cc_trace {
+                sender = sender.without_cc_trace();
+            }
             let sender_id = net.sim.attach(src, sender).map_err(|e| Error::Invalid(e.to_string()))?;
             hosts.push(FlowHosts::Tcp(sender_id, sink_id));
             continue;
@@ -1128,6 +1141,9 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             },
         };
         let mut client = QuicHost::new(Node::client(node_config(seed ^ 2, flow)?)?, epoch, trust.clone());
+        if options.no_cc_trace {
+            client = client.without_cc_traces();
+        }
         match &g.files {
             None => client.schedule(SimTime::from_duration(start), dst, spec),
             Some(f) => {

@@ -205,6 +205,11 @@ pub struct TcpConfig {
     /// Receive window the sink advertises, bytes; the sender never has more
     /// than this beyond the cumulative ACK.
     pub receive_window: u64,
+    /// Limited Transmit (RFC 3042): each of the first duplicate ACKs below
+    /// the threshold lets one more segment out beyond the window (ns-2's
+    /// `Agent/TCP singledup_`, on by default in ns-2 2.35). Reno, NewReno and
+    /// go-back-N recovery; ignored with `sack`.
+    pub limited_transmit: bool,
 }
 
 impl Default for TcpConfig {
@@ -221,6 +226,7 @@ impl Default for TcpConfig {
             delayed_ack: None,
             sack: false,
             receive_window: DEFAULT_RECEIVE_WINDOW,
+            limited_transmit: false,
         }
     }
 }
@@ -376,6 +382,8 @@ pub struct TcpSender {
     iv_events: u64,
     iv_written: u64,
     trace: CcTrace,
+    /// Whether [`trace`](Self::trace) keeps samples.
+    tracing: bool,
 }
 
 impl std::fmt::Debug for TcpSender {
@@ -442,6 +450,7 @@ impl TcpSender {
             iv_events: 0,
             iv_written: 0,
             trace: CcTrace::default(),
+            tracing: true,
             cfg,
         };
         s.stats.rto_secs = s.rto().as_secs_f64();
@@ -461,6 +470,12 @@ impl TcpSender {
     /// Interval records so far (their `bytes` are the sink's to fill in: 0 here).
     pub fn intervals(&self) -> &[IntervalStats] {
         &self.intervals
+    }
+
+    /// Keep no controller trace ([`cc_trace`](Self::cc_trace) stays empty).
+    pub fn without_cc_trace(mut self) -> Self {
+        self.tracing = false;
+        self
     }
 
     /// The controller's state at every change, by the rule on [`CcSample`].
@@ -593,7 +608,7 @@ impl TcpSender {
     }
 
     fn observe(&mut self, now: SimTime) {
-        if now >= self.start {
+        if self.tracing && now >= self.start {
             let s = CcSample::new(now.as_secs_f64(), &self.cc.snapshot());
             self.trace.observe(s);
         }
@@ -763,6 +778,12 @@ impl TcpSender {
             self.segs.front().is_some_and(|s| s.lost)
         };
         if self.dupacks < self.cfg.dupack_threshold && !sack_loss {
+            if self.cfg.limited_transmit && self.cfg.recovery != Recovery::Sack {
+                // RFC 3042 §2: one segment beyond the window per duplicate
+                // ACK, the window itself unchanged (the allowance goes with
+                // the next new ACK, or becomes fast recovery's inflation).
+                self.inflation = u64::from(self.dupacks) * self.seg;
+            }
             return;
         }
         // RFC 6582 §3.2 step 2 and §4 (and RFC 6675 §5): no new recovery
@@ -790,7 +811,10 @@ impl TcpSender {
                     s.lost = true;
                 }
             }
-            Recovery::Gbn => self.nxt = self.una,
+            Recovery::Gbn => {
+                self.nxt = self.una;
+                self.inflation = 0;
+            }
         }
     }
 

@@ -350,6 +350,18 @@ fn a_tcp_scenario_runs_deterministically_and_fills_the_link() {
     let a = run(&s, |_| {}).unwrap();
     let b = run(&s, |_| {}).unwrap();
     assert_eq!(a, b, "same scenario, same result");
+    // Without controller traces: the same run, only the traces are empty.
+    let options = tput_lab::scenario::RunOptions {
+        no_cc_trace: true,
+        ..Default::default()
+    };
+    let mut c = tput_lab::scenario::run_with(&s, &options, |_| {}).unwrap();
+    assert!(c.flows.iter().all(|f| f.cc_trace.is_empty()));
+    for (f, g) in c.flows.iter_mut().zip(&a.flows) {
+        assert!(!g.cc_trace.is_empty());
+        f.cc_trace = g.cc_trace.clone();
+    }
+    assert_eq!(c, a, "the traces are all that differs");
     assert_eq!(a.flows.len(), 4);
     let mut total = 0;
     for f in &a.flows {
@@ -456,4 +468,34 @@ fn bad_tcp_keys_are_one_line_errors_naming_the_key() {
     let ok =
         format!("{base}transport = \"tcp\"\ntcp = {{ delayed_ack = true, sack = true, receive_window = \"64KiB\" }}");
     validate(&Scenario::from_toml_str(&ok).unwrap()).unwrap();
+}
+
+#[test]
+fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
+    // A window of 3 segments and the first one lost: two duplicate ACKs, one
+    // short of the threshold. RFC 3042's two extra segments bring the third.
+    let n = 10 * SEG;
+    for mode in [Recovery::Reno, Recovery::NewReno, Recovery::Gbn] {
+        for limited_transmit in [false, true] {
+            let c = TcpConfig {
+                limited_transmit,
+                ..cfg(mode)
+            };
+            let o = run(
+                c,
+                "newreno:iw=3",
+                Amount::Bytes(n),
+                path(drop_first(&[0])),
+                Duration::from_secs(30),
+            );
+            assert_complete(&o, n);
+            let s = o.sender.stats();
+            let want = if limited_transmit { (1, 0) } else { (0, 1) };
+            assert_eq!(
+                (s.fast_retransmits, s.timeouts),
+                want,
+                "{mode}, LT {limited_transmit}: {s:?}"
+            );
+        }
+    }
 }
