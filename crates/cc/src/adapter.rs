@@ -269,7 +269,7 @@ impl Controller for QuinnController {
 
     fn on_ack(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool, rtt: &RttEstimator) {
         self.switch();
-        // The estimator has not yet taken this ACK's sample (QUINN_NOTES): the
+        // quinn-proto 0.11's RTT estimator has not yet taken this ACK's sample: the
         // packet's own RTT is `now - sent`, RFC 9002 §5.1 `latest_rtt`.
         let latest = now.saturating_duration_since(sent);
         let rtt = RttSample {

@@ -597,7 +597,7 @@ fn to_bits(bytes_per_sec: f64) -> u64 {
 /// keep publishing to and reading from the same [`SharedBandwidth`]: the inner
 /// controller holds its source as an opaque `Arc`, which cannot be re-pointed.
 /// quinn-proto clones a controller only on path migration and drops the old
-/// one (`QUINN_NOTES.md`), so exactly one writer remains.
+/// one (quinn-proto 0.11, `Connection::migrate`), so exactly one writer remains.
 ///
 /// ```
 /// use tput_cc::{ControllerSpec, CongestionController};

