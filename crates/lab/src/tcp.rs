@@ -1093,22 +1093,9 @@ impl TcpSink {
         r.interval_bytes = self.interval_counts.clone();
         if !self.slot.is_zero() {
             let n = (active.as_nanos() / self.slot.as_nanos()) as usize;
-            let width = self.slot.as_secs_f64();
-            r.slots = (0..n)
-                .map(|i| {
-                    let bytes = self.slot_counts.get(i).copied().unwrap_or(0);
-                    let throughput_bps = bytes as f64 * 8.0 / width;
-                    SlotStats {
-                        index: i as u64,
-                        start_secs: i as f64 * width,
-                        bytes,
-                        throughput_bps,
-                        met: throughput_bps >= self.target_bps,
-                    }
-                })
-                .collect();
-            r.success_ratio =
-                (!r.slots.is_empty()).then(|| r.slots.iter().filter(|s| s.met).count() as f64 / r.slots.len() as f64);
+            let mut counts = self.slot_counts.clone();
+            counts.resize(n, 0);
+            (r.slots, r.success_ratio) = SlotStats::judge(&counts, self.slot, self.target_bps);
         }
         r
     }

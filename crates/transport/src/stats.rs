@@ -76,6 +76,31 @@ pub struct SlotStats {
     pub met: bool,
 }
 
+impl SlotStats {
+    /// Judge consecutive complete slots of `width` holding `bytes[i]` bytes
+    /// each against `target_bps`; returns the slots and the fraction that
+    /// met the target (`None` without slots).
+    pub fn judge(bytes: &[u64], width: Duration, target_bps: f64) -> (Vec<SlotStats>, Option<f64>) {
+        let w = width.as_secs_f64();
+        let slots: Vec<SlotStats> = bytes
+            .iter()
+            .enumerate()
+            .map(|(i, &bytes)| {
+                let throughput_bps = bytes as f64 * 8.0 / w;
+                SlotStats {
+                    index: i as u64,
+                    start_secs: i as f64 * w,
+                    bytes,
+                    throughput_bps,
+                    met: throughput_bps >= target_bps,
+                }
+            })
+            .collect();
+        let ratio = (!slots.is_empty()).then(|| slots.iter().filter(|s| s.met).count() as f64 / slots.len() as f64);
+        (slots, ratio)
+    }
+}
+
 /// What the receiver measured; sent back to the sender after an upload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReceiverReport {
@@ -237,25 +262,8 @@ impl ReceiveMeter {
 
     /// The report at `end`: complete slots only are judged.
     pub(crate) fn report(&self, end: Instant, cpu_secs: Option<f64>) -> ReceiverReport {
-        let width = self.slots.width.as_secs_f64();
-        let slots: Vec<SlotStats> = self
-            .slots
-            .complete(end)
-            .into_iter()
-            .enumerate()
-            .map(|(i, bytes)| {
-                let throughput_bps = bytes as f64 * 8.0 / width;
-                SlotStats {
-                    index: i as u64,
-                    start_secs: i as f64 * width,
-                    bytes,
-                    throughput_bps,
-                    met: throughput_bps >= self.target_bps as f64,
-                }
-            })
-            .collect();
-        let success_ratio =
-            (!slots.is_empty()).then(|| slots.iter().filter(|s| s.met).count() as f64 / slots.len() as f64);
+        let (slots, success_ratio) =
+            SlotStats::judge(&self.slots.complete(end), self.slots.width, self.target_bps as f64);
         let mut interval_bytes = self.intervals.complete(end);
         // The last, partial interval still counts its bytes.
         let counted: u64 = interval_bytes.iter().sum();
