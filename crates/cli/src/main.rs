@@ -141,6 +141,11 @@ struct RelayArgs {
     /// Stop after this long, e.g. 30s or 30 [default: until Ctrl-C].
     #[arg(short = 't', long, value_parser = parse_secs)]
     time: Option<Duration>,
+    /// Emulate a NAT rebinding: every this long, move each client to a new
+    /// upstream source port (the server sees the client's address change;
+    /// QUIC migrates the connection, RFC 9000 §9.3), e.g. 2s [default: never].
+    #[arg(long, value_name = "DURATION", value_parser = parse_secs)]
+    rebind_every: Option<Duration>,
     /// One JSON document at exit instead of text.
     #[arg(short = 'J', long)]
     json: bool,
@@ -856,6 +861,7 @@ fn relay_cmd(args: RelayArgs) -> Result<bool, Failure> {
             tput_lab::Error::Invalid(m) => Failure::Input(m),
             e => Failure::Run(e.into()),
         })?;
+        let relay = relay.rebind_every(args.rebind_every.unwrap_or_default());
         let local = relay.local_addr().map_err(|e| Failure::Run(e.into()))?;
         if !args.json {
             println!("relaying {local} -> {} (Ctrl-C to stop)", args.to);
@@ -942,8 +948,8 @@ fn print_relay_summary(s: &RelayStats) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
-        "relayed for {:.2} s, {} client address(es)",
-        s.elapsed_secs, s.clients
+        "relayed for {:.2} s, {} client address(es), {} rebinding(s)",
+        s.elapsed_secs, s.clients, s.rebinds
     );
     for (name, d) in [("forward", &s.forward), ("reverse", &s.reverse)] {
         let _ = writeln!(

@@ -241,6 +241,9 @@ pub struct RelayStats {
     pub forward: DirectionStats,
     /// The server to its clients.
     pub reverse: DirectionStats,
+    /// Times the relay moved its clients to new upstream ports (NAT
+    /// rebinding, [`Relay::rebind_every`]).
+    pub rebinds: u64,
 }
 
 /// Lateness of departures in microsecond buckets (the last one holds
@@ -314,6 +317,40 @@ impl Direction {
     }
 }
 
+/// One client's socket towards the server, and the task reading it. Dropping
+/// it closes the socket (datagrams still on their way to it are lost, as
+/// through a NAT that has forgotten the mapping).
+struct Upstream {
+    sock: Arc<UdpSocket>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Upstream {
+    /// A fresh socket on an ephemeral port of `local`, connected to `to`,
+    /// with its receiving task.
+    async fn open(
+        local: IpAddr,
+        to: SocketAddr,
+        client: SocketAddr,
+        tx: &mpsc::UnboundedSender<Inbound>,
+    ) -> Result<Upstream, Error> {
+        let sock = bind_udp(SocketAddr::new(local, 0))
+            .map_err(|e| Error::Run(format!("cannot bind an upstream socket: {e}")))?;
+        sock.connect(to)
+            .await
+            .map_err(|e| Error::Run(format!("cannot reach {to}: {e}")))?;
+        let sock = Arc::new(sock);
+        let task = tokio::spawn(receive(sock.clone(), Some(client), tx.clone()));
+        Ok(Upstream { sock, task })
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// A datagram read by a receiving task, stamped when it was read.
 struct Inbound {
     /// `true`: from a client (its address in `peer`); `false`: from the
@@ -328,6 +365,7 @@ struct Inbound {
 pub struct Relay {
     cfg: RelayConfig,
     listen: Arc<UdpSocket>,
+    rebind_every: Option<Duration>,
 }
 
 impl Relay {
@@ -343,7 +381,19 @@ impl Relay {
         Ok(Relay {
             cfg,
             listen: Arc::new(listen),
+            rebind_every: None,
         })
+    }
+
+    /// Emulates a NAT that rebinds: every `period`, each client's traffic
+    /// to the server moves to a fresh upstream socket (a new source port),
+    /// and replies still on their way to the old port are lost. The server
+    /// sees its peer change address without warning; QUIC carries the
+    /// connection on by path validation and migration (RFC 9000 §9.3).
+    /// A zero period turns rebinding off.
+    pub fn rebind_every(mut self, period: Duration) -> Relay {
+        self.rebind_every = (!period.is_zero()).then_some(period);
+        self
     }
 
     /// The address clients send to.
@@ -362,7 +412,11 @@ impl Relay {
         interval: Duration,
         mut report: impl FnMut(&RelayStats),
     ) -> Result<RelayStats, Error> {
-        let Relay { cfg, listen } = self;
+        let Relay {
+            cfg,
+            listen,
+            rebind_every,
+        } = self;
         let mut fwd = Direction {
             link: LinkRunner::new(&cfg.forward, cfg.seed).map_err(|e| Error::Invalid(format!("forward: {e}")))?,
             overload: Counter::default(),
@@ -375,9 +429,9 @@ impl Relay {
             late: Lateness::new(),
         };
         let (tx, mut rx) = mpsc::unbounded_channel::<Inbound>();
-        let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(receive(listen.clone(), None, tx.clone())));
-        let mut upstream: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
+        let listener = tokio::spawn(receive(listen.clone(), None, tx.clone()));
+        let mut upstream: HashMap<SocketAddr, Upstream> = HashMap::new();
+        let mut rebinds = 0u64;
         let unspecified: IpAddr = match cfg.to {
             SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
             SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
@@ -385,13 +439,15 @@ impl Relay {
         let epoch = Instant::now();
         let sim = |t: Instant| SimTime::from_nanos(t.saturating_duration_since(epoch).as_nanos() as u64);
         let mut next_report = (!interval.is_zero()).then(|| epoch + interval);
-        let snapshot = |fwd: &Direction, rev: &Direction, clients: usize| {
+        let mut next_rebind = rebind_every.map(|p| epoch + p);
+        let snapshot = |fwd: &Direction, rev: &Direction, clients: usize, rebinds: u64| {
             let now = Instant::now();
             RelayStats {
                 elapsed_secs: now.duration_since(epoch).as_secs_f64(),
                 clients,
                 forward: fwd.stats(sim(now)),
                 reverse: rev.stats(sim(now)),
+                rebinds,
             }
         };
         let mut stop = std::pin::pin!(stop);
@@ -403,15 +459,9 @@ impl Relay {
                 let t = sim(m.at);
                 if m.from_client {
                     if let std::collections::hash_map::Entry::Vacant(slot) = upstream.entry(m.peer) {
-                        let sock = bind_udp(SocketAddr::new(unspecified, 0))
-                            .map_err(|e| Error::Run(format!("cannot bind an upstream socket: {e}")))?;
-                        sock.connect(cfg.to)
-                            .await
-                            .map_err(|e| Error::Run(format!("cannot reach {}: {e}", cfg.to)))?;
-                        let sock = Arc::new(sock);
+                        let up = Upstream::open(unspecified, cfg.to, m.peer, &tx).await?;
                         tracing::info!(client = %m.peer, "relay: new client");
-                        tasks.push(tokio::spawn(receive(sock.clone(), Some(m.peer), tx.clone())));
-                        slot.insert(sock);
+                        slot.insert(up);
                     }
                     let len = m.payload.len() as u64;
                     let v = fwd.link.offer(t, len, (m.peer, m.payload));
@@ -438,7 +488,7 @@ impl Relay {
                             }
                             let sent = if name == "forward" {
                                 match upstream.get(&client) {
-                                    Some(s) => s.try_send(&payload).is_ok(),
+                                    Some(up) => up.sock.try_send(&payload).is_ok(),
                                     None => false,
                                 }
                             } else {
@@ -465,10 +515,25 @@ impl Relay {
                     }
                 }
             }
+            if let (Some(r), Some(period)) = (next_rebind, rebind_every)
+                && now >= r
+            {
+                for (client, up) in upstream.iter_mut() {
+                    let fresh = Upstream::open(unspecified, cfg.to, *client, &tx).await?;
+                    tracing::info!(client = %client, "relay: rebinding to a new upstream port");
+                    *up = fresh;
+                }
+                rebinds += 1;
+                let mut n = r + period;
+                while n <= now {
+                    n += period;
+                }
+                next_rebind = Some(n);
+            }
             if let Some(r) = next_report
                 && now >= r
             {
-                report(&snapshot(&fwd, &rev, upstream.len()));
+                report(&snapshot(&fwd, &rev, upstream.len(), rebinds));
                 let mut n = r + interval;
                 while n <= now {
                     n += interval;
@@ -490,7 +555,7 @@ impl Relay {
                 }
                 continue;
             }
-            let wake = [next.map(|n| n - SPIN_AHEAD), next_report]
+            let wake = [next.map(|n| n - SPIN_AHEAD), next_report, next_rebind]
                 .into_iter()
                 .flatten()
                 .min()
@@ -505,10 +570,90 @@ impl Relay {
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
         }
-        for t in tasks {
-            t.abort();
-        }
-        Ok(snapshot(&fwd, &rev, upstream.len()))
+        listener.abort();
+        let clients = upstream.len();
+        drop(upstream);
+        Ok(snapshot(&fwd, &rev, clients, rebinds))
+    }
+}
+
+/// A relay running on a thread of its own (a current-thread runtime, as
+/// `tputctl relay` runs it), for in-process experiments and tests.
+///
+/// ```no_run
+/// # fn main() -> Result<(), tput_lab::Error> {
+/// use tput_lab::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list};
+/// let links = RelayLinks { forward: parse_link_list("rate=10Mbit/s,delay=20ms", "forward")?, reverse: None };
+/// let (forward, reverse) = links.configs()?;
+/// let cfg = RelayConfig { listen: "127.0.0.1:0".parse().unwrap(), to: "127.0.0.1:4433".parse().unwrap(), forward, reverse, seed: 1 };
+/// let relay = RelayThread::start(cfg, None)?;
+/// println!("clients send to {}", relay.addr());
+/// let stats = relay.stop()?;
+/// println!("{} datagrams delivered", stats.forward.delivered.packets);
+/// # Ok(()) }
+/// ```
+pub struct RelayThread {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: std::sync::mpsc::Receiver<Result<RelayStats, Error>>,
+}
+
+impl RelayThread {
+    /// Binds the relay and starts it; `rebind_every` as in
+    /// [`Relay::rebind_every`]. Returns once the relay's address is known.
+    pub fn start(cfg: RelayConfig, rebind_every: Option<Duration>) -> Result<RelayThread, Error> {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("tput-relay".into())
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = addr_tx.send(Err(Error::Run(format!("cannot start a runtime: {e}"))));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    let relay = match Relay::bind(cfg).await.and_then(|r| Ok((r.local_addr()?, r))) {
+                        Ok((addr, r)) => {
+                            let _ = addr_tx.send(Ok(addr));
+                            r.rebind_every(rebind_every.unwrap_or_default())
+                        }
+                        Err(e) => {
+                            let _ = addr_tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let stop = async move {
+                        let _ = stop_rx.await;
+                    };
+                    let _ = done_tx.send(relay.run(stop, Duration::ZERO, |_| {}).await);
+                });
+            })
+            .map_err(|e| Error::Run(format!("cannot start the relay thread: {e}")))?;
+        let addr = addr_rx
+            .recv()
+            .map_err(|_| Error::Run("the relay thread ended before binding".into()))??;
+        Ok(RelayThread {
+            addr,
+            stop: Some(stop_tx),
+            done: done_rx,
+        })
+    }
+
+    /// The address clients send to.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops the relay and returns its final counters.
+    pub fn stop(mut self) -> Result<RelayStats, Error> {
+        drop(self.stop.take());
+        self.done
+            .recv_timeout(Duration::from_secs(10))
+            .map_err(|_| Error::Run("the relay did not stop within 10 s".into()))?
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::mpsc as std_mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats, parse_link_list};
+use tput_lab::relay::{RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list};
 use tput_lab::scenario::{self, FlowGroup, Scenario, TopologySpec};
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
 
@@ -27,59 +27,50 @@ fn rt() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// A relay on its own thread (a current-thread runtime, as `tputctl relay`
-/// runs it) until the returned sender is dropped or sent to.
+/// A relay on its own thread until `finish`.
 struct Running {
     addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    done: std_mpsc::Receiver<RelayStats>,
+    relay: RelayThread,
 }
 
 impl Running {
-    fn finish(mut self) -> RelayStats {
-        drop(self.stop.take());
-        self.done.recv_timeout(Duration::from_secs(10)).expect("relay stopped")
+    fn finish(self) -> RelayStats {
+        self.relay.stop().expect("relay stopped")
     }
 }
 
 fn start_relay(to: SocketAddr, forward: &str, reverse: Option<&str>) -> Running {
+    start_relay_rebinding(to, forward, reverse, Duration::ZERO)
+}
+
+/// [`start_relay`] with a NAT rebinding every `rebind` (zero: never).
+fn start_relay_rebinding(to: SocketAddr, forward: &str, reverse: Option<&str>, rebind: Duration) -> Running {
     let links = RelayLinks {
         forward: parse_link_list(forward, "--forward").unwrap(),
         reverse: reverse.map(|r| parse_link_list(r, "--reverse").unwrap()),
     };
     let (forward, reverse) = links.configs().unwrap();
-    let (addr_tx, addr_rx) = std_mpsc::channel();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let (done_tx, done_rx) = std_mpsc::channel();
-    thread::spawn(move || {
-        rt().block_on(async move {
-            let relay = Relay::bind(RelayConfig {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                to,
-                forward,
-                reverse,
-                seed: 7,
-            })
-            .await
-            .unwrap();
-            addr_tx.send(relay.local_addr().unwrap()).unwrap();
-            let stop = async move {
-                let _ = stop_rx.await;
-            };
-            let stats = relay.run(stop, Duration::ZERO, |_| {}).await.unwrap();
-            let _ = done_tx.send(stats);
-        });
-    });
+    let cfg = RelayConfig {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        to,
+        forward,
+        reverse,
+        seed: 7,
+    };
+    let relay = RelayThread::start(cfg, Some(rebind)).unwrap();
     Running {
-        addr: addr_rx.recv_timeout(Duration::from_secs(10)).unwrap(),
-        stop: Some(stop_tx),
-        done: done_rx,
+        addr: relay.addr(),
+        relay,
     }
 }
 
 fn node_config() -> NodeConfig {
+    node_config_idle(Duration::from_secs(10))
+}
+
+fn node_config_idle(idle_timeout: Duration) -> NodeConfig {
     NodeConfig {
-        idle_timeout: Duration::from_secs(10),
+        idle_timeout,
         mtu_discovery: false,
         ..NodeConfig::default()
     }
@@ -87,6 +78,10 @@ fn node_config() -> NodeConfig {
 
 /// A QUIC server on its own thread; returns its address and identity.
 fn start_server() -> (SocketAddr, Identity) {
+    start_server_with(node_config())
+}
+
+fn start_server_with(config: NodeConfig) -> (SocketAddr, Identity) {
     let id = Identity::self_signed(&["localhost"]).unwrap();
     let served = id.clone();
     let (tx, rx) = std_mpsc::channel();
@@ -94,7 +89,7 @@ fn start_server() -> (SocketAddr, Identity) {
         rt().block_on(async move {
             let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
             tx.send(socket.local_addr().unwrap()).unwrap();
-            let _ = udp::serve(&socket, &served, node_config(), |_, _| ControlFlow::Continue(())).await;
+            let _ = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await;
         });
     });
     (rx.recv_timeout(Duration::from_secs(10)).unwrap(), id)
@@ -102,11 +97,15 @@ fn start_server() -> (SocketAddr, Identity) {
 
 /// One transfer from this thread through `relay` to the server.
 fn transfer(relay: SocketAddr, id: &Identity, spec: TransferSpec) -> TransferOutcome {
+    transfer_with(relay, id, spec, node_config())
+}
+
+fn transfer_with(relay: SocketAddr, id: &Identity, spec: TransferSpec, config: NodeConfig) -> TransferOutcome {
     let trust = ServerTrust::Pinned(id.fingerprint());
     let out = rt().block_on(async {
         tokio::time::timeout(
             Duration::from_secs(60),
-            udp::transfer(relay, "localhost", &trust, node_config(), vec![spec], |_, _| {}),
+            udp::transfer(relay, "localhost", &trust, config, vec![spec], |_, _| {}),
         )
         .await
         .expect("transfer took more than 60 s")
@@ -140,6 +139,116 @@ fn transfer_through_one_percent_loss() {
     assert!((0.002..0.03).contains(&share), "{share} {f:?}");
     assert_eq!(s.reverse.dropped_random.packets, 0, "the reverse link has no loss");
     assert_eq!(s.clients, 1);
+}
+
+#[test]
+fn transfer_through_five_percent_loss_both_ways() {
+    let _turn = turn();
+    let (server, id) = start_server();
+    let relay = start_relay(
+        server,
+        "rate=50Mbit/s,delay=5ms,loss=0.05",
+        Some("rate=50Mbit/s,delay=5ms,loss=0.05"),
+    );
+    let o = transfer(
+        relay.addr,
+        &id,
+        TransferSpec::upload(2_000_000, "newreno".parse().unwrap()),
+    );
+    let s = relay.finish();
+    assert_verified(&o, 2_000_000);
+    for d in [&s.forward, &s.reverse] {
+        let share = d.dropped_random.packets as f64 / d.offered.packets as f64;
+        assert!((0.02..0.09).contains(&share), "{share} {d:?}");
+    }
+}
+
+#[test]
+fn transfer_through_a_tenfold_rate_drop_and_back() {
+    let _turn = turn();
+    let (server, id) = start_server();
+    // 50 Mbit/s, 5 Mbit/s from 200 ms to 700 ms, then 50 Mbit/s again; the
+    // queue (100 packets) overflows at the drop.
+    let relay = start_relay(
+        server,
+        "rate=50Mbit/s,delay=5ms,queue_packets=100,rate_schedule=200ms:5Mbit/s;700ms:50Mbit/s",
+        None,
+    );
+    let o = transfer(
+        relay.addr,
+        &id,
+        TransferSpec::upload(4_000_000, "cubic".parse().unwrap()),
+    );
+    let s = relay.finish();
+    assert_verified(&o, 4_000_000);
+    assert_eq!(s.forward.rate_bps, 50_000_000, "back to the full rate");
+    // 4 MB at 5 Mbit/s would take 6.4 s: the rate came back and the
+    // transfer used it.
+    assert!(o.elapsed_secs < 3.0, "{} s", o.elapsed_secs);
+}
+
+#[test]
+fn transfers_survive_nat_rebinding_by_migrating() {
+    let _turn = turn();
+    let (server, id) = start_server();
+    // The client's address as the server sees it changes every 300 ms.
+    let relay = start_relay_rebinding(server, "rate=50Mbit/s,delay=5ms", None, Duration::from_millis(300));
+    let up = transfer(
+        relay.addr,
+        &id,
+        TransferSpec::upload(5_000_000, "cubic".parse().unwrap()),
+    );
+    // A download: the server is the sender and must follow the client to
+    // its new address (and keep the requested controller, see Node::drive).
+    let mut spec = TransferSpec::upload(5_000_000, "newreno".parse().unwrap());
+    spec.direction = tput_transport::Direction::Download;
+    let down = transfer(relay.addr, &id, spec);
+    let s = relay.finish();
+    assert_verified(&up, 5_000_000);
+    assert_verified(&down, 5_000_000);
+    assert!(
+        s.rebinds as f64 >= (up.elapsed_secs + down.elapsed_secs) / 0.3 - 2.0 && s.rebinds >= 2,
+        "{} rebinds in {} + {} s",
+        s.rebinds,
+        up.elapsed_secs,
+        down.elapsed_secs
+    );
+    assert_eq!(down.cc, "newreno");
+}
+
+#[test]
+fn a_dead_path_fails_with_a_clear_error_in_bounded_time() {
+    let _turn = turn();
+    let idle = Duration::from_secs(2);
+    let (server, id) = start_server_with(node_config_idle(idle));
+    // Connected for the first 300 ms of every 60 s: the path dies
+    // mid-transfer for far longer than the idle timeout.
+    let relay = start_relay(
+        server,
+        "rate=20Mbit/s,delay=5ms,queue_packets=50,cutoff.period=60s,cutoff.connected=0.005,cutoff.mode=drop",
+        None,
+    );
+    let t = Instant::now();
+    let o = transfer_with(
+        relay.addr,
+        &id,
+        TransferSpec::upload(50_000_000, "cubic".parse().unwrap()),
+        node_config_idle(idle),
+    );
+    let took = t.elapsed();
+    relay.finish();
+    let err = o.error.as_deref().expect("the transfer cannot complete");
+    assert!(err.contains("timed out") || err.contains("idle"), "{err}");
+    assert!(o.bytes < 50_000_000);
+    // The connected 300 ms, then the idle timeout: max(idle, 3 PTO)
+    // (RFC 9000 §10.1), and 3 PTO stays well under 2 s with a 50-packet
+    // queue (srtt < 50 ms); a little slack for the handshake.
+    assert!(
+        took < Duration::from_secs(3),
+        "{took:?} {err} {} B {:?}",
+        o.bytes,
+        o.intervals.last()
+    );
 }
 
 #[test]
