@@ -7,7 +7,11 @@
 //! - [`tcp_ns2`]: the simulator's TCP model against ns-2 2.35 on the seed-000
 //!   dumbbell (`cargo bench -p tput-benches --bench tcp_ns2`), and its CPU
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
+//! - [`live_faults`]: live, verified transfers through the relay's faults
+//!   (loss, cut-offs, a rate drop, NAT rebinding, a dead path)
+//!   (`cargo bench -p tput-benches --bench live_faults`).
 
+pub mod live_faults;
 pub mod seed000;
 pub mod tcp_ns2;
 
