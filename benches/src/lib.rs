@@ -10,9 +10,13 @@
 //! - [`live_faults`]: live, verified transfers through the relay's faults
 //!   (loss, cut-offs, a rate drop, NAT rebinding, a dead path)
 //!   (`cargo bench -p tput-benches --bench live_faults`).
+//! - [`soak`]: one server under many clients, killed clients, impostors,
+//!   garbage and spoofed Initials; memory and descriptors
+//!   (`cargo bench -p tput-benches --bench soak`).
 
 pub mod live_faults;
 pub mod seed000;
+pub mod soak;
 pub mod tcp_ns2;
 
 use std::path::PathBuf;
