@@ -4,7 +4,8 @@
 //! upload and as a download, and the table says what arrived, how long it
 //! took and how the transfer ended.
 //!
-//! The faults: none (the baseline), 1 % random loss, 5 % loss in both
+//! Each fault sits on the path the data takes (the relay's forward link for
+//! an upload, its reverse link for a download). The faults: none (the baseline), 1 % random loss, 5 % loss in both
 //! directions, a `drop` cut-off every 100 ms (connected 80 % of each
 //! period), the rate dropping 10x and coming back, a NAT rebinding every
 //! 500 ms (the client's address, as the server sees it, changes: QUIC's path
@@ -19,16 +20,18 @@ use std::time::{Duration, Instant};
 use tput_lab::relay::{RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list};
 use tput_transport::{Direction, Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
 
-/// One fault: the relay's links and how long a rebinding period is.
+/// One fault: the link that carries the data and the one that carries the
+/// acknowledgements (an upload's data goes through the relay's forward link,
+/// a download's through its reverse link), and how often the NAT rebinds.
 #[derive(Debug, Clone)]
 pub struct Fault {
     /// Short name for the table.
     pub name: String,
-    /// The forward link (client to server), as `tputctl relay --forward`.
-    pub forward: String,
-    /// The reverse link, as `--reverse` (`None`: the forward link's rate
-    /// and delay, unimpaired).
-    pub reverse: Option<String>,
+    /// The data direction's link, in `tputctl relay --forward` syntax.
+    pub data: String,
+    /// The acknowledgement direction's link (`None`: the same rate and
+    /// delay, unimpaired).
+    pub acks: Option<String>,
     /// NAT rebinding period (`--rebind-every`).
     pub rebind_every: Option<Duration>,
     /// `true` when the path is dead for longer than the idle timeout: the
@@ -36,16 +39,17 @@ pub struct Fault {
     pub expect_failure: bool,
 }
 
-/// The faults of the table, on a `rate` link with `delay` each way. The
-/// rate drops at `step` and comes back at `3 step`; the NAT rebinds every
-/// `step / 2`; the dead path dies at `step` for ten minutes.
+/// The faults of the table, on a `rate` link with `delay` each way, each
+/// applied to the direction that carries the data. The rate drops at
+/// `step` and comes back at `3 step`; the NAT rebinds every `step / 2`; the
+/// dead path dies at `step` for ten minutes.
 pub fn faults(rate_mbps: u64, delay_ms: u64, step: Duration) -> Vec<Fault> {
-    let base = format!("rate={rate_mbps}Mbit/s,delay={delay_ms}ms,queue_packets=200");
+    let base = base_link(rate_mbps, delay_ms);
     let ms = step.as_millis();
-    let f = |name: &str, forward: String, reverse: Option<String>| Fault {
+    let f = |name: &str, data: String, acks: Option<String>| Fault {
         name: name.to_string(),
-        forward,
-        reverse,
+        data,
+        acks,
         rebind_every: None,
         expect_failure: false,
     };
@@ -85,6 +89,11 @@ pub fn faults(rate_mbps: u64, delay_ms: u64, step: Duration) -> Vec<Fault> {
             )
         },
     ]
+}
+
+/// The unimpaired link: `rate`, `delay` and a 200-packet DropTail queue.
+fn base_link(rate_mbps: u64, delay_ms: u64) -> String {
+    format!("rate={rate_mbps}Mbit/s,delay={delay_ms}ms,queue_packets=200")
 }
 
 /// One transfer through one fault.
@@ -185,11 +194,20 @@ pub fn run(o: &Options, faults: &[Fault], mut progress: impl FnMut(&str)) -> Res
     let mut rows = Vec::new();
     for fault in faults {
         for direction in [Direction::Upload, Direction::Download] {
-            let links = RelayLinks {
-                forward: parse_link_list(&fault.forward, "forward").map_err(|e| e.to_string())?,
-                reverse: match &fault.reverse {
-                    Some(r) => Some(parse_link_list(r, "reverse").map_err(|e| e.to_string())?),
-                    None => None,
+            let data = parse_link_list(&fault.data, "data link").map_err(|e| e.to_string())?;
+            let acks = parse_link_list(
+                fault.acks.as_deref().unwrap_or(&base_link(o.rate_mbps, o.delay_ms)),
+                "acknowledgement link",
+            )
+            .map_err(|e| e.to_string())?;
+            let links = match direction {
+                Direction::Upload => RelayLinks {
+                    forward: data,
+                    reverse: Some(acks),
+                },
+                Direction::Download => RelayLinks {
+                    forward: acks,
+                    reverse: Some(data),
                 },
             };
             let (forward, reverse) = links.configs().map_err(|e| e.to_string())?;
@@ -274,10 +292,14 @@ pub fn run(o: &Options, faults: &[Fault], mut progress: impl FnMut(&str)) -> Res
 /// The table: one line per transfer.
 pub fn table(rows: &[Row]) -> String {
     let mut s = String::from(
-        "| fault | direction | bytes | verified | time (s) | Mbit/s | fwd drops (random/cut/queue) | rev drops | rebinds | result | as expected |\n\
+        "| fault (on the data path) | direction | bytes | verified | time (s) | Mbit/s | data-path drops (random/cut/queue) | ack-path drops | rebinds | result | as expected |\n\
          |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
+        let (data, acks) = match r.direction {
+            Direction::Upload => (&r.relay.forward, &r.relay.reverse),
+            Direction::Download => (&r.relay.reverse, &r.relay.forward),
+        };
         let d = |x: &tput_lab::relay::DirectionStats| {
             format!(
                 "{}/{}/{}",
@@ -292,8 +314,8 @@ pub fn table(rows: &[Row]) -> String {
             r.verified,
             r.secs,
             r.verified as f64 * 8.0 / r.secs.max(1e-9) / 1e6,
-            d(&r.relay.forward),
-            d(&r.relay.reverse),
+            d(data),
+            d(acks),
             r.relay.rebinds,
             r.result,
             if r.as_expected { "yes" } else { "NO" }

@@ -44,6 +44,14 @@ fn every_fault_ends_verified_or_with_a_clear_error() {
         "{text}"
     );
     assert_eq!(up("rate /10 and back").relay.forward.rate_bps, 50_000_000, "{text}");
+    // A download meets the fault on the reverse link, where its data flows.
+    let down = |f| row(f, Direction::Download);
+    assert!(down("loss 1%").relay.reverse.dropped_random.packets > 0, "{text}");
+    assert_eq!(down("loss 1%").relay.forward.dropped_random.packets, 0, "{text}");
+    assert!(
+        down("cut-off 100 ms, 80%").relay.reverse.dropped_cutoff.packets > 0,
+        "{text}"
+    );
     for d in [Direction::Upload, Direction::Download] {
         assert!(row("NAT rebinding / 50 ms", d).relay.rebinds >= 2, "{text}");
     }
