@@ -52,6 +52,24 @@ fn parse_number(what: &'static str, text: &str, num: &str) -> Result<f64, UnitEr
     Ok(v)
 }
 
+/// `num` (digits, at most one `.`, `_` separators) times `factor`, rounded
+/// half up, computed exactly; `None` if it does not fit in 128 bits. Exact
+/// decimal arithmetic makes every printed value parse back to itself,
+/// where an `f64` product can be off by one in the last of 16 digits.
+fn exact_scaled(num: &str, factor: u128) -> Option<u128> {
+    let digits: String = num.chars().filter(|&c| c != '_').collect();
+    let (int, frac) = digits.split_once('.').unwrap_or((&digits, ""));
+    if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
+        return None;
+    }
+    let mut m: u128 = 0;
+    for c in int.chars().chain(frac.chars()) {
+        m = m.checked_mul(10)?.checked_add(u128::from(c.to_digit(10)?))?;
+    }
+    let scale = 10u128.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    Some(m.checked_mul(factor)?.checked_add(scale / 2)? / scale)
+}
+
 fn si_prefix(p: &str) -> Option<f64> {
     Some(match p {
         "" => 1.0,
@@ -126,13 +144,18 @@ impl FromStr for Rate {
             ));
         };
         let mult = si_prefix(prefix).ok_or_else(|| UnitError::new(WHAT, text, "unknown prefix (use k, M, G or T)"))?;
-        let bps = (v * mult * per_bit).round();
-        if bps > u64::MAX as f64 {
-            return Err(UnitError::new(WHAT, text, "too large"));
-        }
-        Ok(Rate {
-            bits_per_sec: bps as u64,
-        })
+        let too_large = || UnitError::new(WHAT, text, "too large");
+        let bits_per_sec = match exact_scaled(num, (mult * per_bit) as u128) {
+            Some(b) => u64::try_from(b).map_err(|_| too_large())?,
+            None => {
+                let bps = (v * mult * per_bit).round();
+                if bps > u64::MAX as f64 {
+                    return Err(too_large());
+                }
+                bps as u64
+            }
+        };
+        Ok(Rate { bits_per_sec })
     }
 }
 
@@ -256,7 +279,20 @@ mod tests {
         assert_eq!(Rate::from_bits_per_sec(20_000_000).to_string(), "20Mbit/s");
         assert_eq!(Rate::from_bits_per_sec(1234).to_string(), "1.234kbit/s");
         assert_eq!(Rate::from_bits_per_sec(1).to_string(), "1bit/s");
-        for r in [1u64, 999, 1000, 1001, 123_456_789, 2_500_000, 10_000_000_000] {
+        // 4_444_444_444_444_440 printed as `4444444444444.44kbit/s`, which an
+        // f64 product parsed back as ...441 (found by the `spec` fuzz target).
+        for r in [
+            1u64,
+            999,
+            1000,
+            1001,
+            123_456_789,
+            2_500_000,
+            10_000_000_000,
+            4_444_444_444_444_440,
+            u64::MAX - 615,
+            u64::MAX,
+        ] {
             let rate = Rate::from_bits_per_sec(r);
             assert_eq!(rate.to_string().parse::<Rate>().unwrap(), rate, "{r}");
         }
@@ -270,6 +306,8 @@ mod tests {
         assert!("-5Mbit/s".parse::<Rate>().is_err());
         assert!("5Xbit/s".parse::<Rate>().is_err());
         assert!("1e999Mbit/s".parse::<Rate>().is_err());
+        assert!("18446744073709551616bit/s".parse::<Rate>().is_err(), "one past u64::MAX");
+        assert!("20000000Tbit/s".parse::<Rate>().is_err());
     }
 
     #[test]
