@@ -306,7 +306,10 @@ mod tests {
         assert!("-5Mbit/s".parse::<Rate>().is_err());
         assert!("5Xbit/s".parse::<Rate>().is_err());
         assert!("1e999Mbit/s".parse::<Rate>().is_err());
-        assert!("18446744073709551616bit/s".parse::<Rate>().is_err(), "one past u64::MAX");
+        assert!(
+            "18446744073709551616bit/s".parse::<Rate>().is_err(),
+            "one past u64::MAX"
+        );
         assert!("20000000Tbit/s".parse::<Rate>().is_err());
     }
 

@@ -300,6 +300,15 @@ struct SimArgs {
     /// Write a qlog trace (virtual time) of every connection under DIR, one folder per flow.
     #[arg(long, value_name = "DIR")]
     qlog: Option<PathBuf>,
+    /// Keep no per-ACK controller traces (cc.csv stays empty): saves most of
+    /// a long many-flow run's memory; every other result is the same.
+    #[arg(long)]
+    no_cc_trace: bool,
+    /// Encrypt simulated packets with AES-128-GCM as live connections do.
+    /// By default the TLS handshake is real and packets then travel in the
+    /// clear with identical sizes: the same results at less CPU.
+    #[arg(long)]
+    real_packet_protection: bool,
 }
 
 fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -786,7 +795,8 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
     let started = std::time::Instant::now();
     let options = scenario::RunOptions {
         qlog_dir: qlog_dir(args.qlog.as_deref())?,
-        ..scenario::RunOptions::default()
+        no_cc_trace: args.no_cc_trace,
+        real_packet_protection: args.real_packet_protection,
     };
     let result = scenario::run_with(&scenario, &options, |frac| {
         if show_progress {

@@ -14,6 +14,7 @@
 struct CrateReadmeDoctests;
 
 mod node;
+mod null_keys;
 mod pattern;
 pub mod proto;
 mod stats;

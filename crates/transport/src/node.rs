@@ -84,6 +84,12 @@ pub struct NodeConfig {
     /// What a server lets one request ask for (none by default: a library
     /// user or a simulation decides; `tputctl serve` sets documented limits).
     pub limits: ServerLimits,
+    /// Simulation only: after the real TLS handshake, 1-RTT packets travel
+    /// unencrypted, with the same sizes as with AES-128-GCM (a 16-byte tag,
+    /// 16-byte header-protection sample), so a simulation's metrics do not
+    /// change and its CPU time drops. Both ends must agree. The
+    /// [`udp`](crate::udp) functions refuse a configuration that sets it.
+    pub null_packet_protection: bool,
 }
 
 /// What a server lets its clients do. A request beyond a limit is refused
@@ -171,6 +177,7 @@ impl Default for NodeConfig {
             limits: ServerLimits::default(),
             client_auth: None,
             client_identity: None,
+            null_packet_protection: false,
         }
     }
 }
@@ -670,9 +677,13 @@ impl Node {
         let switches = SwitchSlot::new();
         let (server, server_factory) = match identity {
             Some(id) => {
-                let crypto = server_crypto(id, config.client_auth.as_ref())?;
+                let mut crypto: Arc<dyn quinn_proto::crypto::ServerConfig> =
+                    Arc::new(server_crypto(id, config.client_auth.as_ref())?);
+                if config.null_packet_protection {
+                    crypto = Arc::new(crate::null_keys::NullServerConfig(crypto));
+                }
                 let prk = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&seed_bytes(seed, 4));
-                let mut sc = ServerConfig::new(Arc::new(crypto), Arc::new(prk));
+                let mut sc = ServerConfig::new(crypto, Arc::new(prk));
                 // Until a request names the sender's controller (protocol step
                 // 1), an accepted connection runs the receiving end's; the
                 // switch swaps the requested one in for a download.
@@ -777,7 +788,12 @@ impl Node {
             Some(dir) => Some(qlog_stream(dir, &format!("client-{id}.sqlog"), now)?),
             None => None,
         };
-        let mut cc = ClientConfig::new(Arc::new(client_crypto(trust, self.config.client_identity.as_ref())?));
+        let mut crypto: Arc<dyn quinn_proto::crypto::ClientConfig> =
+            Arc::new(client_crypto(trust, self.config.client_identity.as_ref())?);
+        if self.config.null_packet_protection {
+            crypto = Arc::new(crate::null_keys::NullClientConfig(crypto));
+        }
+        let mut cc = ClientConfig::new(crypto);
         cc.transport_config(Arc::new(Self::transport(&self.config, factory, qlog)));
         let state = self.cid_state.clone();
         cc.initial_dst_cid_provider(Arc::new(move || {
@@ -982,6 +998,12 @@ impl Node {
     /// The next thing to report, if any.
     pub fn poll_event(&mut self) -> Option<NodeEvent> {
         self.events.pop_front()
+    }
+
+    /// Whether this node leaves 1-RTT packets unencrypted
+    /// ([`NodeConfig::null_packet_protection`]).
+    pub fn null_packet_protection(&self) -> bool {
+        self.config.null_packet_protection
     }
 
     /// Connections open (including ones that are closing).

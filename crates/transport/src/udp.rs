@@ -97,6 +97,11 @@ pub async fn drive(
     node: &mut Node,
     mut on_event: impl FnMut(&mut Node, NodeEvent) -> ControlFlow<()>,
 ) -> Result<(), Error> {
+    if node.null_packet_protection() {
+        return Err(Error::Config(
+            "null packet protection is for simulations only: live connections are always encrypted".into(),
+        ));
+    }
     let state = UdpSocketState::new(socket.into()).map_err(io_error("setting up the UDP socket"))?;
     for (what, r) in [
         ("send", state.set_send_buffer_size(socket.into(), SOCKET_BUFFER)),
