@@ -560,3 +560,139 @@ fn relay_runs_for_its_time_and_prints_json() {
     assert_eq!(v["stats"]["forward"]["rate_bps"], 10_000_000);
     assert!(v["stats"]["elapsed_secs"].as_f64().unwrap() >= 0.3);
 }
+
+/// A small scenario file for sweeps: 1 s of two flows.
+fn sweep_scenario(dir: &std::path::Path) -> PathBuf {
+    let path = dir.join("s.toml");
+    std::fs::write(
+        &path,
+        "duration = \"1s\"\nseed = 1\n[topology]\nkind = \"dumbbell\"\n\
+         bottleneck = { rate = \"10Mbit/s\", delay = \"2ms\", queue_packets = 20 }\n\
+         access = { rate = \"100Mbit/s\", delay = \"1ms\", queue_packets = 100 }\n\
+         [[flows]]\ncc = \"newreno\"\n[[flows]]\ncc = \"cubic\"\n",
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn sweeps_plan_run_anywhere_and_collect_identically() {
+    let dir = std::env::temp_dir().join(format!("tputctl-sweep-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = sweep_scenario(&dir);
+    let o = tputctl(&[
+        "sweep",
+        "plan",
+        s.to_str().unwrap(),
+        "--vary",
+        "flows[1].cc=cubic,guarantee:target=2Mbit/s,eval=1s",
+        "--seeds",
+        "1..2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<&str> = std::str::from_utf8(&o.stdout).unwrap().lines().collect();
+    assert_eq!(lines.len(), 4, "2 controllers x 2 seeds");
+    let plan = dir.join("points.jsonl");
+    std::fs::write(&plan, &o.stdout).unwrap();
+    let p = plan.to_str().unwrap();
+    // One point at a time, in reverse order; then all on 2 jobs; then on 1.
+    let (a, b, c) = (dir.join("a"), dir.join("b"), dir.join("c"));
+    for i in (0..4).rev() {
+        let o = tputctl(&[
+            "sweep",
+            "run",
+            p,
+            "--index",
+            &i.to_string(),
+            "--out",
+            a.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for (out, jobs) in [(&b, "2"), (&c, "1")] {
+        let o = tputctl(&["sweep", "run", p, "--jobs", jobs, "--out", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    for out in [&a, &b, &c] {
+        let o = tputctl(&["sweep", "collect", out.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let read = |d: &PathBuf, f: &str| std::fs::read(d.join(f)).unwrap();
+    for f in ["sweep.csv", "sweep.json", "point-000003.json"] {
+        assert_eq!(read(&a, f), read(&b, f), "{f}: order and jobs change nothing");
+        assert_eq!(read(&b, f), read(&c, f), "{f}");
+    }
+    let csv = String::from_utf8(read(&a, "sweep.csv")).unwrap();
+    assert!(csv.starts_with("point,seed,flows[1].cc,flow,"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 4 * 2, "a row per point and flow: {csv}");
+    assert!(
+        csv.contains("guarantee:target=2Mbit/s,eval=1s") || csv.contains("\"guarantee"),
+        "{csv}"
+    );
+
+    // A result of another plan in the same directory is refused.
+    let other = tputctl(&["sweep", "plan", s.to_str().unwrap(), "--seeds", "7"]);
+    let other_plan = dir.join("other.jsonl");
+    std::fs::write(&other_plan, &other.stdout).unwrap();
+    let o = tputctl(&[
+        "sweep",
+        "run",
+        other_plan.to_str().unwrap(),
+        "--index",
+        "0",
+        "--out",
+        dir.join("d").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::copy(dir.join("d/point-000000.json"), a.join("point-000000.json")).unwrap();
+    let o = tputctl(&["sweep", "collect", a.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("two plans"), "{}", stderr(&o));
+    // Missing points are named unless --partial.
+    let e = dir.join("e");
+    let o = tputctl(&["sweep", "run", p, "--index", "1", "--out", e.to_str().unwrap()]);
+    assert!(o.status.success());
+    let o = tputctl(&["sweep", "collect", e.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("3 point(s) have no result"), "{}", stderr(&o));
+    assert!(
+        tputctl(&["sweep", "collect", e.to_str().unwrap(), "--partial"])
+            .status
+            .success()
+    );
+    // Bad input: one line naming it, exit 2.
+    for (args, needle) in [
+        (
+            vec!["sweep", "plan", s.to_str().unwrap(), "--vary", "flows[5].cc=newreno"],
+            "out of range",
+        ),
+        (
+            vec!["sweep", "plan", s.to_str().unwrap(), "--vary", "flows[0].cc=warp"],
+            "warp",
+        ),
+        (vec!["sweep", "plan", s.to_str().unwrap(), "--seeds", "3..1"], "empty"),
+        (
+            vec!["sweep", "run", p, "--index", "9", "--out", e.to_str().unwrap()],
+            "4 point(s)",
+        ),
+        (
+            vec![
+                "sweep",
+                "run",
+                s.to_str().unwrap(),
+                "--index",
+                "0",
+                "--out",
+                e.to_str().unwrap(),
+            ],
+            "not a plan point",
+        ),
+    ] {
+        let o = tputctl(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{args:?}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

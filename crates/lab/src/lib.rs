@@ -48,6 +48,7 @@ struct ReadmeDoctests;
 pub mod fuzz;
 pub mod host;
 pub mod live;
+pub mod plan;
 pub mod plot;
 pub mod relay;
 pub mod report;

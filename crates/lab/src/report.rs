@@ -18,7 +18,7 @@ use crate::scenario::{Scenario, ScenarioResult};
 
 /// The deterministic summary of a simulated run: no wall-clock figure in it,
 /// so the same scenario and seed give the same document.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// The scenario's name.
     pub name: Option<String>,
@@ -41,7 +41,7 @@ pub struct Summary {
 }
 
 /// One aggregate group, judged on the sum of its flows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct AggregateSummary {
     /// Index of the group in the scenario.
     pub group: usize,
@@ -58,7 +58,7 @@ pub struct AggregateSummary {
 }
 
 /// The forward bottleneck.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BottleneckSummary {
     /// Busy time over elapsed time.
     pub utilisation: f64,
@@ -73,7 +73,7 @@ pub struct BottleneckSummary {
 }
 
 /// One flow.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FlowSummary {
     /// Flow id (1-based).
     pub flow: u32,

@@ -1,0 +1,564 @@
+//! Sweeps as data: a plan is a list of self-contained points (a whole
+//! scenario with its seed), one JSON object per line, that any machine can
+//! run one at a time and in any order; the results are merged afterwards.
+//!
+//! ```text
+//! tputctl sweep plan scenarios/seed000-fig6-n30.toml \
+//!     --vary 'flows[1].count=1,2,5,10' --seeds 1..3 > points.jsonl
+//! parallel tputctl sweep run points.jsonl --index {} --out res ::: $(seq 0 11)
+//! tputctl sweep collect res
+//! ```
+//!
+//! A point's result depends only on the point: its scenario and seed fix
+//! every random choice of the simulator, so neither the machine nor the
+//! order nor the number of jobs changes a byte of it.
+//!
+//! ```
+//! use tput_lab::plan::{Vary, plan};
+//!
+//! let base = r#"
+//! duration = "2s"
+//! [topology]
+//! kind = "dumbbell"
+//! bottleneck = { rate = "10Mbit/s", delay = "5ms", queue_packets = 30 }
+//! access = { rate = "1Gbit/s", delay = "1ms", queue_packets = 1000 }
+//! [[flows]]
+//! cc = "newreno"
+//! "#;
+//! let vary = vec![Vary::parse("flows[0].cc=newreno,cubic")?];
+//! let points = plan(base, &vary, &[1, 2])?;
+//! assert_eq!(points.len(), 4);
+//! assert_eq!(points[1].seed, 2);
+//! assert_eq!(points[2].scenario.flows[0].cc.to_string(), "cubic");
+//! # Ok::<(), tput_lab::Error>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+use crate::report::Summary;
+use crate::scenario::{self, Scenario};
+
+/// One varied key and its values: `PATH=V1,V2,...`.
+///
+/// `PATH` names a key of the scenario file: table keys separated by dots,
+/// array elements by `[N]` (`flows[1].count`, `topology.bottleneck.rate`,
+/// `seed`). Each value is read as TOML if it is a TOML value (`2`, `1.5`,
+/// `true`, `"text"`), else as a string (`10Mbit/s`, `newreno`). Values are
+/// separated by commas, except that a comma followed by `name=` continues
+/// the value before it, so controller specs keep their parameters:
+/// `flows[0].cc=guarantee:target=10Mbit/s,eval=1s,newreno` has two values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Vary {
+    /// The key's path.
+    pub path: String,
+    /// Its values, in order, as they were written.
+    pub values: Vec<String>,
+}
+
+impl Vary {
+    /// Parse `PATH=V1,V2,...`; the error names what is wrong.
+    pub fn parse(text: &str) -> Result<Vary, Error> {
+        let bad = |why: &str| Error::Invalid(format!("--vary `{text}`: {why}"));
+        let (path, list) = text.split_once('=').ok_or_else(|| bad("expected PATH=V1,V2,..."))?;
+        let path = path.trim();
+        parse_path(path).map_err(|e| bad(&e))?;
+        let mut values: Vec<String> = Vec::new();
+        for part in list.split(',') {
+            let continues = part
+                .split_once('=')
+                .is_some_and(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            match values.last_mut() {
+                Some(last) if continues && last.contains(':') => {
+                    last.push(',');
+                    last.push_str(part);
+                }
+                _ => values.push(part.trim().to_string()),
+            }
+        }
+        if values.iter().any(String::is_empty) {
+            return Err(bad("an empty value"));
+        }
+        Ok(Vary {
+            path: path.to_string(),
+            values,
+        })
+    }
+}
+
+/// Parse `--seeds`: `A..B` (inclusive) or a comma-separated list.
+pub fn parse_seeds(text: &str) -> Result<Vec<u64>, Error> {
+    let bad = |why: &str| Error::Invalid(format!("--seeds `{text}`: {why}"));
+    let num = |s: &str| {
+        s.trim()
+            .parse::<u64>()
+            .map_err(|_| bad("expected A..B or a list of seeds"))
+    };
+    let seeds = if let Some((a, b)) = text.split_once("..") {
+        let (a, b) = (num(a)?, num(b.trim_start_matches('='))?);
+        if b < a {
+            return Err(bad("the range is empty"));
+        }
+        if b - a >= 100_000 {
+            return Err(bad("more than 100000 seeds"));
+        }
+        (a..=b).collect()
+    } else {
+        text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
+    };
+    Ok(seeds)
+}
+
+/// One segment of a path: a table key or an array index.
+#[derive(Debug, Clone, PartialEq)]
+enum Segment {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_path(path: &str) -> Result<Vec<Segment>, String> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`{part}` is not a key"));
+        }
+        out.push(Segment::Key(key.to_string()));
+        while !rest.is_empty() {
+            let close = rest.find(']').ok_or_else(|| format!("`{part}`: missing `]`"))?;
+            let n = rest[1..close]
+                .parse::<usize>()
+                .map_err(|_| format!("`{part}`: `{}` is not an index", &rest[1..close]))?;
+            out.push(Segment::Index(n));
+            rest = &rest[close + 1..];
+            if !rest.is_empty() && !rest.starts_with('[') {
+                return Err(format!("`{part}`: unexpected `{rest}`"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A value as TOML if it is one, else as a string.
+fn toml_value(raw: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_string()))
+}
+
+/// Set `path` in `doc` to `value`; a missing table key is created, a
+/// missing array element is an error.
+fn set(doc: &mut toml::Value, path: &str, value: toml::Value) -> Result<(), String> {
+    let segments = parse_path(path)?;
+    let mut at = doc;
+    for (i, seg) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        at = match seg {
+            Segment::Key(k) => {
+                let table = at
+                    .as_table_mut()
+                    .ok_or_else(|| format!("`{path}`: `{k}` is inside something that is not a table"))?;
+                if last {
+                    table.insert(k.clone(), value);
+                    return Ok(());
+                }
+                table
+                    .entry(k.clone())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            }
+            Segment::Index(n) => {
+                let array = at
+                    .as_array_mut()
+                    .ok_or_else(|| format!("`{path}`: `[{n}]` indexes something that is not an array"))?;
+                let len = array.len();
+                let slot = array
+                    .get_mut(*n)
+                    .ok_or_else(|| format!("`{path}`: index {n} is out of range (the array has {len})"))?;
+                if last {
+                    *slot = value;
+                    return Ok(());
+                }
+                slot
+            }
+        };
+    }
+    Ok(())
+}
+
+/// One point of a plan: everything needed to run it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// The plan's identity (a hash of the base scenario, the varied keys and
+    /// the seeds): results of different plans are never merged.
+    pub plan: String,
+    /// This point's index, from 0.
+    pub index: usize,
+    /// Points in the plan.
+    pub points: usize,
+    /// The value of each varied key at this point, in `--vary` order.
+    pub vary: BTreeMap<String, String>,
+    /// The seed.
+    pub seed: u64,
+    /// The whole scenario, seed included (written without the keys a
+    /// scenario file would leave out, so it reads back as a file would).
+    #[serde(serialize_with = "without_nulls")]
+    pub scenario: Scenario,
+}
+
+/// `s` as JSON without `null` members: a scenario file has no nulls (TOML
+/// cannot say null), and its optional keys read an absent key as unset.
+fn without_nulls<S: serde::Serializer>(s: &Scenario, ser: S) -> Result<S::Ok, S::Error> {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.retain(|_, x| !x.is_null());
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(s).map_err(serde::ser::Error::custom)?;
+    strip(&mut v);
+    v.serialize(ser)
+}
+
+/// The points of a sweep over `base` (the text of a scenario file): every
+/// combination of the varied values (the first `--vary` outermost), each
+/// with every seed (innermost). Every point is validated here, so a plan
+/// that is written runs.
+pub fn plan(base: &str, vary: &[Vary], seeds: &[u64]) -> Result<Vec<Point>, Error> {
+    let doc: toml::Value = toml::from_str::<toml::Table>(base)
+        .map(toml::Value::Table)
+        .map_err(|e| Error::Invalid(format!("the scenario: {}", e.message())))?;
+    let base_scenario = Scenario::from_toml_str(base)?;
+    let seeds: Vec<u64> = if seeds.is_empty() {
+        vec![base_scenario.seed]
+    } else {
+        seeds.to_vec()
+    };
+    let id = {
+        let text = serde_json::to_string(&(&doc, vary, &seeds)).map_err(|e| Error::Run(e.to_string()))?;
+        format!("{:016x}", fnv1a(text.as_bytes()))
+    };
+    let combos: usize = vary.iter().map(|v| v.values.len()).product();
+    let total = combos * seeds.len();
+    if total > 1_000_000 {
+        return Err(Error::Invalid(format!("{total} points: at most 1000000")));
+    }
+    let mut points = Vec::with_capacity(total);
+    for combo in 0..combos {
+        let mut doc = doc.clone();
+        let mut values = BTreeMap::new();
+        let mut rest = combo;
+        let mut chosen = vec![0; vary.len()];
+        for (i, v) in vary.iter().enumerate().rev() {
+            chosen[i] = rest % v.values.len();
+            rest /= v.values.len();
+        }
+        for (v, &c) in vary.iter().zip(&chosen) {
+            let raw = &v.values[c];
+            set(&mut doc, &v.path, toml_value(raw)).map_err(Error::Invalid)?;
+            values.insert(v.path.clone(), raw.clone());
+        }
+        let scenario =
+            Scenario::deserialize(doc).map_err(|e| Error::Invalid(format!("{values:?}: {}", e.message())))?;
+        for &seed in &seeds {
+            let mut s = scenario.clone();
+            s.seed = seed;
+            scenario::validate(&s).map_err(|e| Error::Invalid(format!("{values:?}, seed {seed}: {e}")))?;
+            points.push(Point {
+                plan: id.clone(),
+                index: points.len(),
+                points: total,
+                vary: values.clone(),
+                seed,
+                scenario: s,
+            });
+        }
+    }
+    Ok(points)
+}
+
+/// FNV-1a, 64 bits: a plan's identity (not a security property).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The points of a plan file (JSON lines, as `tputctl sweep plan` writes).
+pub fn read_points(path: &Path) -> Result<Vec<Point>, Error> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
+    let mut points = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let p: Point = serde_json::from_str(line)
+            .map_err(|e| Error::Invalid(format!("{}:{}: not a plan point: {e}", path.display(), i + 1)))?;
+        points.push(p);
+    }
+    if let Some(p) = points
+        .iter()
+        .enumerate()
+        .find(|(i, p)| p.index != *i || p.plan != points[0].plan)
+    {
+        return Err(Error::Invalid(format!(
+            "{}: point {} is out of order or from another plan",
+            path.display(),
+            p.0
+        )));
+    }
+    Ok(points)
+}
+
+/// What one point produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// The plan it belongs to.
+    pub plan: String,
+    /// The point's index.
+    pub index: usize,
+    /// Points in the plan.
+    pub points: usize,
+    /// The varied values.
+    pub vary: BTreeMap<String, String>,
+    /// The seed.
+    pub seed: u64,
+    /// The run's deterministic summary.
+    pub summary: Summary,
+}
+
+impl Point {
+    /// Run the point in the simulator.
+    pub fn run(&self) -> Result<PointResult, Error> {
+        let opts = scenario::RunOptions {
+            no_cc_trace: true,
+            ..scenario::RunOptions::default()
+        };
+        let r = scenario::run_with(&self.scenario, &opts, |_| {})?;
+        Ok(PointResult {
+            plan: self.plan.clone(),
+            index: self.index,
+            points: self.points,
+            vary: self.vary.clone(),
+            seed: self.seed,
+            summary: Summary::new(&self.scenario, &r),
+        })
+    }
+}
+
+/// The file a point's result goes to in `dir`.
+pub fn result_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("point-{index:06}.json"))
+}
+
+/// Write `r` into `dir` (created if needed) atomically: a collector never
+/// sees half a file.
+pub fn write_result(dir: &Path, r: &PointResult) -> Result<PathBuf, Error> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::Run(format!("cannot create {}: {e}", dir.display())))?;
+    let path = result_path(dir, r.index);
+    let tmp = dir.join(format!(".point-{:06}.json.tmp", r.index));
+    let text = crate::report::to_json(r, true)?;
+    std::fs::write(&tmp, text).map_err(|e| Error::Run(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, &path).map_err(|e| Error::Run(format!("cannot write {}: {e}", path.display())))?;
+    Ok(path)
+}
+
+/// The merged results of a directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Collected {
+    /// Results in point order.
+    pub results: Vec<PointResult>,
+    /// Indices of the plan's points that have no result.
+    pub missing: Vec<usize>,
+}
+
+/// Read every `point-*.json` in `dir`. Results of more than one plan, or
+/// two results for one point, are an error; missing points are listed.
+pub fn collect(dir: &Path) -> Result<Collected, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::Invalid(format!("cannot read {}: {e}", dir.display())))?;
+    let mut results: Vec<PointResult> = Vec::new();
+    for e in entries {
+        let path = e.map_err(|e| Error::Run(e.to_string()))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !(name.starts_with("point-") && name.ends_with(".json")) {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| Error::Run(format!("cannot read {}: {e}", path.display())))?;
+        let r: PointResult = serde_json::from_str(&text)
+            .map_err(|e| Error::Invalid(format!("{}: not a point result: {e}", path.display())))?;
+        results.push(r);
+    }
+    let Some(first) = results.first() else {
+        return Err(Error::Invalid(format!(
+            "{}: no point-*.json results in it",
+            dir.display()
+        )));
+    };
+    let (plan, total) = (first.plan.clone(), first.points);
+    if let Some(other) = results.iter().find(|r| r.plan != plan || r.points != total) {
+        return Err(Error::Invalid(format!(
+            "{}: results of two plans ({plan} and {}): collect them separately",
+            dir.display(),
+            other.plan
+        )));
+    }
+    results.sort_by_key(|r| r.index);
+    if let Some(w) = results.windows(2).find(|w| w[0].index == w[1].index) {
+        return Err(Error::Invalid(format!("{}: point {} twice", dir.display(), w[0].index)));
+    }
+    if let Some(r) = results.iter().find(|r| r.index >= total) {
+        return Err(Error::Invalid(format!(
+            "{}: point {} of a {total}-point plan",
+            dir.display(),
+            r.index
+        )));
+    }
+    let have: std::collections::BTreeSet<usize> = results.iter().map(|r| r.index).collect();
+    let missing = (0..total).filter(|i| !have.contains(i)).collect();
+    Ok(Collected { results, missing })
+}
+
+impl Collected {
+    /// One CSV row per point and flow: the point, its varied values, the
+    /// flow's figures and the bottleneck's utilisation.
+    pub fn csv(&self) -> Result<String, Error> {
+        let keys: Vec<String> = self
+            .results
+            .first()
+            .map(|r| r.vary.keys().cloned().collect())
+            .unwrap_or_default();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let mut header: Vec<String> = vec!["point".into(), "seed".into()];
+        header.extend(keys.iter().cloned());
+        header.extend(
+            [
+                "flow",
+                "group",
+                "cc",
+                "bytes",
+                "goodput_mbps",
+                "success_ratio",
+                "files",
+                "mean_file_secs",
+                "utilisation",
+                "trace_hash",
+                "errors",
+            ]
+            .map(String::from),
+        );
+        let err = |e: csv::Error| Error::Run(e.to_string());
+        w.write_record(&header).map_err(err)?;
+        for r in &self.results {
+            for f in &r.summary.flows {
+                let mut row: Vec<String> = vec![r.index.to_string(), r.seed.to_string()];
+                row.extend(keys.iter().map(|k| r.vary.get(k).cloned().unwrap_or_default()));
+                row.extend([
+                    f.flow.to_string(),
+                    f.group.to_string(),
+                    f.cc.clone(),
+                    f.bytes.to_string(),
+                    format!("{:.6}", f.goodput_bps / 1e6),
+                    f.success_ratio.map_or(String::new(), |x| format!("{x:.6}")),
+                    f.files.to_string(),
+                    f.mean_file_secs.map_or(String::new(), |x| format!("{x:.6}")),
+                    format!("{:.6}", r.summary.bottleneck.utilisation),
+                    r.summary.trace_hash.clone(),
+                    f.errors.join("; "),
+                ]);
+                w.write_record(&row).map_err(err)?;
+            }
+        }
+        let bytes = w.into_inner().map_err(|e| Error::Run(e.to_string()))?;
+        String::from_utf8(bytes).map_err(|e| Error::Run(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vary_keeps_controller_parameters_together() {
+        let v = Vary::parse("flows[0].cc=guarantee:target=10Mbit/s,eval=1s,newreno,cubic").unwrap();
+        assert_eq!(v.values, ["guarantee:target=10Mbit/s,eval=1s", "newreno", "cubic"]);
+        let v = Vary::parse("flows[1].count=1,2,5,10").unwrap();
+        assert_eq!(v.values, ["1", "2", "5", "10"]);
+        for bad in [
+            "flows[1].count",
+            "flows[x].count=1",
+            "=1",
+            "a..b=1",
+            "flows[1.count=1",
+            "a=1,,2",
+        ] {
+            let e = Vary::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("--vary"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn every_shipped_scenario_survives_a_plan_line() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let points = plan(&text, &[], &[5]).unwrap();
+            let line = serde_json::to_string(&points[0]).unwrap();
+            let back: Point = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert_eq!(back, points[0], "{}", path.display());
+            assert_eq!(back.scenario.seed, 5);
+            n += 1;
+        }
+        assert!(n >= 3, "{n} scenario files");
+    }
+
+    #[test]
+    fn seeds_are_ranges_or_lists() {
+        assert_eq!(parse_seeds("1..3").unwrap(), [1, 2, 3]);
+        assert_eq!(parse_seeds("4,9").unwrap(), [4, 9]);
+        assert!(parse_seeds("3..1").is_err());
+        assert!(parse_seeds("a").is_err());
+        assert!(parse_seeds("0..1000000").is_err());
+    }
+
+    #[test]
+    fn values_become_toml_where_they_are_toml() {
+        assert_eq!(toml_value("2"), toml::Value::Integer(2));
+        assert_eq!(toml_value("0.5"), toml::Value::Float(0.5));
+        assert_eq!(toml_value("10Mbit/s"), toml::Value::String("10Mbit/s".into()));
+        assert_eq!(toml_value("\"x\""), toml::Value::String("x".into()));
+    }
+
+    #[test]
+    fn paths_set_nested_keys_and_refuse_missing_elements() {
+        let mut doc: toml::Value = toml::from_str::<toml::Table>("[[flows]]\ncc = \"newreno\"\n")
+            .unwrap()
+            .into();
+        set(&mut doc, "flows[0].count", toml::Value::Integer(3)).unwrap();
+        set(
+            &mut doc,
+            "topology.bottleneck.rate",
+            toml::Value::String("1Mbit/s".into()),
+        )
+        .unwrap();
+        assert_eq!(doc["flows"][0]["count"].as_integer(), Some(3));
+        assert_eq!(doc["topology"]["bottleneck"]["rate"].as_str(), Some("1Mbit/s"));
+        let e = set(&mut doc, "flows[3].count", toml::Value::Integer(1)).unwrap_err();
+        assert!(e.contains("out of range"), "{e}");
+        let e = set(&mut doc, "flows[0].cc[1]", toml::Value::Integer(1)).unwrap_err();
+        assert!(e.contains("not an array"), "{e}");
+    }
+}
