@@ -252,6 +252,16 @@ struct Slots {
     a_until: Instant,
     /// `avgA_{i-1}`, bytes per second; `None` if `A` was never known in it.
     prev_avg_a: Option<f64>,
+    // Per-slot constants and the RTT count, kept so that an ACK does not
+    // recompute them (they change only when a slot begins, or the MSS).
+    /// `srtt_i` in seconds.
+    srtt_secs: f64,
+    /// The slot's goal in packets, `g_i * srtt_i * s / mss`.
+    goal_pkts: f64,
+    /// Whole RTTs elapsed in the slot, `n`.
+    n: u64,
+    /// When `n` next grows, nanoseconds after `start`: `(n + 1) * srtt_i`.
+    next_rtt_ns: u64,
 }
 
 impl Slots {
@@ -269,7 +279,35 @@ impl Slots {
             a_secs: 0.0,
             a_until: now,
             prev_avg_a: None,
+            srtt_secs: srtt.as_secs_f64(),
+            goal_pkts: 0.0,
+            n: 0,
+            next_rtt_ns: nanos(srtt).max(1),
         }
+    }
+
+    /// Recompute the slot's goal in packets (after the goal, `s` or the MSS changed).
+    fn prime(&mut self, slot_rtts: u32, mss: u64) {
+        self.goal_pkts = self.goal * self.srtt_secs * f64::from(slot_rtts) / mss as f64;
+    }
+
+    /// `n`, the whole RTTs elapsed in the slot `elapsed_ns` after its start:
+    /// `elapsed / srtt_i` rounded down, kept by stepping a boundary (a
+    /// division only after a long silence).
+    fn rtts_elapsed(&mut self, elapsed_ns: u64) -> u64 {
+        if elapsed_ns >= self.next_rtt_ns {
+            let srtt = nanos(self.srtt).max(1);
+            if elapsed_ns - self.next_rtt_ns < 8 * srtt {
+                while elapsed_ns >= self.next_rtt_ns {
+                    self.n += 1;
+                    self.next_rtt_ns = self.next_rtt_ns.saturating_add(srtt);
+                }
+            } else {
+                self.n = elapsed_ns / srtt;
+                self.next_rtt_ns = srtt.saturating_mul(self.n.saturating_add(1));
+            }
+        }
+        self.n
     }
 
     /// `A` was `available` from the last ACK until `now` (piecewise constant).
@@ -286,6 +324,9 @@ impl Slots {
     fn begin_control_slot(&mut self, now: Instant, srtt: Duration) {
         self.start = now;
         self.srtt = srtt;
+        self.srtt_secs = srtt.as_secs_f64();
+        self.n = 0;
+        self.next_rtt_ns = nanos(srtt).max(1);
         self.acked = 0;
         self.a_bytes = 0.0;
         self.a_secs = 0.0;
@@ -393,7 +434,8 @@ impl Guarantee {
         (self.evals_completed, self.evals_met)
     }
 
-    /// Slot bookkeeping and the slope for an ACK at `now`.
+    /// Slot bookkeeping and the slope for an ACK at `now`. The slot state is
+    /// updated in place (it is copied out only when a control slot closes).
     fn track(&mut self, now: Instant, ack: &Ack) {
         let available = self
             .bandwidth
@@ -408,28 +450,38 @@ impl Guarantee {
             }
             None => available,
         };
-        let mut slots = match self.slots {
-            Some(mut slots) => {
+        let mut elapsed = Duration::ZERO;
+        match self.slots.as_mut() {
+            Some(slots) => {
                 slots.integrate_available(now, self.available);
-                let elapsed = now.saturating_duration_since(slots.start);
+                elapsed = now.saturating_duration_since(slots.start);
                 if slots.srtt.checked_mul(self.slot_rtts).is_some_and(|len| elapsed >= len) {
-                    self.close_control_slot(&mut slots, now, ack.rtt.smoothed);
+                    let mut closing = *slots;
+                    self.close_control_slot(&mut closing, now, ack.rtt.smoothed);
+                    self.slots = Some(closing);
+                    // The next slot begins now.
+                    elapsed = Duration::ZERO;
                 }
-                slots
             }
             None => match self.first_slots(now, ack) {
-                Some(slots) => slots,
+                Some(mut slots) => {
+                    slots.prime(self.slot_rtts, self.reno.mss());
+                    self.slots = Some(slots);
+                }
                 None => {
                     self.available = available;
                     return;
                 }
             },
-        };
+        }
         self.available = available;
+        let Some(slots) = self.slots.as_mut() else { return };
         slots.acked += ack.bytes;
         slots.eval_acked += ack.bytes;
-        self.k = self.slope(now, &slots);
-        self.slots = Some(slots);
+        let n = slots.rtts_elapsed(nanos(elapsed));
+        if let Some(slots) = self.slots.as_ref() {
+            self.k = self.slope(now, slots, n);
+        }
     }
 
     /// The first evaluation slot, started by the first ACK with an RTT sample.
@@ -484,6 +536,7 @@ impl Guarantee {
             slots.goal = self.bw + self.member.as_ref().map_or(carry, |m| m.pool_carry(carry));
         }
         slots.begin_control_slot(now, srtt);
+        slots.prime(self.slot_rtts, self.reno.mss());
     }
 
     /// §2.5: judge the evaluation slot ending at `now` and adapt `s`.
@@ -501,18 +554,14 @@ impl Guarantee {
         }
     }
 
-    /// `k = max(k_min, min(k_bw, k_max))`, §2.4.
-    fn slope(&self, now: Instant, slots: &Slots) -> f64 {
+    /// `k = max(k_min, min(k_bw, k_max))`, §2.4, with `n` whole RTTs elapsed.
+    fn slope(&self, now: Instant, slots: &Slots, n: u64) -> f64 {
         let mss = self.reno.mss() as f64;
         let s = f64::from(self.slot_rtts);
-        let srtt = slots.srtt.as_secs_f64();
-        let elapsed = now.saturating_duration_since(slots.start);
-        // Whole RTTs elapsed. Nanoseconds fit in u64 for 584 years, and a 64-bit
-        // division is several times cheaper than the u128 one `as_nanos` implies.
-        let n = (nanos(elapsed) / nanos(slots.srtt).max(1)) as f64;
         let cwnd_pkts = self.cwnd() / mss;
-        let k_bw = Self::k_bw(slots.goal * srtt * s / mss, s, n, cwnd_pkts, slots.acked as f64 / mss);
-        k_bw.min(self.k_max(now, slots, srtt, cwnd_pkts)).max(self.config.k_min)
+        let k_bw = Self::k_bw(slots.goal_pkts, s, n as f64, cwnd_pkts, slots.acked as f64 / mss);
+        k_bw.min(self.k_max(now, slots, slots.srtt_secs, cwnd_pkts))
+            .max(self.config.k_min)
     }
 
     /// `k_max`, eqs. (4)/(5) with the factor `kmax_cwnd` on `cwnd`.
@@ -599,6 +648,10 @@ impl CongestionController for Guarantee {
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.reno.on_mtu_update(max_datagram_size);
+        let (s, mss) = (self.slot_rtts, self.reno.mss());
+        if let Some(slots) = self.slots.as_mut() {
+            slots.prime(s, mss);
+        }
     }
 
     fn window(&self) -> u64 {
@@ -790,6 +843,34 @@ mod tests {
     }
 
     // ---- the slope k -----------------------------------------------------
+
+    #[test]
+    fn rtts_elapsed_steps_like_the_division() {
+        // Irregular ACK gaps, small and large, against (now - start) / srtt.
+        let t0 = Instant::now();
+        for srtt_us in [1u64, 7, 20_000, 123_457] {
+            let srtt = Duration::from_micros(srtt_us);
+            let mut slots = Slots::new(t0, srtt, 1.0);
+            let mut now = t0;
+            let mut x = 12345u64;
+            for _ in 0..2000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let gap = match x >> 60 {
+                    0 => srtt * 20,
+                    1..=3 => srtt + Duration::from_nanos(x % 1000),
+                    _ => Duration::from_nanos((x >> 20) % (srtt_us * 400 + 1)),
+                };
+                now += gap;
+                let want = nanos(now - t0) / nanos(srtt);
+                assert_eq!(
+                    slots.rtts_elapsed(nanos(now - t0)),
+                    want,
+                    "srtt {srtt:?} at {:?}",
+                    now - t0
+                );
+            }
+        }
+    }
 
     #[test]
     fn k_bw_closed_form() {
