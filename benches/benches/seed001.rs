@@ -3,7 +3,7 @@
 //! `tput_benches::seed001` for the set-up.
 //!
 //! `cargo bench -p tput-benches --bench seed001` runs the full size: the
-//! main sweep (4 periods x 9 occupancies x 3 phase seeds x 4 transports,
+//! main sweep (4 periods x 12 occupancies x 3 phase seeds x 4 transports,
 //! 10 s each; occupancy 1 once per period), the remedy, sensitivity and
 //! placement sweeps (4 periods x 4 occupancies x 1 seed x 4 transports x 8
 //! studies, 3 s each) and the mechanism timelines (10 s). Environment:

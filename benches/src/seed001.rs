@@ -356,7 +356,7 @@ impl Options {
             duration: Duration::from_secs(10),
             side_duration: Duration::from_secs(3),
             periods: paper_periods(),
-            occupancies: vec![0.5, 0.7, 0.8, 0.85, 0.89, 0.92, 0.95, 0.98, 1.0],
+            occupancies: vec![0.5, 0.7, 0.8, 0.85, 0.89, 0.92, 0.95, 0.97, 0.98, 0.99, 0.995, 1.0],
             side_occupancies: vec![0.5, 0.7, 0.85, 0.95],
             seeds: vec![1, 2, 3],
             side_seeds: vec![1],
@@ -804,7 +804,16 @@ fn write_sweep(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Stri
             ),
         ));
         // Remedies at each period (side sweep).
-        let studies = ["drop (short)", "hold", "pause", "hold_abort", "delay x10", "buffer /10", "sender link"];
+        let studies = [
+            "drop (short)",
+            "hold",
+            "pause",
+            "hold_abort",
+            "delay x10",
+            "buffer /10",
+            "buffer /10 hold",
+            "sender link",
+        ];
         let panels: Vec<Panel> = o
             .periods
             .iter()
@@ -828,7 +837,7 @@ fn write_sweep(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Stri
                 Figure {
                     title: format!("Seed 001: {} — remedies and sensitivity", tr.name()),
                     x_label: "occupancy".into(),
-                    x_range: None,
+                    x_range: Some((0.45, 1.0)),
                     panels,
                 }
                 .to_svg(),
@@ -896,6 +905,13 @@ fn timelines(
                 name: "count of the latest timeout's run".into(),
                 points: timeout_steps(&touts, p.duration.as_secs_f64()),
             };
+            let cumulative = Series {
+                name: "timeouts so far".into(),
+                points: std::iter::once((0.0, 0.0))
+                    .chain(touts.iter().enumerate().map(|(i, x)| (x.at_secs, (i + 1) as f64)))
+                    .chain(std::iter::once((p.duration.as_secs_f64(), touts.len() as f64)))
+                    .collect(),
+            };
             let gaps: Vec<String> = touts
                 .windows(2)
                 .filter(|w| w[1].consecutive == w[0].consecutive + 1)
@@ -933,11 +949,11 @@ fn timelines(
                     },
                     Panel {
                         y_label: if tr.is_tcp() {
-                            "consecutive RTOs".into()
+                            "RTOs".into()
                         } else {
-                            "consecutive PTOs".into()
+                            "PTOs".into()
                         },
-                        traces: vec![Trace::Steps(consecutive)],
+                        traces: vec![Trace::Steps(consecutive), Trace::Steps(cumulative)],
                     },
                 ],
             }
