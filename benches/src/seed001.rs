@@ -247,8 +247,14 @@ pub fn link_bound_mbps(period: Duration, occupancy: f64, payload: u64) -> f64 {
     frames * per_packet / period.as_secs_f64() / 1e6
 }
 
+/// Payload per 1500-byte packet: the TCP segment, or QUIC's UDP payload less
+/// about 40 bytes of short header, AEAD tag and STREAM frame header.
 fn payload_of(t: Transport) -> u64 {
-    if t.is_tcp() { TCP_SEGMENT } else { u64::from(QUIC_MTU) - 40 }
+    if t.is_tcp() {
+        TCP_SEGMENT
+    } else {
+        u64::from(QUIC_MTU) - 40
+    }
 }
 
 /// Runs `p`, counting timeouts.
@@ -277,7 +283,11 @@ pub fn measure(p: &Point) -> Result<(PointResult, ScenarioResult, Vec<Timeout>),
         last_end = iv.end_secs;
     }
     let tail = (secs - f.start_secs - last_end).max(0.0);
-    longest = longest.max(if f.intervals.last().is_some_and(|iv| iv.bytes == 0) { run + tail } else { tail });
+    longest = longest.max(if f.intervals.last().is_some_and(|iv| iv.bytes == 0) {
+        run + tail
+    } else {
+        tail
+    });
     if !handshake_ok {
         longest = secs;
     }
@@ -513,13 +523,7 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
 }
 
 /// Mean of the points of (study, transport, period, occupancy).
-fn cell<'a>(
-    points: &'a [PointResult],
-    study: &str,
-    t: Transport,
-    period: Duration,
-    occ: f64,
-) -> Vec<&'a PointResult> {
+fn cell<'a>(points: &'a [PointResult], study: &str, t: Transport, period: Duration, occ: f64) -> Vec<&'a PointResult> {
     points
         .iter()
         .filter(|r| {
@@ -872,8 +876,18 @@ fn timelines(
         let th = threshold(&curve(points, "drop", tr, period, &o.occupancies), full);
         let mut occs = vec![0.89];
         let below = match th {
-            Some(x) => o.occupancies.iter().copied().filter(|&y| y < x).fold(f64::NAN, f64::max),
-            None => o.occupancies.iter().copied().filter(|&y| y < 1.0).fold(f64::NAN, f64::max),
+            Some(x) => o
+                .occupancies
+                .iter()
+                .copied()
+                .filter(|&y| y < x)
+                .fold(f64::NAN, f64::max),
+            None => o
+                .occupancies
+                .iter()
+                .copied()
+                .filter(|&y| y < 1.0)
+                .fold(f64::NAN, f64::max),
         };
         if below.is_finite() && (below - 0.89).abs() > 1e-9 {
             occs.push(below);
@@ -948,11 +962,7 @@ fn timelines(
                         traces: vec![Trace::Steps(cwnd)],
                     },
                     Panel {
-                        y_label: if tr.is_tcp() {
-                            "RTOs".into()
-                        } else {
-                            "PTOs".into()
-                        },
+                        y_label: if tr.is_tcp() { "RTOs".into() } else { "PTOs".into() },
                         traces: vec![Trace::Steps(consecutive), Trace::Steps(cumulative)],
                     },
                 ],
@@ -960,7 +970,12 @@ fn timelines(
             .to_svg();
             let mut csv = String::from("time_s,event,value\n");
             for iv in &f.intervals {
-                let _ = writeln!(csv, "{},delivered_mbps,{}", f.start_secs + iv.end_secs, iv.goodput_bps / 1e6);
+                let _ = writeln!(
+                    csv,
+                    "{},delivered_mbps,{}",
+                    f.start_secs + iv.end_secs,
+                    iv.goodput_bps / 1e6
+                );
             }
             for c in &f.cc_trace {
                 let _ = writeln!(csv, "{},cwnd_bytes,{}", c.time_secs, c.cwnd_bytes);

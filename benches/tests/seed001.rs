@@ -73,7 +73,10 @@ fn the_sweep_runs_at_toy_size_and_writes_its_files() {
     }
     // Files: the table, the CSV, a chart per transport, the timelines.
     let text = std::fs::read_to_string(dir.join("tables.txt")).unwrap();
-    assert!(text.contains("Collapse threshold") && text.contains("most tolerant"), "{text}");
+    assert!(
+        text.contains("Collapse threshold") && text.contains("most tolerant"),
+        "{text}"
+    );
     let csv = std::fs::read_to_string(dir.join("seed001_points.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 24);
     for f in [

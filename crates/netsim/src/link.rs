@@ -319,7 +319,11 @@ impl CutTiming {
     /// `t` inside a connected interval; `t` itself while cut.
     pub fn next_cut_start(&self, t: u64) -> u64 {
         let pos = (t + self.period - self.phase) % self.period;
-        if pos >= self.connected { t } else { t + (self.connected - pos) }
+        if pos >= self.connected {
+            t
+        } else {
+            t + (self.connected - pos)
+        }
     }
 }
 

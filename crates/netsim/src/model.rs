@@ -307,7 +307,10 @@ impl<P> LinkModel<P> {
         self.settle(now, d);
         if self.tx.is_none()
             && self.can_send()
-            && self.queue.front().is_some_and(|f| self.fits_before_cut(now.as_nanos(), f.wire))
+            && self
+                .queue
+                .front()
+                .is_some_and(|f| self.fits_before_cut(now.as_nanos(), f.wire))
             && let Some(f) = self.queue.pop_front()
         {
             self.queued.sub(f.wire);

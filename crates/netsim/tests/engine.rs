@@ -194,7 +194,10 @@ fn cutoff_hold_timeline() {
     assert_eq!(s.queued_max.packets, 5, "5..9 waited together");
     // No transmission overlaps a cut: every finish (arrival - 1 ms) is in a
     // connected interval [0, 6) or [10, 16).
-    assert!(got.iter().all(|&(_, t)| (1_000..=7_000).contains(&t) || (11_000..=17_000).contains(&t)));
+    assert!(
+        got.iter()
+            .all(|&(_, t)| (1_000..=7_000).contains(&t) || (11_000..=17_000).contains(&t))
+    );
 
     // A frame exactly as long as the connected interval (6 ms = 6000 B)
     // fits when the link is idle at its start, never otherwise: sent at
@@ -238,7 +241,13 @@ fn cutoff_pause_on_a_switch_pauses_the_sender() {
     let script = (0..60).map(|k| (t_us(k * 500), dst, 1, 1000)).collect();
     sim.attach(Addr::new(a, 1), Scripted::new(script)).unwrap();
     sim.run_until(SimTime::from_millis(200));
-    let got: Vec<u64> = sim.host::<Recorder>(rec).unwrap().got.iter().map(|g| g.0.as_nanos() / US).collect();
+    let got: Vec<u64> = sim
+        .host::<Recorder>(rec)
+        .unwrap()
+        .got
+        .iter()
+        .map(|g| g.0.as_nanos() / US)
+        .collect();
     assert_eq!(got.len(), 60, "nothing is lost");
     for l in [l0, l1] {
         assert_eq!(sim.link_stats(l).dropped().packets, 0);
@@ -249,7 +258,10 @@ fn cutoff_pause_on_a_switch_pauses_the_sender() {
     assert!(sim.link_stats(l1).queued_max.packets <= 1);
     // Nothing crosses the switch's link during its cuts: a frame finishing
     // at f reaches the receiver at f + 1 ms, so no arrival in (7, 11) ms mod 10.
-    assert!(got.iter().all(|&t| !(7_001..11_000).contains(&(t % 10_000 + if t % 10_000 < 1_000 { 10_000 } else { 0 }))));
+    assert!(
+        got.iter()
+            .all(|&t| !(7_001..11_000).contains(&(t % 10_000 + if t % 10_000 < 1_000 { 10_000 } else { 0 })))
+    );
 }
 
 #[test]
