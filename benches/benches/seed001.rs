@@ -8,7 +8,7 @@
 //! placement sweeps (4 periods x 4 occupancies x 1 seed x 4 transports x 8
 //! studies, 3 s each) and the mechanism timelines (10 s). Environment:
 //!
-//! - `TPUT_BENCH_SHORT=1`: a smoke test (2 s main runs, 3 occupancies, one
+//! - `TPUT_BENCH_SHORT=1`: a smoke test (2 s main runs, 4 occupancies, one
 //!   seed, 1 s side runs at one occupancy);
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed001`.

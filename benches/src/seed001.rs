@@ -383,7 +383,7 @@ impl Options {
         Options {
             duration: Duration::from_secs(2),
             side_duration: Duration::from_secs(1),
-            occupancies: vec![0.5, 0.89, 1.0],
+            occupancies: vec![0.5, 0.89, 0.95, 1.0],
             side_occupancies: vec![0.7],
             seeds: vec![1],
             timeline_duration: Duration::from_secs(2),
@@ -584,6 +584,16 @@ fn full_rate(points: &[PointResult], study: &str, t: Transport) -> f64 {
     )
 }
 
+/// An occupancy with as many decimals as it needs (0.5 -> "0.50", 0.995 -> "0.995").
+fn fmt_occ(x: f64) -> String {
+    let two = format!("{x:.2}");
+    if (two.parse::<f64>().unwrap_or(x) - x).abs() < 1e-9 {
+        two
+    } else {
+        format!("{x:.3}")
+    }
+}
+
 fn tables(o: &Options, points: &[PointResult]) -> String {
     let mut t = String::new();
     let _ = writeln!(
@@ -605,7 +615,7 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
     for &period in &o.periods {
         let _ = write!(t, "period {:>6} occ:", fmt_period(period));
         for &occ in &o.occupancies {
-            let _ = write!(t, " {occ:>7.2}");
+            let _ = write!(t, " {:>7}", fmt_occ(occ));
         }
         let _ = writeln!(t);
         for &tr in &o.transports {
@@ -636,7 +646,7 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
     for &tr in &o.transports {
         let full = full_rate(points, "drop", tr);
         let _ = write!(t, "{:<17}", tr.name());
-        let mut best: Option<(f64, Duration)> = None;
+        let mut best: Option<(f64, Vec<Duration>)> = None;
         for &period in &o.periods {
             let th = threshold(&curve(points, "drop", tr, period, &o.occupancies), full);
             let link_th = threshold(
@@ -653,19 +663,23 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
             };
             let s = match th {
                 None => "none".to_string(),
-                Some(x) => format!("{x:.2}"),
+                Some(x) => fmt_occ(x),
             };
             let _ = write!(t, " | {:>14}", format!("{s}{tag}"));
-            if let Some(x) = th
-                && best.is_none_or(|(b, _)| x < b)
-            {
-                best = Some((x, period));
+            match (th, &mut best) {
+                (Some(x), Some((b, ps))) if (x - *b).abs() < 1e-9 => ps.push(period),
+                (Some(x), Some((b, _))) if x > *b => {}
+                (Some(x), _) => best = Some((x, vec![period])),
+                (None, _) => {}
             }
         }
         let _ = writeln!(
             t,
             " | {}",
-            best.map_or("-".into(), |(x, p)| format!("{} ({x:.2})", fmt_period(p)))
+            best.map_or("-".into(), |(x, ps)| {
+                let names: Vec<String> = ps.iter().map(|p| fmt_period(*p)).collect();
+                format!("{} ({})", names.join(" = "), fmt_occ(x))
+            })
         );
     }
     let _ = writeln!(
@@ -689,7 +703,8 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
                 }
                 let _ = write!(
                     t,
-                    " {occ:.2}:{:.0}/{:.0}/{:.2}",
+                    " {}:{:.0}/{:.0}/{:.2}",
+                    fmt_occ(occ),
                     mean(c.iter().map(|r| f64::from(r.timeouts))),
                     mean(c.iter().map(|r| f64::from(r.max_consecutive))),
                     mean(c.iter().map(|r| r.longest_idle_secs))
@@ -945,11 +960,7 @@ fn timelines(
             );
             let name = format!("timeline_{}_{:.0}.svg", slug(tr.name()), occ * 100.0);
             let svg = Figure {
-                title: format!(
-                    "Seed 001: {} at period 1 ms, occupancy {:.0} % (drop in the switch)",
-                    tr.name(),
-                    occ * 100.0
-                ),
+                title: format!("Seed 001: {}, 1 ms period, {:.0} % connected", tr.name(), occ * 100.0),
                 x_label: "time (s)".into(),
                 x_range: Some((0.0, p.duration.as_secs_f64())),
                 panels: vec![
