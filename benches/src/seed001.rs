@@ -208,8 +208,9 @@ pub struct PointResult {
     /// Verified payload bytes * 8 / duration, Mbit/s (0 if the handshake
     /// never completed or the transfer never reported).
     pub throughput_mbps: f64,
-    /// The QUIC handshake completed (always true for the TCP model, which
-    /// has none).
+    /// The QUIC handshake completed, judged by the transfer having left a
+    /// trace: an interval record at the sender or verified bytes at the
+    /// receiver (always true for the TCP model, which has no handshake).
     pub handshake_ok: bool,
     /// Retransmission timeouts (TCP) or PTO expiries (QUIC) of the sender.
     pub timeouts: u32,
