@@ -4,6 +4,9 @@
 //!   guaranteed (predictable) throughput" — Figs. 4/5, 6 and 7, the aggregate
 //!   controller and Fig. 6 with the inline estimator
 //!   (`cargo bench -p tput-benches --bench seed000`).
+//! - [`seed001`]: Morokoshi, Yakoh, periodic data-link cut-offs vs TCP
+//!   throughput — throughput vs occupancy, the timeout mechanism, the two
+//!   remedies (`cargo bench -p tput-benches --bench seed001`).
 //! - [`tcp_ns2`]: the simulator's TCP model against ns-2 2.35 on the seed-000
 //!   dumbbell (`cargo bench -p tput-benches --bench tcp_ns2`), and its CPU
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
@@ -16,6 +19,8 @@
 
 pub mod live_faults;
 pub mod seed000;
+pub mod seed001;
+pub mod seed001_timeouts;
 pub mod soak;
 pub mod tcp_ns2;
 

@@ -169,7 +169,7 @@ A link is a comma-separated key=value list with the keys of a scenario's link ta
   overhead_bytes=N     header bytes added to each datagram on the link (default 28: IPv4 + UDP)
   loss=P               random packet loss probability, 0..1, or
   ber=P                bit error rate, 0..1 (a packet of n wire bytes: 1 - (1 - ber)^(8n))
-  cutoff.period=DUR, cutoff.connected=FRACTION, cutoff.mode=drop|hold|pause,
+  cutoff.period=DUR, cutoff.connected=FRACTION, cutoff.mode=drop|hold|hold_abort|pause,
   cutoff.phase=DUR, cutoff.pause_lead=DUR
                        a periodic cut-off (pause: an IEEE 802.3x PAUSE before each cut)
   rate_schedule=AT:RATE;AT:RATE...

@@ -507,7 +507,7 @@ fn relay_help_explains_the_link_keys_and_units() {
         "delay=DUR",
         "queue_bytes=SIZE",
         "ber=P",
-        "cutoff.mode=drop|hold|pause",
+        "cutoff.mode=drop|hold|hold_abort|pause",
         "rate_schedule=AT:RATE",
         "overload",
         "Mbit/s",

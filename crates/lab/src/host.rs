@@ -373,6 +373,11 @@ impl Host for QuicHost {
     fn on_timeout(&mut self, now: SimTime) {
         self.start_due(now);
         let at = self.instant(now);
+        // Lets a `tracing` subscriber time quinn-proto's own events (such as
+        // its "PTO fired" trace, RFC 9002 §6.2) in simulated time; free when
+        // nothing subscribes.
+        let _span =
+            tracing::trace_span!("sim_timeout", now_ns = now.as_nanos(), server = self.node.is_server()).entered();
         self.node.handle_timeout(at);
         self.trace(now);
         self.collect();

@@ -305,7 +305,7 @@ pub struct CutoffSpec {
     /// Start of the first connected interval.
     #[serde(default, with = "human_duration::option")]
     pub phase: Option<Duration>,
-    /// `drop`, `hold` or `pause`.
+    /// `drop`, `hold`, `hold_abort` or `pause`.
     pub mode: CutModeSpec,
     /// With `pause`: how long before the cut the transmitter stops (default:
     /// one 1500-byte frame at the link's slowest rate).
@@ -319,8 +319,12 @@ pub struct CutoffSpec {
 pub enum CutModeSpec {
     /// Arrivals are discarded; a packet on the wire is lost.
     Drop,
-    /// Packets wait in the queue.
+    /// Packets wait in the queue; the switch starts a packet only if it
+    /// ends before the next cut (a guard interval), so nothing is lost.
     Hold,
+    /// Packets wait in the queue, but the cut is not announced: a packet on
+    /// the wire when it begins is lost.
+    HoldAbort,
     /// The transmitter stops just before the cut (802.3x PAUSE).
     Pause,
 }
@@ -706,6 +710,7 @@ pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
         let mode = match cut.mode {
             CutModeSpec::Drop => CutMode::Drop,
             CutModeSpec::Hold => CutMode::Hold,
+            CutModeSpec::HoldAbort => CutMode::HoldAbort,
             CutModeSpec::Pause => CutMode::Pause,
         };
         let mut co = CutOff::new(cut.period, cut.connected, mode);

@@ -850,6 +850,11 @@ impl TcpSender {
         }
         self.restart_timer(now);
         self.stats.rto_secs = self.rto().as_secs_f64();
+        tracing::trace!(
+            at_ns = now.as_nanos(),
+            consecutive = self.stats.consecutive_timeouts,
+            "TCP retransmission timeout"
+        );
         self.timeouts.push(TimeoutRecord {
             at_secs: now.as_secs_f64(),
             next_rto_secs: self.stats.rto_secs,

@@ -67,8 +67,11 @@ fn shipped_scenarios_match_the_papers() {
     match &cut.topology {
         TopologySpec::Chain { hops } => {
             assert_eq!(hops.len(), 2);
-            let c = hops[0].cutoff.as_ref().expect("cut on the first hop");
+            // The paper's cut is in the switch, on what it forwards.
+            assert!(hops[0].cutoff.is_none());
+            let c = hops[1].cutoff.as_ref().expect("cut on the switch's output");
             assert_eq!(c.connected, 0.89);
+            assert_eq!(cut.mtu, 1472, "1500-byte IP packets");
         }
         other => panic!("seed001 should be a chain: {other:?}"),
     }

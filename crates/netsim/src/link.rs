@@ -35,10 +35,20 @@ pub enum CutMode {
     /// are discarded, and a packet being serialized when the cut begins is
     /// lost. Packets already queued before the cut wait and are sent after it.
     Drop,
-    /// Remedy (1) of §001: the link stops transmitting during the cut and
-    /// arrivals wait in the queue (DropTail still applies). The cut is not
-    /// announced, so a packet being serialized when it begins is lost.
+    /// Remedy (1) of seed 001 as the paper proposes it: the switch knows its
+    /// own schedule, so it starts a packet only if its last bit leaves before
+    /// the next cut (a guard interval of at most one frame), and arrivals wait
+    /// in the queue through the guard and the cut (DropTail still applies).
+    /// Nothing is lost to the cut itself. A frame longer than the connected
+    /// interval can never be sent: it blocks the queue (the link's limit, not
+    /// the transport's).
     Hold,
+    /// The unguarded variant of [`CutMode::Hold`]: the link stops
+    /// transmitting during the cut and arrivals wait in the queue (DropTail
+    /// applies), but the cut is not announced to the transmitter, so a packet
+    /// being serialized when it begins is lost (one packet per cut when the
+    /// link is busy).
+    HoldAbort,
     /// Remedy (2) of §001, modelled on an IEEE 802.3x PAUSE frame: the link's
     /// own transmitter stops starting new packets `pause_lead` before the cut
     /// and resumes when it ends; arrivals wait in the queue (DropTail
@@ -95,6 +105,27 @@ impl CutOff {
     pub fn with_pause_lead(mut self, lead: Duration) -> Self {
         self.pause_lead = Some(lead);
         self
+    }
+
+    /// The PAUSE schedule of the link feeding this one (seed 001's remedy
+    /// (2): the switch pauses the *sender* just before each cut, as an IEEE
+    /// 802.3x PAUSE frame would): the same period and connected share in
+    /// [`CutMode::Pause`], shifted earlier by `upstream_delay`, the
+    /// propagation delay of the upstream link, so that its last frame has
+    /// arrived when this link's cut begins and its first frame after the
+    /// pause arrives as the cut ends. The lead (default: one
+    /// [`PAUSE_MAX_FRAME_BYTES`] frame at the upstream rate) is kept.
+    pub fn upstream_pause(&self, upstream_delay: Duration) -> CutOff {
+        let period = self.period.as_nanos().max(1);
+        let shift = upstream_delay.as_nanos() % period;
+        let phase = (self.phase.as_nanos() % period + period - shift) % period;
+        CutOff {
+            period: self.period,
+            connected_fraction: self.connected_fraction,
+            phase: Duration::from_nanos(phase as u64),
+            mode: CutMode::Pause,
+            pause_lead: self.pause_lead,
+        }
     }
 }
 
@@ -283,6 +314,19 @@ pub(crate) struct CutTiming {
     pub mode: CutMode,
 }
 
+impl CutTiming {
+    /// Start of the first cut at or after `t` (nanoseconds since time 0), for
+    /// `t` inside a connected interval; `t` itself while cut.
+    pub fn next_cut_start(&self, t: u64) -> u64 {
+        let pos = (t + self.period - self.phase) % self.period;
+        if pos >= self.connected {
+            t
+        } else {
+            t + (self.connected - pos)
+        }
+    }
+}
+
 /// Time to serialize `bits` at `rate_bps`: `ceil(bits * 1e9 / rate)` ns,
 /// computed in `u128` so it is exact for every input.
 #[inline]
@@ -307,6 +351,25 @@ mod tests {
         assert_eq!(serialization_ns(8000, 3_000_000), 2_666_667);
         assert_eq!(serialization_ns(1, 1), 1_000_000_000);
         assert_eq!(serialization_ns(u64::MAX, 1), u64::MAX);
+    }
+
+    #[test]
+    fn next_cut_and_upstream_pause() {
+        // Period 10 us, connected 8 us, phase 3 us: cuts [1, 3), [11, 13), ...
+        let c = CutOff::new(Duration::from_micros(10), 0.8, CutMode::Drop).with_phase(Duration::from_micros(3));
+        let ct = LinkConfig::new(1_000_000_000, Duration::ZERO)
+            .with_cutoff(c)
+            .cut_timing()
+            .unwrap();
+        assert_eq!(ct.next_cut_start(3_000), 11_000);
+        assert_eq!(ct.next_cut_start(10_999), 11_000);
+        assert_eq!(ct.next_cut_start(0), 1_000);
+        assert_eq!(ct.next_cut_start(1_500), 1_500, "already cut");
+        // Shifted earlier by 4 us; a shift of several periods wraps.
+        let p = c.upstream_pause(Duration::from_micros(4));
+        assert_eq!((p.phase, p.mode), (Duration::from_micros(9), CutMode::Pause));
+        assert_eq!(c.upstream_pause(Duration::from_micros(24)).phase, p.phase);
+        assert_eq!(p.connected_fraction, 0.8);
     }
 
     #[test]

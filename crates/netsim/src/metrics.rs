@@ -60,6 +60,10 @@ pub struct LinkStats {
     pub elapsed_ns: u64,
     /// `busy_ns / elapsed_ns` (0 at time 0).
     pub utilisation: f64,
+    /// The most packets and the most bytes the queue has held so far (each
+    /// its own maximum): the queue's high-water mark.
+    #[serde(default)]
+    pub queued_max: Counter,
 }
 
 impl LinkStats {

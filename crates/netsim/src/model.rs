@@ -278,7 +278,9 @@ impl<P> LinkModel<P> {
         }
         // After `pump`, an idle transmitter that may send has an empty queue:
         // the packet goes straight through.
-        let idle = self.tx.is_none() && self.can_send();
+        // (A guarded `hold` link may also keep a packet that does not fit
+        // before the cut waiting: then the queue is not empty.)
+        let idle = self.tx.is_none() && self.can_send() && self.queue.is_empty();
         if !idle
             && (self.queued.packets >= self.limit_packets || self.queued.bytes.saturating_add(wire) > self.limit_bytes)
         {
@@ -305,6 +307,10 @@ impl<P> LinkModel<P> {
         self.settle(now, d);
         if self.tx.is_none()
             && self.can_send()
+            && self
+                .queue
+                .front()
+                .is_some_and(|f| self.fits_before_cut(now.as_nanos(), f.wire))
             && let Some(f) = self.queue.pop_front()
         {
             self.queued.sub(f.wire);
@@ -317,6 +323,20 @@ impl<P> LinkModel<P> {
             self.kick_armed = true;
             debug_assert!(tx.done >= now.as_nanos());
             d.schedule(SimTime::from_nanos(tx.done), LinkEvent::TxDone(self.tx_gen));
+        }
+    }
+
+    /// The guard interval of [`CutMode::Hold`]: whether a packet of `wire`
+    /// bytes started at `t` ends before the next cut begins (always true in
+    /// the other modes). Timed without the back-to-back anchor, which can
+    /// only finish earlier, so a packet that passes never meets the cut.
+    #[inline]
+    fn fits_before_cut(&self, t: u64, wire: u64) -> bool {
+        match self.cut_timing {
+            Some(ct) if ct.mode == CutMode::Hold => {
+                t.saturating_add(serialization_ns(wire * 8, self.rate)) <= ct.next_cut_start(t)
+            }
+            _ => true,
         }
     }
 
@@ -502,6 +522,7 @@ impl<P> LinkModel<P> {
             busy_ns: busy,
             elapsed_ns: now,
             utilisation: if now == 0 { 0.0 } else { busy as f64 / now as f64 },
+            queued_max: self.queued_max,
             ..LinkStats::default()
         }
     }

@@ -265,6 +265,12 @@ pub struct Chain {
 
 impl Chain {
     /// One node more than `hops`; the forward links use `hops` in order.
+    ///
+    /// A hop `i > 0` with a [`CutMode::Pause`](crate::CutMode::Pause)
+    /// cut-off models a switch that PAUSEs its upstream neighbour just before
+    /// each cut (seed 001's remedy (2), IEEE 802.3x): hop `i - 1`, unless it
+    /// has a cut-off of its own, gets [`CutOff::upstream_pause`](crate::CutOff::upstream_pause)
+    /// of it, so the sender's own queue holds its traffic through the cut.
     pub fn build(hops: &[LinkConfig]) -> Result<Chain, Error> {
         if hops.is_empty() {
             return Err(Error::EmptyChain);
@@ -274,6 +280,16 @@ impl Chain {
         let mut forward = Vec::with_capacity(hops.len());
         let mut reverse = Vec::with_capacity(hops.len());
         for (i, cfg) in hops.iter().enumerate() {
+            let mut cfg = cfg.clone();
+            // A `pause` cut-off on hop i + 1 PAUSEs this hop's transmitter
+            // ahead of each cut (seed 001's remedy (2)), unless this hop has
+            // a cut-off of its own.
+            if cfg.cutoff.is_none()
+                && let Some(next) = hops.get(i + 1)
+                && let Some(c) = next.cutoff.filter(|c| c.mode == crate::CutMode::Pause)
+            {
+                cfg.cutoff = Some(c.upstream_pause(cfg.delay));
+            }
             let (f, r) = t.add_duplex(nodes[i], nodes[i + 1], cfg.clone(), cfg.without_impairments())?;
             forward.push(f);
             reverse.push(r);

@@ -170,9 +170,106 @@ fn cutoff_drop_timeline() {
 
 #[test]
 fn cutoff_hold_timeline() {
-    // As drop, but 6..9 wait in the queue and go out from 10 ms on;
-    // 10 (arriving at 10.5) queues behind them. 5 is still lost.
+    // The guarded hold: 5 would be on the wire [5.5, 6.5) across the cut at
+    // 6 ms, so it is not started; it and 6..9 wait and go out back to back
+    // from 10 ms; 10 (arriving at 10.5) queues behind them. Nothing is lost.
     let (got, s) = cut_run(CutOff::new(PERIOD, 0.6, CutMode::Hold));
+    assert_eq!(
+        got,
+        [
+            (0, 2_500),
+            (1, 3_500),
+            (2, 4_500),
+            (3, 5_500),
+            (4, 6_500),
+            (5, 12_000),
+            (6, 13_000),
+            (7, 14_000),
+            (8, 15_000),
+            (9, 16_000),
+            (10, 17_000)
+        ]
+    );
+    assert_eq!(s.dropped().packets, 0);
+    assert_eq!(s.queued_max.packets, 5, "5..9 waited together");
+    // No transmission overlaps a cut: every finish (arrival - 1 ms) is in a
+    // connected interval [0, 6) or [10, 16).
+    assert!(
+        got.iter()
+            .all(|&(_, t)| (1_000..=7_000).contains(&t) || (11_000..=17_000).contains(&t))
+    );
+
+    // A frame exactly as long as the connected interval (6 ms = 6000 B)
+    // fits when the link is idle at its start, never otherwise: sent at
+    // 0.5 ms it waits for the next connected interval, at 10 ms.
+    let cfg = LinkConfig::new(8_000_000, Duration::ZERO)
+        .with_overhead(0)
+        .with_cutoff(CutOff::new(PERIOD, 0.6, CutMode::Hold));
+    let mut o = one_link(cfg, vec![(t_us(500), 6_000)], 1);
+    o.sim.run_until(SimTime::from_millis(40));
+    assert_eq!(arrivals_ns(&o), [(0, 16 * MS)]);
+    // A longer frame never passes: the link's limit, not the transport's.
+    let cfg = LinkConfig::new(8_000_000, Duration::ZERO)
+        .with_overhead(0)
+        .with_cutoff(CutOff::new(PERIOD, 0.6, CutMode::Hold));
+    let mut o = one_link(cfg, vec![(t_us(0), 6_001), (t_us(100), 10)], 1);
+    o.sim.run_until(SimTime::from_millis(40));
+    assert!(arrivals_ns(&o).is_empty());
+    let s = o.sim.link_stats(o.link);
+    assert_eq!((s.queued.packets, s.dropped().packets), (2, 0));
+}
+
+#[test]
+fn cutoff_pause_on_a_switch_pauses_the_sender() {
+    // sender -> switch -> receiver, 8 Mbit/s (1 ms per 1000 B), 1 ms per hop;
+    // the switch's link is cut [6, 10) ms of every 10 ms in `pause` mode.
+    // The sender's link gets the PAUSE schedule shifted 1 ms earlier: its
+    // "cut" is [5, 9) ms and it stops starting frames one 1500 B frame
+    // (1.5 ms) before that, at 3.5 ms.
+    let hop = LinkConfig::new(8_000_000, Duration::from_millis(1)).with_overhead(0);
+    let cut = CutOff::new(PERIOD, 0.6, CutMode::Pause);
+    let chain = Chain::build(&[hop.clone(), hop.clone().with_cutoff(cut)]).unwrap();
+    let (_, _, up) = chain.topology.link(chain.forward[0]).unwrap();
+    assert_eq!(up.cutoff, Some(cut.upstream_pause(Duration::from_millis(1))));
+    assert_eq!(up.cutoff.unwrap().phase, Duration::from_millis(9));
+    let (a, c) = (chain.nodes[0], chain.nodes[2]);
+    let (l0, l1) = (chain.forward[0], chain.forward[1]);
+    let mut sim = Simulator::new(chain.topology, 1);
+    let dst = Addr::new(c, 2);
+    let rec = sim.attach(dst, Recorder::default()).unwrap();
+    // One 1000 B packet every 0.5 ms for 30 ms: twice the link's rate.
+    let script = (0..60).map(|k| (t_us(k * 500), dst, 1, 1000)).collect();
+    sim.attach(Addr::new(a, 1), Scripted::new(script)).unwrap();
+    sim.run_until(SimTime::from_millis(200));
+    let got: Vec<u64> = sim
+        .host::<Recorder>(rec)
+        .unwrap()
+        .got
+        .iter()
+        .map(|g| g.0.as_nanos() / US)
+        .collect();
+    assert_eq!(got.len(), 60, "nothing is lost");
+    for l in [l0, l1] {
+        assert_eq!(sim.link_stats(l).dropped().packets, 0);
+    }
+    // The sender's queue holds the backlog; the switch queues at most the
+    // frame that arrives within its own pause lead before the cut.
+    assert!(sim.link_stats(l0).queued_max.packets > 20);
+    assert!(sim.link_stats(l1).queued_max.packets <= 1);
+    // Nothing crosses the switch's link during its cuts: a frame finishing
+    // at f reaches the receiver at f + 1 ms, so no arrival in (7, 11) ms mod 10.
+    assert!(
+        got.iter()
+            .all(|&t| !(7_001..11_000).contains(&(t % 10_000 + if t % 10_000 < 1_000 { 10_000 } else { 0 })))
+    );
+}
+
+#[test]
+fn cutoff_hold_abort_timeline() {
+    // The unguarded hold: as drop, but 6..9 wait in the queue and go out
+    // from 10 ms on; 10 (arriving at 10.5) queues behind them. 5, on the
+    // wire when the cut begins, is lost.
+    let (got, s) = cut_run(CutOff::new(PERIOD, 0.6, CutMode::HoldAbort));
     assert_eq!(
         got,
         [

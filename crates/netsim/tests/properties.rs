@@ -20,7 +20,12 @@ fn link_strategy() -> impl Strategy<Value = LinkConfig> {
         (1u32..20).prop_map(QueueLimit::Packets),
         (1u64..30_000).prop_map(QueueLimit::Bytes),
     ];
-    let mode = prop_oneof![Just(CutMode::Drop), Just(CutMode::Hold), Just(CutMode::Pause)];
+    let mode = prop_oneof![
+        Just(CutMode::Drop),
+        Just(CutMode::Hold),
+        Just(CutMode::HoldAbort),
+        Just(CutMode::Pause)
+    ];
     let cutoff = proptest::option::of((
         100u64..20_000,
         0.05f64..1.0,

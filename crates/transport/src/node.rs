@@ -645,6 +645,11 @@ impl Node {
         Self::build(config, Some(identity))
     }
 
+    /// Whether the node accepts connections (built by [`Node::server`]).
+    pub fn is_server(&self) -> bool {
+        self.server.is_some()
+    }
+
     fn build(config: NodeConfig, identity: Option<&Identity>) -> Result<Self, Error> {
         if config.mtu < 1200 {
             return Err(Error::Config(format!(
