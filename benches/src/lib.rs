@@ -4,11 +4,17 @@
 //!   guaranteed (predictable) throughput" — Figs. 4/5, 6 and 7, the aggregate
 //!   controller and Fig. 6 with the inline estimator
 //!   (`cargo bench -p tput-benches --bench seed000`).
+//! - [`seed002`]: Miyake, Kato, Suzuki, "Implementation of high speed
+//!   transport protocol as user level library and its evaluation" — QUIC
+//!   with N application buffers in flight against window-limited TCP, over
+//!   RTT, with bit errors, simulated and live
+//!   (`cargo bench -p tput-benches --bench seed002`).
 //! - [`tcp_ns2`]: the simulator's TCP model against ns-2 2.35 on the seed-000
 //!   dumbbell (`cargo bench -p tput-benches --bench tcp_ns2`), and its CPU
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
 
 pub mod seed000;
+pub mod seed002;
 pub mod tcp_ns2;
 
 use std::path::PathBuf;
