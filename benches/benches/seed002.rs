@@ -2,7 +2,7 @@
 //! bit errors, and live through the relay); see `tput_benches::seed002` for
 //! the set-up.
 //!
-//! `cargo bench -p tput-benches --bench seed002` runs the full size (306
+//! `cargo bench -p tput-benches --bench seed002` runs the full size (255
 //! simulations of 60 s and 27 live transfers of 12 s; its run time on two
 //! cores is printed at the end). Environment:
 //!

@@ -128,7 +128,7 @@ impl Options {
             jobs: tput_lab::sweep::default_jobs(),
             duration: Duration::from_secs(60),
             warmup: Duration::from_secs(10),
-            rtts_ms: (0..=16).map(|i| (i * 25 + 1) / 2).collect(),
+            rtts_ms: (0..=16u32).map(|i| (i * 25).div_ceil(2)).collect(),
             buffers: vec![1, 2, 4, 8],
             bers: vec![1e-8, 1e-7],
             live_rtts_ms: (0..=8).map(|i| i * 25).collect(),
@@ -228,8 +228,7 @@ fn spec(text: &str) -> ControllerSpec {
 /// The paper's path at `rtt_ms` with bit error rate `ber` (see the module docs).
 pub fn scenario(p: &Point, o: &Options) -> Scenario {
     let half = Duration::from_micros(u64::from(p.rtt_ms) * 500);
-    let mut bottleneck =
-        LinkSpec::new(Rate::from_bits_per_sec(BOTTLENECK_BPS), half).with_queue_packets(QUEUE_PACKETS);
+    let mut bottleneck = LinkSpec::new(Rate::from_bits_per_sec(BOTTLENECK_BPS), half).with_queue_packets(QUEUE_PACKETS);
     if p.ber > 0.0 {
         bottleneck.ber = Some(p.ber);
     }
@@ -255,7 +254,13 @@ pub fn scenario(p: &Point, o: &Options) -> Scenario {
     }
     .with_start_jitter(Duration::ZERO);
     let mut s = Scenario::new(o.duration, TopologySpec::dumbbell(bottleneck, access), vec![flow]);
-    s.name = Some(format!("seed002 {} {} rtt={}ms ber={}", p.figure, p.variant.label(), p.rtt_ms, p.ber));
+    s.name = Some(format!(
+        "seed002 {} {} rtt={}ms ber={}",
+        p.figure,
+        p.variant.label(),
+        p.rtt_ms,
+        p.ber
+    ));
     s.seed = o.seed;
     s.mtu = MTU;
     s
@@ -450,9 +455,7 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
         report.live_secs = t.elapsed().as_secs_f64();
         for l in &report.live {
             if let Some(e) = &l.error {
-                report
-                    .failures
-                    .push(format!("live rtt={}ms N={}: {e}", l.rtt_ms, l.n));
+                report.failures.push(format!("live rtt={}ms N={}: {e}", l.rtt_ms, l.n));
             }
         }
     }
@@ -573,7 +576,11 @@ fn rtt_tables(o: &Options, points: &[PointResult]) -> String {
             let _ = write!(t, "{rtt:>7}");
             for &v in &vars {
                 let x = find(points, "rtt", v, rtt, 0.0).map(|p| p.mbps);
-                let x = if normalised { x.zip(plateau(points, o, v)).map(|(a, b)| a / b) } else { x };
+                let x = if normalised {
+                    x.zip(plateau(points, o, v)).map(|(a, b)| a / b)
+                } else {
+                    x
+                };
                 let _ = write!(t, " {:>12}", cell(x, if normalised { 3 } else { 2 }));
             }
             if !normalised {
@@ -632,7 +639,11 @@ fn paper_comparison(o: &Options, points: &[PointResult]) -> String {
                 "{cc} N={n}: paper ~32 Mbit/s at every RTT 0-200 ms; ours {} Mbit/s at 0 ms, lowest {:.0}% of it over 0-{max_rtt} ms: {}",
                 cell(plateau(points, o, v), 2),
                 min * 100.0,
-                if min >= 0.9 { "flat, agrees" } else { "not flat, differs" }
+                if min >= 0.9 {
+                    "flat, agrees"
+                } else {
+                    "not flat, differs"
+                }
             );
         }
         let v1 = Variant::Quic { cubic, n: 1 };
@@ -677,7 +688,9 @@ fn fine_rtts(o: &Options) -> Vec<f64> {
 
 fn rtt_files(o: &Options, points: &[PointResult]) -> Vec<(String, String)> {
     let mut files = Vec::new();
-    let mut csv = String::from("figure,variant,cc,buffers,rtt_ms,ber,goodput_mbps,normalised,bytes,queue_drops,random_drops,cpu_secs\n");
+    let mut csv = String::from(
+        "figure,variant,cc,buffers,rtt_ms,ber,goodput_mbps,normalised,bytes,queue_drops,random_drops,cpu_secs\n",
+    );
     for p in points {
         let (cc, n) = match p.point.variant {
             Variant::Quic { cubic, n } => (if cubic { "cubic" } else { "newreno" }, n.to_string()),
@@ -711,7 +724,13 @@ fn rtt_files(o: &Options, points: &[PointResult]) -> Vec<(String, String)> {
             let v = Variant::Quic { cubic, n };
             series.push(measured(points, o, v, false, &v.label()));
         }
-        series.push(measured(points, o, Variant::TcpWindowLimited, false, "TCP 53 KiB (model)"));
+        series.push(measured(
+            points,
+            o,
+            Variant::TcpWindowLimited,
+            false,
+            "TCP 53 KiB (model)",
+        ));
         if let Some(r) = quic_plateau(points, o, cubic) {
             for n in [1u32, 2, 4] {
                 series.push(Series {
@@ -1008,7 +1027,14 @@ fn live_sweep(o: &Options, progress: &mut impl FnMut(&str)) -> Result<Vec<LivePo
             let outcome = rt()?.block_on(async {
                 tokio::time::timeout(
                     limit,
-                    udp::transfer(relay.addr, "localhost", &trust, live_node_config(), vec![spec], |_, _| {}),
+                    udp::transfer(
+                        relay.addr,
+                        "localhost",
+                        &trust,
+                        live_node_config(),
+                        vec![spec],
+                        |_, _| {},
+                    ),
                 )
                 .await
             });
@@ -1130,7 +1156,9 @@ fn live_table(o: &Options, points: &[PointResult], live: &[LivePoint]) -> String
 }
 
 fn live_files(o: &Options, points: &[PointResult], live: &[LivePoint]) -> Vec<(String, String)> {
-    let mut csv = String::from("rtt_ms,buffers,live_mbps,sim_mbps,diff_pct,min_rtt_ms,verified_bytes,queue_drops,late_drops,error\n");
+    let mut csv = String::from(
+        "rtt_ms,buffers,live_mbps,sim_mbps,diff_pct,min_rtt_ms,verified_bytes,queue_drops,late_drops,error\n",
+    );
     let mut series = Vec::new();
     for &n in &o.live_buffers {
         let v = Variant::Quic { cubic: true, n };

@@ -12,8 +12,7 @@ const BUFFER: u64 = 128 << 10;
 
 /// One QUIC flow over a 20 Mbit/s bottleneck, RTT about 100 ms, no loss.
 fn scenario(flow: FlowGroup, secs: u64) -> Scenario {
-    let bottleneck =
-        LinkSpec::new("20Mbit/s".parse().unwrap(), Duration::from_millis(48)).with_queue_packets(1000);
+    let bottleneck = LinkSpec::new("20Mbit/s".parse().unwrap(), Duration::from_millis(48)).with_queue_packets(1000);
     let access = LinkSpec::new("1Gbit/s".parse().unwrap(), Duration::from_millis(1));
     let mut s = Scenario::new(
         Duration::from_secs(secs),
@@ -134,6 +133,9 @@ fn bad_buffer_and_window_keys_are_named() {
     assert!(ok.flows[0].bytes > 0);
     let text = "duration = \"2s\"\n[topology]\nkind = \"dumbbell\"\n[topology.bottleneck]\nrate = \"10Mbit/s\"\ndelay = \"5ms\"\n[topology.access]\nrate = \"1Gbit/s\"\ndelay = \"1ms\"\n[[flows]]\ncc = \"cubic\"\nbuffers = 4\nbuffer_size = \"512KiB\"\nreceive_window = \"1MiB\"\n";
     let s = Scenario::from_toml_str(text).expect("parses");
-    assert_eq!(s.flows[0].app_buffers().map(|b| (b.count, b.size)), Some((4, 512 << 10)));
+    assert_eq!(
+        s.flows[0].app_buffers().map(|b| (b.count, b.size)),
+        Some((4, 512 << 10))
+    );
     assert_eq!(s.flows[0].receive_window, Some(1 << 20));
 }

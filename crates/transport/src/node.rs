@@ -1809,7 +1809,10 @@ impl Node {
                     Ok(Some(chunk)) => {
                         let n = chunk.bytes.len() as u64;
                         if n > *left {
-                            failure = Some((CLOSE_PROTOCOL_ERROR, format!("buffer stream {id} exceeds {} bytes", b.size)));
+                            failure = Some((
+                                CLOSE_PROTOCOL_ERROR,
+                                format!("buffer stream {id} exceeds {} bytes", b.size),
+                            ));
                             break;
                         }
                         if let Err(off) = r.pattern.verify(*at, &chunk.bytes) {
@@ -1832,7 +1835,10 @@ impl Node {
                         break;
                     }
                     Err(e) => {
-                        failure = Some((CLOSE_PROTOCOL_ERROR, format!("buffer stream {id} reset by the peer: {e}")));
+                        failure = Some((
+                            CLOSE_PROTOCOL_ERROR,
+                            format!("buffer stream {id} reset by the peer: {e}"),
+                        ));
                         break;
                     }
                 }

@@ -385,7 +385,10 @@ mod tests {
         };
         assert_eq!(Request::decode(&t.encode().unwrap()).unwrap(), t);
         let u = Request {
-            buffers: Some(AppBuffers { count: 4, size: 512 << 10 }),
+            buffers: Some(AppBuffers {
+                count: 4,
+                size: 512 << 10,
+            }),
             ..t
         };
         assert_eq!(Request::decode(&u.encode().unwrap()).unwrap(), u);
