@@ -7,6 +7,11 @@
 //! - [`seed001`]: Morokoshi, Yakoh, periodic data-link cut-offs vs TCP
 //!   throughput — throughput vs occupancy, the timeout mechanism, the two
 //!   remedies (`cargo bench -p tput-benches --bench seed001`).
+//! - [`seed002`]: Miyake, Kato, Suzuki, "Implementation of high speed
+//!   transport protocol as user level library and its evaluation" — QUIC
+//!   with N application buffers in flight against window-limited TCP, over
+//!   RTT, with bit errors, simulated and live
+//!   (`cargo bench -p tput-benches --bench seed002`).
 //! - [`tcp_ns2`]: the simulator's TCP model against ns-2 2.35 on the seed-000
 //!   dumbbell (`cargo bench -p tput-benches --bench tcp_ns2`), and its CPU
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
@@ -21,6 +26,7 @@ pub mod live_faults;
 pub mod seed000;
 pub mod seed001;
 pub mod seed001_timeouts;
+pub mod seed002;
 pub mod soak;
 pub mod tcp_ns2;
 

@@ -284,6 +284,10 @@ struct ServeArgs {
     /// one more round trip per connection, no work for spoofed sources.
     #[arg(long)]
     retry: bool,
+    /// QUIC stream and connection receive windows of the server, e.g. 53KB
+    /// (limits uploads) [default: quinn-proto's].
+    #[arg(short = 'w', long, value_parser = parse_bytes)]
+    window: Option<u64>,
 }
 
 #[derive(Args, Clone)]
@@ -325,6 +329,18 @@ struct SendOpts {
     /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
     #[arg(long, value_name = "DIR")]
     qlog: Option<PathBuf>,
+    /// Application buffers in flight (uploads): send the payload as buffers
+    /// of --buffer-size bytes, one QUIC stream each, and open the next only
+    /// when an earlier one is fully acknowledged (at most 64).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "reverse")]
+    buffers: Option<u32>,
+    /// Bytes per application buffer, e.g. 512KiB [default: 512KiB].
+    #[arg(long, value_parser = parse_bytes, requires = "buffers")]
+    buffer_size: Option<u64>,
+    /// QUIC stream and connection receive windows of this end, e.g. 53KB
+    /// (limits a download, -R) [default: quinn-proto's].
+    #[arg(short = 'w', long, value_parser = parse_bytes)]
+    window: Option<u64>,
 }
 
 #[derive(Args, Clone)]
@@ -590,6 +606,10 @@ fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
             flow: i,
             bandwidth: None,
             aggregate: None,
+            buffers: opts.buffers.map(|count| tput_transport::AppBuffers {
+                count,
+                size: opts.buffer_size.unwrap_or(512 << 10),
+            }),
         })
         .collect()
 }
@@ -656,6 +676,7 @@ async fn run_send(
     let config = NodeConfig {
         qlog_dir: qlog_dir(opts.qlog.as_deref())?,
         client_identity,
+        receive_window: opts.window,
         ..NodeConfig::default()
     };
     let cpu_before = live::process_cpu_secs();
@@ -821,6 +842,7 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
             request_timeout: Some(args.request_timeout),
             retry: args.retry,
         },
+        receive_window: args.window,
         ..NodeConfig::default()
     };
     let json = args.json;

@@ -696,3 +696,26 @@ fn sweeps_plan_run_anywhere_and_collect_identically() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn application_buffers_deliver_every_byte_and_bad_ones_are_refused() {
+    // 3 MiB as buffers of 256 KiB, at most 2 unacknowledged (seed 002's model).
+    let o = tputctl(&[
+        "loopback",
+        "-n",
+        "3M",
+        "--buffers",
+        "2",
+        "--buffer-size",
+        "256KiB",
+        "-J",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["summary"]["bytes"], 3 * 1_048_576);
+    assert_eq!(v["transfers"][0]["receiver"]["bytes"], 3 * 1_048_576);
+    assert_input_error(&["loopback", "--buffers", "65"], "65");
+    assert_input_error(&["loopback", "--buffers", "2", "-R"], "--reverse");
+    assert_input_error(&["loopback", "--buffer-size", "1M"], "--buffers");
+    assert_input_error(&["loopback", "-w", "0"], "0");
+}

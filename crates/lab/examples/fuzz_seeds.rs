@@ -28,6 +28,7 @@ fn request(direction: Direction, cc: &str) -> Vec<u8> {
         interval: Duration::from_millis(100),
         rate_limit_bps: 0,
         cc: cc.into(),
+        buffers: None,
     }
     .encode()
     .expect("a valid request")

@@ -231,6 +231,7 @@ mod tests {
                 interval: Duration::from_millis(100),
                 rate_limit_bps: 0,
                 cc: "cubic".into(),
+                buffers: None,
             }
             .encode()
             .unwrap(),

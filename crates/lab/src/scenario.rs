@@ -400,7 +400,26 @@ pub struct FlowGroup {
     /// Parameters of the TCP model (`transport = "tcp"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpSpec>,
+    /// The application-buffer model (QUIC uploads): at most this many
+    /// buffers of `buffer_size` bytes unacknowledged at once, one stream
+    /// each, a new one opened only when an earlier one is fully acknowledged
+    /// (Miyake, Kato, Suzuki 1995; [`tput_transport::AppBuffers`]). `None`:
+    /// one stream, limited only by flow control.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffers: Option<u32>,
+    /// Bytes per application buffer (default [`DEFAULT_BUFFER_SIZE`]; needs `buffers`).
+    #[serde(default, with = "human_size", skip_serializing_if = "Option::is_none")]
+    pub buffer_size: Option<u64>,
+    /// QUIC stream and connection receive windows of both ends of each
+    /// flow, bytes (default: quinn-proto's). For the TCP model see
+    /// `tcp.receive_window`.
+    #[serde(default, with = "human_size", skip_serializing_if = "Option::is_none")]
+    pub receive_window: Option<u64>,
 }
+
+/// Default of [`FlowGroup::buffer_size`]: the paper's 512 KB buffers
+/// (Miyake, Kato, Suzuki 1995), read as 512 KiB.
+pub const DEFAULT_BUFFER_SIZE: u64 = 512 * 1024;
 
 /// The transport of a flow group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -455,7 +474,15 @@ pub struct TcpSpec {
     /// Limited Transmit, RFC 3042 (default off; ns-2's `singledup_` is on).
     #[serde(default)]
     pub limited_transmit: Option<bool>,
+    /// Window scaling, RFC 7323 §2 (default on). Off, the window field of
+    /// the TCP header (16 bits, RFC 9293 §3.1) caps `receive_window` at
+    /// [`MAX_UNSCALED_WINDOW`] bytes: a larger one is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_scaling: Option<bool>,
 }
+
+/// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
+pub const MAX_UNSCALED_WINDOW: u64 = 65_535;
 
 impl TcpSpec {
     /// The model's configuration; the error names the bad key.
@@ -466,6 +493,18 @@ impl TcpSpec {
             None => d.segment,
             Some(b) => u32::try_from(b).map_err(|_| format!("segment: {b} bytes is too large"))?,
         };
+        if self.window_scaling == Some(false)
+            && let Some(w) = self.receive_window.filter(|&w| w > MAX_UNSCALED_WINDOW)
+        {
+            return Err(format!(
+                "receive_window: {w} bytes needs window scaling (RFC 7323 §2); without it at most {MAX_UNSCALED_WINDOW}"
+            ));
+        }
+        if self.window_scaling == Some(false) && self.receive_window.is_none() {
+            return Err(format!(
+                "window_scaling: off needs an explicit receive_window of at most {MAX_UNSCALED_WINDOW} bytes"
+            ));
+        }
         let c = TcpConfig {
             segment,
             recovery,
@@ -504,7 +543,25 @@ impl FlowGroup {
             aggregate: false,
             transport: Transport::Quic,
             tcp: None,
+            buffers: None,
+            buffer_size: None,
+            receive_window: None,
         }
+    }
+
+    /// With `count` application buffers of `size` bytes in flight (see [`FlowGroup::buffers`]).
+    pub fn with_buffers(mut self, count: u32, size: u64) -> Self {
+        self.buffers = Some(count);
+        self.buffer_size = Some(size);
+        self
+    }
+
+    /// The application-buffer model in force, if any.
+    pub fn app_buffers(&self) -> Option<tput_transport::AppBuffers> {
+        self.buffers.map(|count| tput_transport::AppBuffers {
+            count,
+            size: self.buffer_size.unwrap_or(DEFAULT_BUFFER_SIZE),
+        })
     }
 
     /// Over the TCP model with `tcp`'s parameters.
@@ -784,6 +841,27 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
         if g.aggregate && g.files.is_some() {
             return Err(Error::Invalid(format!(
                 "{what}: aggregate and files exclude each other"
+            )));
+        }
+        if let Some(b) = g.app_buffers() {
+            b.check().map_err(|e| Error::Invalid(format!("{what}.buffers: {e}")))?;
+            if g.transport == Transport::Tcp {
+                return Err(Error::Invalid(format!(
+                    "{what}.buffers: QUIC only (the TCP model's sender always has data)"
+                )));
+            }
+            if g.direction == Some(Direction::Download) {
+                return Err(Error::Invalid(format!("{what}.buffers: uploads only")));
+            }
+        } else if g.buffer_size.is_some() {
+            return Err(Error::Invalid(format!("{what}.buffer_size: needs buffers")));
+        }
+        if g.receive_window == Some(0) {
+            return Err(Error::Invalid(format!("{what}.receive_window: must be positive")));
+        }
+        if g.receive_window.is_some() && g.transport == Transport::Tcp {
+            return Err(Error::Invalid(format!(
+                "{what}.receive_window: QUIC only (use tcp.receive_window)"
             )));
         }
         if g.tcp.is_some() && g.transport != Transport::Tcp {
@@ -1089,6 +1167,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         let seed = Rng::derive(s.seed, 1_000_000 + u64::from(flow)).next_u64();
         let direction = g.direction.unwrap_or(Direction::Upload);
         let mut server_cfg = node_config(seed ^ 1, flow)?;
+        server_cfg.receive_window = g.receive_window;
         server_cfg.server_bandwidth = oracle.clone();
         // Only the sending end's controller joins the group: quinn builds one
         // on the receiving end too, which must not count as a member.
@@ -1150,8 +1229,11 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             } else {
                 None
             },
+            buffers: g.app_buffers(),
         };
-        let mut client = QuicHost::new(Node::client(node_config(seed ^ 2, flow)?)?, epoch, trust.clone());
+        let mut client_cfg = node_config(seed ^ 2, flow)?;
+        client_cfg.receive_window = g.receive_window;
+        let mut client = QuicHost::new(Node::client(client_cfg)?, epoch, trust.clone());
         if options.no_cc_trace {
             client = client.without_cc_traces();
         }

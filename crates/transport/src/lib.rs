@@ -25,7 +25,7 @@ pub use node::{
     CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, ServerLimits, TransferSpec,
 };
 pub use pattern::Pattern;
-pub use proto::Direction;
+pub use proto::{AppBuffers, Direction};
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
 pub use tls::{ALPN, ClientAuth, Fingerprint, Identity, ServerTrust};
 pub use tput_cc::EvalSlot;

@@ -22,7 +22,7 @@ use tput_cc::{
 
 use crate::Error;
 use crate::pattern::{Pattern, splitmix64};
-use crate::proto::{Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
+use crate::proto::{AppBuffers, Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
 use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, SenderReport, TransferOutcome};
 use crate::tls::{ClientAuth, Identity, ServerTrust, client_crypto, server_crypto};
 
@@ -211,6 +211,10 @@ pub struct TransferSpec {
     /// aggregate target for several connections; see [`Aggregate`]); a
     /// download's sender joins the server's [`NodeConfig::server_aggregate`].
     pub aggregate: Option<Aggregate>,
+    /// The application-buffer model of an upload: at most `count` buffers
+    /// of `size` bytes unacknowledged at once, one stream each (protocol
+    /// step 2); `None` sends the payload on one stream.
+    pub buffers: Option<AppBuffers>,
 }
 
 impl TransferSpec {
@@ -228,6 +232,7 @@ impl TransferSpec {
             flow: 0,
             bandwidth: None,
             aggregate: None,
+            buffers: None,
         }
     }
 }
@@ -390,6 +395,20 @@ struct Sender {
     inbuf: Vec<u8>,
     receiver: Option<ReceiverReport>,
     cpu_start: Option<f64>,
+    /// Buffer streams written or unacknowledged, oldest first (application-buffer model).
+    bufs: VecDeque<SendBuf>,
+    /// Payload offset where the next buffer starts.
+    next_buf: u64,
+}
+
+/// One application buffer of the sender: a unidirectional stream.
+#[derive(Debug)]
+struct SendBuf {
+    id: StreamId,
+    /// Payload offset of its first byte.
+    start: u64,
+    len: u64,
+    written: u64,
 }
 
 impl Sender {
@@ -417,6 +436,8 @@ impl Sender {
             inbuf: Vec::new(),
             receiver: None,
             cpu_start: None,
+            bufs: VecDeque::new(),
+            next_buf: 0,
         }
     }
 
@@ -471,6 +492,9 @@ struct Receiver {
     phase: RecvPhase,
     report: Option<ReceiverReport>,
     cpu_start: Option<f64>,
+    /// Buffer streams being read: (stream, payload offset of its next byte,
+    /// bytes it may still carry) (application-buffer model).
+    bufs: Vec<(StreamId, u64, u64)>,
 }
 
 impl Receiver {
@@ -487,6 +511,7 @@ impl Receiver {
             phase: RecvPhase::Receiving,
             report: None,
             cpu_start: None,
+            bufs: Vec::new(),
         }
     }
 }
@@ -766,6 +791,12 @@ impl Node {
             return Err(Error::Config(format!(
                 "evaluation slot {d:?} is shorter than the protocol's minimum of {min:?}"
             )));
+        }
+        if let Some(b) = &spec.buffers {
+            b.check().map_err(Error::Config)?;
+            if spec.direction == Direction::Download {
+                return Err(Error::Config("application buffers are for uploads only".into()));
+            }
         }
         let cc_text = spec.cc.to_string();
         if cc_text.len() > crate::proto::MAX_CC_SPEC_LEN {
@@ -1164,6 +1195,17 @@ impl Node {
                 {
                     s.phase = SendPhase::AwaitReport;
                 }
+                // A buffer is acknowledged: the application may reuse it
+                // (send_buffers opens the next); once the last one is, the
+                // request stream ends the payload (protocol step 2).
+                if let Role::Sender(s) = &mut c.role
+                    && let Some(i) = s.bufs.iter().position(|b| b.id == id)
+                {
+                    s.bufs.remove(i);
+                    if s.bufs.is_empty() && s.phase == SendPhase::Draining {
+                        let _ = c.conn.send_stream(s.stream).finish();
+                    }
+                }
             }
             Event::ConnectionLost { reason } => {
                 let clean = match &reason {
@@ -1207,6 +1249,7 @@ impl Node {
             interval: spec.interval,
             rate_limit_bps: spec.rate_limit.map_or(0, |r| r.bits_per_sec()),
             cc: spec.cc.to_string(),
+            buffers: spec.buffers,
         };
         let bytes = req.encode().map_err(|e| e.to_string())?;
         // The stream is fresh and the request small: quinn takes all of it.
@@ -1441,6 +1484,9 @@ impl Node {
         if s.phase != SendPhase::Sending {
             return Ok(());
         }
+        if let Some(b) = s.request.buffers {
+            return Self::send_buffers(s, b, conn, now);
+        }
         let id = s.stream;
         loop {
             if s.deadline().is_some_and(|d| now >= d) {
@@ -1481,6 +1527,79 @@ impl Node {
                     let _ = s.pending.split_to(n);
                 }
                 Err(e) => return Err(format!("peer stopped the stream: {e}")),
+            }
+        }
+    }
+
+    /// The application-buffer model (protocol step 2): keep up to
+    /// `b.count` buffer streams unacknowledged, write the oldest first.
+    fn send_buffers(s: &mut Sender, b: AppBuffers, conn: &mut Connection, now: Instant) -> Result<(), String> {
+        loop {
+            if s.deadline().is_some_and(|d| now >= d) {
+                s.pending = Bytes::new();
+                for buf in s.bufs.drain(..) {
+                    let _ = conn.send_stream(buf.id).reset(VarInt::from_u32(RESET_TIME_UP));
+                }
+                let _ = conn.send_stream(s.stream).reset(VarInt::from_u32(RESET_TIME_UP));
+                s.phase = SendPhase::AwaitReport;
+                return Ok(());
+            }
+            let total = s.request.bytes.unwrap_or(u64::MAX);
+            if s.sent >= total && s.pending.is_empty() {
+                s.phase = SendPhase::Draining;
+                if s.bufs.is_empty() {
+                    let _ = conn.send_stream(s.stream).finish();
+                }
+                return Ok(());
+            }
+            // A new buffer only while fewer than `count` are unacknowledged.
+            while s.bufs.len() < b.count as usize && s.next_buf < total {
+                let Some(id) = conn.streams().open(Dir::Uni) else { break };
+                // Stream `i` carries offsets i * size .. (i + 1) * size; the
+                // receiver checks that against the stream's index.
+                let start = s.next_buf;
+                let len = b.size.min(total - start);
+                // Older buffers first, as the application handed them over.
+                let index = i32::try_from(id.index()).unwrap_or(i32::MAX);
+                let _ = conn.send_stream(id).set_priority(-index);
+                s.bufs.push_back(SendBuf {
+                    id,
+                    start,
+                    len,
+                    written: 0,
+                });
+                s.next_buf = start + len;
+            }
+            let (rate, sent) = (s.rate_limit(), s.sent);
+            let Some(buf) = s.bufs.iter_mut().find(|x| x.written < x.len) else {
+                // Every open buffer is written: wait for acknowledgements.
+                return Ok(());
+            };
+            if s.pending.is_empty() {
+                let mut n = (CHUNK as u64).min(buf.len - buf.written);
+                if let Some(rate) = rate {
+                    let allowed = ((now.saturating_duration_since(s.start).as_secs_f64() * rate as f64 / 8.0) as u64)
+                        .saturating_add(CHUNK as u64);
+                    n = n.min(allowed.saturating_sub(sent));
+                    if n == 0 {
+                        return Ok(());
+                    }
+                }
+                let mut chunk = vec![0u8; n as usize];
+                s.pattern.fill(buf.start + buf.written, &mut chunk);
+                s.pending = chunk.into();
+            }
+            match conn.send_stream(buf.id).write(&s.pending) {
+                Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
+                Ok(n) => {
+                    s.sent += n as u64;
+                    buf.written += n as u64;
+                    let _ = s.pending.split_to(n);
+                    if buf.written == buf.len {
+                        let _ = conn.send_stream(buf.id).finish();
+                    }
+                }
+                Err(e) => return Err(format!("peer stopped a buffer stream: {e}")),
             }
         }
     }
@@ -1634,6 +1753,11 @@ impl Node {
 
     /// Read and verify payload; `(finished, by the time-up reset)`.
     fn receive_payload(r: &mut Receiver, conn: &mut Connection, now: Instant) -> Result<(bool, bool), (u32, String)> {
+        if let Some(b) = r.request.buffers {
+            // Buffers first: once the request stream ends, every buffer is
+            // acknowledged, so its bytes are all here (protocol step 2).
+            Self::receive_buffers(r, b, conn, now)?;
+        }
         let mut finished = false;
         // Ended by the sender's time-up reset rather than a FIN.
         let mut time_up = false;
@@ -1641,6 +1765,13 @@ impl Node {
         if let Ok(mut chunks) = conn.recv_stream(r.stream).read(true) {
             loop {
                 match chunks.next(usize::MAX) {
+                    Ok(Some(_)) if r.request.buffers.is_some() => {
+                        failure = Some((
+                            CLOSE_PROTOCOL_ERROR,
+                            "payload on the request stream of a transfer with application buffers".into(),
+                        ));
+                        break;
+                    }
                     Ok(Some(chunk)) => {
                         if let Err(at) = r.pattern.verify(r.meter.bytes, &chunk.bytes) {
                             failure = Some((CLOSE_CORRUPT, format!("payload byte {at} does not match the pattern")));
@@ -1672,6 +1803,79 @@ impl Node {
         match failure {
             Some(f) => Err(f),
             None => Ok((finished, time_up)),
+        }
+    }
+
+    /// Accept, read and verify the buffer streams (application-buffer model).
+    fn receive_buffers(
+        r: &mut Receiver,
+        b: AppBuffers,
+        conn: &mut Connection,
+        now: Instant,
+    ) -> Result<(), (u32, String)> {
+        let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
+        while let Some(id) = conn.streams().accept(Dir::Uni) {
+            let start = id
+                .index()
+                .checked_mul(b.size)
+                .ok_or_else(|| protocol(format!("buffer stream {id} is beyond any payload offset")))?;
+            r.bufs.push((id, start, b.size));
+        }
+        let mut failure = None;
+        r.bufs.retain_mut(|(id, at, left)| {
+            if failure.is_some() {
+                return true;
+            }
+            let mut stream = conn.recv_stream(*id);
+            let Ok(mut chunks) = stream.read(true) else {
+                return false;
+            };
+            let mut keep = true;
+            loop {
+                match chunks.next(usize::MAX) {
+                    Ok(Some(chunk)) => {
+                        let n = chunk.bytes.len() as u64;
+                        if n > *left {
+                            failure = Some((
+                                CLOSE_PROTOCOL_ERROR,
+                                format!("buffer stream {id} exceeds {} bytes", b.size),
+                            ));
+                            break;
+                        }
+                        if let Err(off) = r.pattern.verify(*at, &chunk.bytes) {
+                            failure = Some((CLOSE_CORRUPT, format!("payload byte {off} does not match the pattern")));
+                            break;
+                        }
+                        *at += n;
+                        *left -= n;
+                        r.meter.add(now, n);
+                    }
+                    Ok(None) => {
+                        keep = false;
+                        break;
+                    }
+                    Err(quinn_proto::ReadError::Blocked) => break,
+                    Err(quinn_proto::ReadError::Reset(code))
+                        if code == VarInt::from_u32(RESET_TIME_UP) && r.request.duration.is_some() =>
+                    {
+                        keep = false;
+                        break;
+                    }
+                    Err(e) => {
+                        failure = Some((
+                            CLOSE_PROTOCOL_ERROR,
+                            format!("buffer stream {id} reset by the peer: {e}"),
+                        ));
+                        break;
+                    }
+                }
+            }
+            let _ = chunks.finalize();
+            keep
+        });
+        match failure {
+            Some(f) => Err(f),
+            None => Ok(()),
         }
     }
 

@@ -1,10 +1,12 @@
-//! The tput transfer protocol (version 3), on one bidirectional QUIC stream
-//! per connection, plus one unidirectional stream for a download.
+//! The tput transfer protocol (version 4), on one bidirectional QUIC stream
+//! per connection, plus one unidirectional stream for a download, and in
+//! the application-buffer model one unidirectional stream per buffer.
 //!
 //! 1. The client opens a bidirectional stream and writes a [`Request`]: a
 //!    fixed [`REQUEST_LEN`]-byte header (magic `TPUT`, version, direction,
 //!    length of the controller spec, then amount, payload key, target rate,
-//!    evaluation slot, reporting interval and the sender's rate limit, all
+//!    evaluation slot, reporting interval, the sender's rate limit, the
+//!    application buffer size and the number of buffers, all
 //!    big-endian) followed by the sender's controller spec as UTF-8 text (at
 //!    most [`MAX_CC_SPEC_LEN`] bytes). The request carries every sender
 //!    parameter, so for a download the server sends exactly as the client
@@ -49,17 +51,21 @@ use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
 /// The bytes that open every request.
 pub const MAGIC: [u8; 4] = *b"TPUT";
 /// The protocol version this crate speaks.
-pub const VERSION: u8 = 3;
+pub const VERSION: u8 = 4;
 /// Stream reset code that ends a transfer for a duration (see step 2).
 pub const RESET_TIME_UP: u32 = 0x7469;
 /// Size of the fixed part of an encoded [`Request`]; the controller spec follows.
-pub const REQUEST_LEN: usize = 64;
+pub const REQUEST_LEN: usize = 80;
 /// Longest controller spec a request may carry, bytes.
 pub const MAX_CC_SPEC_LEN: usize = 1024;
 /// Shortest reporting interval or evaluation slot a request may ask for
 /// (other than zero, for none): the receiver keeps a counter per interval
 /// and per slot, so a finer one would let a peer make it allocate without bound.
 pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+/// Most application buffers a request may keep in flight (each is a
+/// stream the receiver tracks; quinn-proto allows 100 concurrent
+/// unidirectional streams by default).
+pub const MAX_BUFFERS: u32 = 64;
 /// Largest frame body a peer may send.
 pub const MAX_FRAME_BYTES: usize = 4 << 20;
 /// Largest report a peer may send (a report is one frame).
@@ -73,6 +79,36 @@ pub enum Direction {
     Upload,
     /// The server sends, the client receives (`--reverse`).
     Download,
+}
+
+/// The application-buffer model (Miyake, Kato, Suzuki, "Implementation of
+/// high speed transport protocol as user level library and its
+/// evaluation", 1995): the sender's application hands the transport
+/// buffers of `size` bytes and keeps at most `count` of them in flight,
+/// reusing one only once all its bytes are acknowledged. Each buffer is one
+/// QUIC stream (protocol step 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AppBuffers {
+    /// Buffers in flight at most, 1 ..= [`MAX_BUFFERS`].
+    pub count: u32,
+    /// Bytes per buffer (the last one of a byte-counted transfer may be shorter).
+    pub size: u64,
+}
+
+impl AppBuffers {
+    /// Check the values; the error names the bad one.
+    pub fn check(&self) -> Result<(), String> {
+        if self.count == 0 || self.count > MAX_BUFFERS {
+            return Err(format!(
+                "{} application buffers: between 1 and {MAX_BUFFERS} may be in flight",
+                self.count
+            ));
+        }
+        if self.size == 0 {
+            return Err("application buffers of 0 bytes".into());
+        }
+        Ok(())
+    }
 }
 
 /// What the client asks for: every parameter of the sender and the receiver.
@@ -97,6 +133,9 @@ pub struct Request {
     /// The sender's controller spec (`tputctl cc list` syntax); a server
     /// builds it for a download.
     pub cc: String,
+    /// The application-buffer model (uploads only); `None` sends the
+    /// payload on the request's stream.
+    pub buffers: Option<AppBuffers>,
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -136,6 +175,8 @@ impl Request {
             nanos(self.eval_slot),
             nanos(self.interval),
             self.rate_limit_bps,
+            self.buffers.map_or(0, |b| u64::from(b.count)),
+            self.buffers.map_or(0, |b| b.size),
         ];
         for (i, v) in fields.iter().enumerate() {
             b[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_be_bytes());
@@ -193,7 +234,22 @@ impl Request {
         let cc = std::str::from_utf8(&b[REQUEST_LEN..])
             .map_err(|_| bad("controller spec is not UTF-8"))?
             .to_owned();
+        let buffers = match (field(7), field(8)) {
+            (0, 0) => None,
+            (count, size) => {
+                let b = AppBuffers {
+                    count: u32::try_from(count).unwrap_or(u32::MAX),
+                    size,
+                };
+                b.check().map_err(|e| bad(&e))?;
+                if direction == Direction::Download {
+                    return Err(bad("application buffers are for uploads only"));
+                }
+                Some(b)
+            }
+        };
         let req = Self {
+            buffers,
             direction,
             bytes,
             duration,
@@ -308,6 +364,7 @@ mod tests {
             interval: Duration::from_millis(500),
             rate_limit_bps: 40_000_000,
             cc: "vegas:alpha=2,beta=4".into(),
+            buffers: None,
         }
     }
 
@@ -327,6 +384,14 @@ mod tests {
             ..r
         };
         assert_eq!(Request::decode(&t.encode().unwrap()).unwrap(), t);
+        let u = Request {
+            buffers: Some(AppBuffers {
+                count: 4,
+                size: 512 << 10,
+            }),
+            ..t
+        };
+        assert_eq!(Request::decode(&u.encode().unwrap()).unwrap(), u);
     }
 
     #[test]
@@ -356,6 +421,21 @@ mod tests {
             (
                 with(&|b| b[40..48].copy_from_slice(&999_999u64.to_be_bytes())),
                 "evaluation slot of",
+            ),
+            (
+                with(&|b| b[64..72].copy_from_slice(&65u64.to_be_bytes())),
+                "65 application buffers",
+            ),
+            (
+                with(&|b| b[64..72].copy_from_slice(&2u64.to_be_bytes())),
+                "buffers of 0 bytes",
+            ),
+            (
+                with(&|b| {
+                    b[64..72].copy_from_slice(&2u64.to_be_bytes());
+                    b[72..80].copy_from_slice(&1000u64.to_be_bytes());
+                }),
+                "uploads only",
             ),
         ];
         for (bytes, want) in cases {

@@ -26,6 +26,7 @@ fn request(cc: &str) -> Request {
         interval: Duration::from_millis(100),
         rate_limit_bps: 0,
         cc: cc.into(),
+        buffers: None,
     }
 }
 
