@@ -50,7 +50,10 @@ use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
 
 /// The bytes that open every request.
 pub const MAGIC: [u8; 4] = *b"TPUT";
-/// The protocol version this crate speaks.
+/// The protocol version this crate speaks. Version 4 added the application
+/// buffers to the request and changed the payload pattern (a shared table
+/// masked per 4 KiB block, see [`Pattern`](crate::Pattern)): a version-3
+/// peer is refused at the request instead of failing verification.
 pub const VERSION: u8 = 4;
 /// Stream reset code that ends a transfer for a duration (see step 2).
 pub const RESET_TIME_UP: u32 = 0x7469;
