@@ -7,8 +7,13 @@
 //! - [`tcp_ns2`]: the simulator's TCP model against ns-2 2.35 on the seed-000
 //!   dumbbell (`cargo bench -p tput-benches --bench tcp_ns2`), and its CPU
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
+//! - [`seed003`]: R. Araki, TCP variants under power-saving link-rate
+//!   control — `W_min` of NewReno, CUBIC, Vegas and Compound TCP vs delay,
+//!   flows and file size, for the TCP model and QUIC
+//!   (`cargo bench -p tput-benches --bench seed003`).
 
 pub mod seed000;
+pub mod seed003;
 pub mod tcp_ns2;
 
 use std::path::PathBuf;
