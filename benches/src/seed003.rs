@@ -405,6 +405,8 @@ pub struct Report {
     pub failures: Vec<String>,
     /// Simulations run.
     pub runs: usize,
+    /// The extra rates of the `D_e`-vs-rate curves (first seed).
+    pub curves: Vec<(Setup, RatePoint)>,
 }
 
 /// One curve of a figure: a controller (or variant) over x values.
@@ -412,6 +414,9 @@ struct Curve {
     name: String,
     setups: Vec<(f64, Setup)>,
 }
+
+/// The points of one curve: (x, configuration) for a transport and a controller.
+type CurveOf<'a> = dyn Fn(Transport, &str) -> Vec<(f64, Setup)> + 'a;
 
 /// A figure: for each transport, curves over an x axis.
 struct FigureSpec {
@@ -429,7 +434,7 @@ fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
     }
     let want = |n: &str| o.figures.iter().any(|f| f == n);
     let mut figs = Vec::new();
-    let per_cc = |f: &dyn Fn(Transport, &str) -> Vec<(f64, Setup)>, suffix: &str| {
+    let per_cc = |f: &CurveOf<'_>, suffix: &str| {
         let mut v = Vec::new();
         for &t in &o.transports {
             for cc in &o.controllers {
@@ -447,7 +452,7 @@ fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
     if want("delay") {
         figs.push(FigureSpec {
             name: "delay",
-            title: "W_min vs bottleneck delay (5 flows, 5 Mbit files, 10 Mbit/s per node)".into(),
+            title: "W_min vs delay (5 flows, 5 Mbit files, 10 Mbit/s each)".into(),
             x_label: "bottleneck delay (ms)",
             curves: per_cc(
                 &|t, cc| o.delays_ms.iter().map(|&d| (d, Setup::paper(t, cc, d))).collect(),
@@ -459,7 +464,7 @@ fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
         for &d in &o.flows_delays_ms {
             figs.push(FigureSpec {
                 name: if d < 50.0 { "flows-short" } else { "flows-long" },
-                title: format!("W_min vs flows ({d} ms, 5 Mbit files, 10 Mbit/s per node)"),
+                title: format!("W_min vs flows ({d} ms, 5 Mbit files, 10 Mbit/s each)"),
                 x_label: "flows",
                 curves: per_cc(
                     &|t, cc| {
@@ -531,7 +536,7 @@ fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
         curves.sort_by_key(|(t, c)| (transport_name(*t), c.name.clone()));
         figs.push(FigureSpec {
             name: "buffer",
-            title: "W_min vs delay with a 4x buffer (5 flows, 5 Mbit files)".into(),
+            title: "W_min vs delay, buffer 100 vs 400 pkt (5 flows, 5 Mbit)".into(),
             x_label: "bottleneck delay (ms)",
             curves,
         });
@@ -551,7 +556,7 @@ fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
         }
         figs.push(FigureSpec {
             name: "iw",
-            title: "W_min vs delay, NewReno initial window 10 vs 2 (5 flows, 5 Mbit files)".into(),
+            title: "W_min vs delay, NewReno IW 10 vs 2 (5 flows, 5 Mbit)".into(),
             x_label: "bottleneck delay (ms)",
             curves,
         });
@@ -603,7 +608,42 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
             progress(&line);
         },
     );
+    // D_e vs rate: one configuration per figure and curve, seed 1, on a
+    // 5 Mbit/s grid above the offered load (besides the search's own rates).
+    let mut curve_runs: Vec<(Setup, f64)> = Vec::new();
+    for f in &figs {
+        let xs = figure_xs(f);
+        for (_, c) in &f.curves {
+            if let Some((_, s)) = c.setups.iter().find(|(x, _)| *x == pick_x(f.name, &xs)) {
+                for k in 2..20 {
+                    let r = f64::from(k) * 5.0;
+                    if r > s.offered_mbps() && !curve_runs.contains(&(s.clone(), r)) {
+                        curve_runs.push((s.clone(), r));
+                    }
+                }
+            }
+        }
+    }
+    let seed0 = o.seeds[0];
+    let n_curve = curve_runs.len();
+    let curve_results = tput_lab::sweep::run_parallel(
+        &curve_runs,
+        o.jobs,
+        |(s, r)| measure(s, o, *r, seed0),
+        |done, (s, r), _| {
+            if (done + 1) % 20 == 0 || done + 1 == n_curve {
+                progress(&format!("[curve {}/{n_curve}] {} at {r} Mbit/s", done + 1, s.key()));
+            }
+        },
+    );
     let mut report = Report::default();
+    for ((s, r), res) in curve_runs.iter().zip(curve_results) {
+        match res {
+            Ok(p) => report.curves.push((s.clone(), p)),
+            Err(e) => report.failures.push(format!("{} at {r} Mbit/s: {e}", s.key())),
+        }
+    }
+    report.runs += report.curves.len();
     for ((s, _), r) in points.iter().zip(results) {
         if let Some(e) = &r.error {
             report.failures.push(format!("{} seed {}: {e}", s.key(), r.seed));
@@ -633,41 +673,38 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
     let mut csv =
         String::from("figure,transport,curve,x,setup,seed,wmin_mbps,de100_s,de100_total_s,files100,lost100\n");
     let mut pts_csv = String::from(
-        "setup,seed,rate_mbps,overloaded,pass,de_s,de_total_s,de_ratio,started,completed,refused,failed,unfinished\n",
+        "source,setup,seed,rate_mbps,overloaded,pass,de_s,de_total_s,de_ratio,started,completed,refused,failed,unfinished\n",
     );
-    for (s, r) in &report.searches {
-        for p in &r.points {
-            let _ = writeln!(
-                pts_csv,
-                "{},{},{},{},{},{:.6},{:.6},{:.4},{},{},{},{},{}",
-                s.key(),
-                r.seed,
-                p.rate_mbps,
-                p.overloaded,
-                p.pass,
-                p.de(),
-                p.de_total(),
-                p.de() / r.reference.de(),
-                p.files.started,
-                p.files.completed(),
-                p.files.refused,
-                p.files.failed,
-                p.files.unfinished
-            );
-        }
+    let search_points = report
+        .searches
+        .iter()
+        .flat_map(|(s, r)| r.points.iter().map(move |p| ("search", s, r, p)));
+    let curve_points = report.curves.iter().filter_map(|(s, p)| {
+        let r = find(s).into_iter().find(|r| r.seed == seed0)?;
+        Some(("curve", s, r, p))
+    });
+    for (source, s, r, p) in search_points.chain(curve_points) {
+        let _ = writeln!(
+            pts_csv,
+            "{source},{},{},{},{},{},{:.6},{:.6},{:.4},{},{},{},{},{}",
+            s.key(),
+            r.seed,
+            p.rate_mbps,
+            p.overloaded,
+            p.pass || (source == "curve" && passes(p, &r.reference)),
+            p.de(),
+            p.de_total(),
+            p.de() / r.reference.de(),
+            p.files.started,
+            p.files.completed(),
+            p.files.refused,
+            p.files.failed,
+            p.files.unfinished
+        );
     }
     for f in &figs {
         let _ = writeln!(text, "\n== {} ==", f.title);
-        let xs: Vec<f64> = {
-            let mut v: Vec<f64> = f
-                .curves
-                .iter()
-                .flat_map(|(_, c)| c.setups.iter().map(|(x, _)| *x))
-                .collect();
-            v.sort_by(f64::total_cmp);
-            v.dedup();
-            v
-        };
+        let xs = figure_xs(f);
         let mut panels = Vec::new();
         for &t in &o.transports {
             let _ = write!(
@@ -744,15 +781,20 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
                 let Some((x, s)) = c.setups.iter().find(|(x, _)| *x == pick_x(f.name, &xs)) else {
                     continue;
                 };
-                which = format!("{} = {x}", f.x_label);
-                let Some(r) = find(s).into_iter().next() else { continue };
+                which = format!("x = {x}");
+                let Some(r) = find(s).into_iter().find(|r| r.seed == seed0) else {
+                    continue;
+                };
+                let extra = report.curves.iter().filter(|(x, _)| x == s).map(|(_, p)| p);
                 let mut pts: Vec<(f64, f64)> = r
                     .points
                     .iter()
                     .filter(|p| !p.overloaded)
+                    .chain(extra)
                     .map(|p| (p.rate_mbps, p.de() / r.reference.de()))
                     .collect();
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                pts.dedup_by(|a, b| a.0 == b.0);
                 traces.push(Trace::Line(Series {
                     name: c.name.clone(),
                     points: pts,
@@ -768,7 +810,7 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
             });
         }
         let fig = Figure {
-            title: format!("Seed 003: D_e vs rate, {} ({which}, seed {})", f.name, o.seeds[0]),
+            title: format!("Seed 003: D_e vs rate, {} ({which}, seed {seed0})", f.name),
             x_label: "bottleneck rate (Mbit/s)".into(),
             x_range: Some((10.0, 100.0)),
             panels,
@@ -788,6 +830,18 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
     }
     report.text = text;
     Ok(report)
+}
+
+/// Every x of a figure, in order.
+fn figure_xs(f: &FigureSpec) -> Vec<f64> {
+    let mut v: Vec<f64> = f
+        .curves
+        .iter()
+        .flat_map(|(_, c)| c.setups.iter().map(|(x, _)| *x))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
 }
 
 /// The x of a figure whose `D_e`-vs-rate curves are drawn.

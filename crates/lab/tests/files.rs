@@ -173,3 +173,26 @@ fn bad_file_settings_are_one_line_errors() {
     let bad = text.replace("drain = \"20s\"", "drain = \"soon\"");
     assert!(Scenario::from_toml_str(&bad).is_err());
 }
+
+#[test]
+fn the_summary_reports_pooled_de_and_lost_files() {
+    let s = scenario(
+        Transport::Tcp,
+        "2Mbit/s",
+        3,
+        Duration::from_secs(4),
+        Some(Duration::from_millis(1)),
+    );
+    let r = run(&s, |_| {}).unwrap();
+    let f = files(&r);
+    let summary = tput_lab::report::Summary::new(&s, &r);
+    let table = summary.table();
+    let line = format!(
+        "files: {} completed, {} refused/failed/unfinished; mean transfer time (D_e) {:.3} s",
+        f.completed(),
+        f.lost(),
+        f.mean_transfer_secs().unwrap()
+    );
+    assert!(table.contains(&line), "{table}\nwanted: {line}");
+    assert_eq!(summary.flows.iter().filter_map(|x| x.files_lost).sum::<u64>(), f.lost());
+}
