@@ -84,7 +84,16 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     let mut lines = Vec::new();
     let r = reproduce(&o, |l| lines.push(l.to_string())).unwrap();
     assert!(r.failures.is_empty(), "{:?}", r.failures);
-    assert_eq!(lines.len(), r.searches.len());
+    let search_lines = lines.iter().filter(|l| !l.starts_with("[curve")).count();
+    assert_eq!(search_lines, r.searches.len());
+    // The D_e-vs-rate curves ran on their grid above the offered load.
+    assert!(lines.iter().any(|l| l.starts_with("[curve")), "{lines:?}");
+    assert!(!r.curves.is_empty());
+    assert!(
+        r.curves
+            .iter()
+            .all(|(s, p)| p.rate_mbps > s.offered_mbps() && p.files.started > 0)
+    );
     // Shared configurations run once: delay, buffer's 100-packet curve and
     // iw's newreno are one setup per transport.
     let paper = Setup::paper(Transport::Tcp, "newreno", 10.0);
