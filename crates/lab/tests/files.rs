@@ -196,3 +196,29 @@ fn the_summary_reports_pooled_de_and_lost_files() {
     assert!(table.contains(&line), "{table}\nwanted: {line}");
     assert_eq!(summary.flows.iter().filter_map(|x| x.files_lost).sum::<u64>(), f.lost());
 }
+
+#[test]
+fn files_beyond_the_servers_connection_limit_are_counted_as_refused() {
+    // 100 files of ~40 kB arrive within about a second into 1 Mbit/s: far
+    // more than the QUIC server's 64 connections at once.
+    let bottleneck = LinkSpec::new("1Mbit/s".parse().unwrap(), Duration::from_millis(10)).with_queue_packets(50);
+    let access = LinkSpec::new("1Gbit/s".parse().unwrap(), Duration::from_millis(1));
+    let mut g = FlowGroup::new("newreno".parse().unwrap());
+    g.files = Some(FilesSpec {
+        mean_gap: Duration::from_millis(10),
+        mean_size: 40_000,
+        shape: 2.5,
+        drain: Some(Duration::from_secs(2)),
+    });
+    let mut s = Scenario::new(
+        Duration::from_secs(1),
+        TopologySpec::dumbbell(bottleneck, access),
+        vec![g],
+    );
+    s.seed = 3;
+    let r = run(&s, |_| {}).unwrap();
+    let f = files(&r);
+    assert!(f.started > 64, "{f:?}");
+    assert!(f.refused > 0, "{f:?} {:?}", r.flows[0].errors.first());
+    assert_eq!(f.completed() as u64 + f.lost(), f.started, "{f:?}");
+}
