@@ -711,7 +711,11 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
                 text,
                 "{:<6} {:<22}",
                 transport_name(t),
-                f.x_label.split(' ').next().unwrap_or("")
+                match f.x_label {
+                    "flows" => "flows",
+                    "mean file size (Mbit)" => "size (Mbit)",
+                    _ => "delay (ms)",
+                }
             );
             for x in &xs {
                 let _ = write!(text, " {:>17}", format!("{x}"));
@@ -781,7 +785,11 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
                 let Some((x, s)) = c.setups.iter().find(|(x, _)| *x == pick_x(f.name, &xs)) else {
                     continue;
                 };
-                which = format!("x = {x}");
+                which = match f.x_label {
+                    "flows" => format!("{x} flows"),
+                    "mean file size (Mbit)" => format!("{x} Mbit files"),
+                    _ => format!("{x} ms"),
+                };
                 let Some(r) = find(s).into_iter().find(|r| r.seed == seed0) else {
                     continue;
                 };
