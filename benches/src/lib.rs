@@ -21,12 +21,17 @@
 //! - [`soak`]: one server under many clients, killed clients, impostors,
 //!   garbage and spoofed Initials; memory and descriptors
 //!   (`cargo bench -p tput-benches --bench soak`).
+//! - [`seed003`]: R. Araki, TCP variants under power-saving link-rate
+//!   control — `W_min` of NewReno, CUBIC, Vegas and Compound TCP vs delay,
+//!   flows and file size, for the TCP model and QUIC
+//!   (`cargo bench -p tput-benches --bench seed003`).
 
 pub mod live_faults;
 pub mod seed000;
 pub mod seed001;
 pub mod seed001_timeouts;
 pub mod seed002;
+pub mod seed003;
 pub mod soak;
 pub mod tcp_ns2;
 

@@ -164,6 +164,8 @@ pub struct QuicHost {
     tracing: bool,
     /// Datagrams of a GSO batch not handed to the simulator yet.
     pending: VecDeque<Datagram>,
+    /// Files of the file workload whose connection was created.
+    files_started: u64,
 }
 
 impl std::fmt::Debug for QuicHost {
@@ -192,6 +194,7 @@ impl QuicHost {
             traces: Vec::new(),
             tracing: true,
             pending: VecDeque::new(),
+            files_started: 0,
         }
     }
 
@@ -212,6 +215,12 @@ impl QuicHost {
     pub fn set_files(&mut self, mut workload: FileWorkload) {
         let first = workload.arrivals.next().filter(|(t, _)| *t < workload.until);
         self.files = Some((workload, first));
+    }
+
+    /// Files of the file workload started so far (a file that could not even
+    /// start is in [`start_errors`](Self::start_errors) as well).
+    pub fn files_started(&self) -> u64 {
+        self.files_started
     }
 
     /// Finished transfers, in the order they ended.
@@ -304,6 +313,7 @@ impl QuicHost {
                 let mut spec = w.template.clone();
                 spec.bytes = Some(bytes);
                 spec.duration = None;
+                self.files_started += 1;
                 let server = w.server.to_socket_addr();
                 if let Err(e) = self
                     .node

@@ -45,6 +45,7 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+pub mod files;
 pub mod fuzz;
 pub mod host;
 pub mod live;

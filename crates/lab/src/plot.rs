@@ -1194,6 +1194,7 @@ mod tests {
             slots: Vec::new(),
             success_ratio: None,
             file_times: Vec::new(),
+            files: None,
             errors: Vec::new(),
             tcp: None,
         }

@@ -98,6 +98,13 @@ pub struct FlowSummary {
     pub files: usize,
     /// Mean completion time of the completed files, seconds.
     pub mean_file_secs: Option<f64>,
+    /// Mean transfer time of the completed files (request at the receiver
+    /// to last byte; see [`crate::files`]), seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean_transfer_secs: Option<f64>,
+    /// Files refused, failed or unfinished at the end (file workloads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_lost: Option<u64>,
     /// What went wrong, if anything.
     pub errors: Vec<String>,
 }
@@ -135,6 +142,8 @@ impl Summary {
                     files: f.file_times.len(),
                     mean_file_secs: (!f.file_times.is_empty())
                         .then(|| f.file_times.iter().sum::<f64>() / f.file_times.len() as f64),
+                    mean_transfer_secs: f.files.as_ref().and_then(|x| x.mean_transfer_secs()),
+                    files_lost: f.files.as_ref().map(|x| x.lost()),
                     errors: f.errors.clone(),
                 })
                 .collect(),
@@ -192,6 +201,28 @@ impl Summary {
             );
             for e in &f.errors {
                 out += &format!("      error: {e}\n");
+            }
+        }
+        let with_files: Vec<&FlowSummary> = self.flows.iter().filter(|f| f.files_lost.is_some()).collect();
+        if !with_files.is_empty() {
+            // D_e pooled over every file of every flow (seed 003's metric).
+            let n: usize = with_files.iter().map(|f| f.files).sum();
+            let sum = |g: fn(&FlowSummary) -> Option<f64>| -> f64 {
+                with_files
+                    .iter()
+                    .map(|f| g(f).unwrap_or(0.0) * f.files as f64)
+                    .sum::<f64>()
+            };
+            let lost: u64 = with_files.iter().filter_map(|f| f.files_lost).sum();
+            if n > 0 {
+                out += &format!(
+                    "files: {n} completed, {lost} refused/failed/unfinished; mean transfer time (D_e) {:.3} s, \
+                     from connection creation {:.3} s\n",
+                    sum(|f| f.mean_transfer_secs) / n as f64,
+                    sum(|f| f.mean_file_secs) / n as f64
+                );
+            } else {
+                out += &format!("files: none completed, {lost} refused/failed/unfinished\n");
             }
         }
         for a in &self.aggregates {

@@ -22,6 +22,7 @@ use tput_transport::{
 };
 
 use crate::Error;
+use crate::files::{FileStats, TcpFileClient, TcpFileServer, tcp_file_stats};
 use crate::host::{CcSample, FileWorkload, OracleBandwidth, QuicHost};
 use crate::tcp::{self, Amount, Recovery, TcpConfig, TcpSender, TcpSink, TcpStats, TcpTransfer};
 
@@ -627,6 +628,11 @@ pub struct FilesSpec {
     pub mean_size: u64,
     /// Pareto shape (> 1).
     pub shape: f64,
+    /// After the last arrival (the group's `stop`), run up to this long so
+    /// that running files can finish (default 5 s, at most 1 hour); files
+    /// still running then count as unfinished ([`FileStats::unfinished`]).
+    #[serde(default, with = "human_duration::option", skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Duration>,
 }
 
 /// What one flow did.
@@ -661,6 +667,10 @@ pub struct FlowResult {
     pub success_ratio: Option<f64>,
     /// Completion time of each finished file, seconds (file workloads).
     pub file_times: Vec<f64>,
+    /// Every file of a file workload: transfer and total times, and the
+    /// files refused, failed or unfinished ([`FileStats`]); `None` for bulk flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<FileStats>,
     /// Transfers that failed, with the reason.
     pub errors: Vec<String>,
     /// The TCP sender's statistics (retransmissions, timeouts, RTO); `None` for QUIC flows.
@@ -872,9 +882,6 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
             if g.direction == Some(Direction::Download) {
                 return refuse("direction", "transport = \"tcp\" runs uploads only");
             }
-            if g.files.is_some() {
-                return refuse("files", "not supported with transport = \"tcp\" yet");
-            }
             if g.rate_limit.is_some() {
                 return refuse("rate_limit", "not supported with transport = \"tcp\" yet");
             }
@@ -897,6 +904,12 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
             if f.mean_gap.is_zero() || f.mean_size == 0 || f.shape.is_nan() || f.shape <= 1.0 {
                 return Err(Error::Invalid(format!(
                     "{what}.files: mean_gap and mean_size must be positive, shape > 1"
+                )));
+            }
+            if f.drain.is_some_and(|d| d > MAX_FILES_DRAIN) {
+                return Err(Error::Invalid(format!(
+                    "{what}.files.drain: {} is longer than the limit of 1h",
+                    format_duration(f.drain.unwrap_or_default())
                 )));
             }
         }
@@ -998,11 +1011,18 @@ fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
     }
 }
 
-/// The hosts of one flow: a QUIC client, or a TCP sender and its sink.
+/// The hosts of one flow: a QUIC client, or a TCP sender and its sink, or
+/// the TCP model's file client and server.
 #[derive(Debug, Clone, Copy)]
 enum FlowHosts {
     Quic(tput_netsim::HostId),
     Tcp(tput_netsim::HostId, tput_netsim::HostId),
+    TcpFiles(tput_netsim::HostId, tput_netsim::HostId),
+}
+
+/// Files a QUIC client host started.
+fn files_started(sim: &Simulator, id: tput_netsim::HostId) -> u64 {
+    sim.host::<QuicHost>(id).map_or(0, QuicHost::files_started)
 }
 
 /// The result of a TCP flow: goodput, slots and interval bytes as the sink
@@ -1049,6 +1069,7 @@ fn tcp_result(
         slots: report.slots,
         success_ratio: report.success_ratio,
         file_times: Vec::new(),
+        files: None,
         errors,
         tcp: snd.map(|s| s.stats().clone()),
     }
@@ -1057,6 +1078,9 @@ fn tcp_result(
 /// How long after `duration` the simulation goes on so that transfers can
 /// finish (their last bytes, the report, the close).
 const DRAIN: Duration = Duration::from_secs(5);
+
+/// Longest [`FilesSpec::drain`].
+const MAX_FILES_DRAIN: Duration = Duration::from_secs(3600);
 
 /// How to run a scenario, beyond what the scenario itself says; nothing
 /// here changes what the simulation does.
@@ -1183,6 +1207,35 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
                 Some(EvalSlot::Time(d)) => d,
                 _ => Duration::from_secs(1),
             };
+            if let Some(f) = &g.files {
+                // A TCP connection per file, with the same arrivals as QUIC's
+                // for the same seed and flow (the comparison is paired).
+                let arrivals = FileArrivals::new(
+                    Rng::derive(s.seed, 2_000_000 + u64::from(flow)),
+                    SimTime::from_duration(start),
+                    f.mean_gap.as_secs_f64(),
+                    f.mean_size as f64,
+                    f.shape,
+                )
+                .map_err(|e| Error::Invalid(e.to_string()))?;
+                let server = net
+                    .sim
+                    .attach(dst, TcpFileServer::new(cfg.clone()))
+                    .map_err(|e| Error::Invalid(e.to_string()))?;
+                let client = TcpFileClient::new(
+                    cfg,
+                    g.cc.clone(),
+                    oracle.clone(),
+                    epoch,
+                    dst,
+                    flow,
+                    arrivals,
+                    SimTime::from_duration(stop),
+                );
+                let client = net.sim.attach(src, client).map_err(|e| Error::Invalid(e.to_string()))?;
+                hosts.push(FlowHosts::TcpFiles(client, server));
+                continue;
+            }
             let target_bps = g.target.map_or(0.0, |t| t.bits_per_sec() as f64);
             let sink = TcpSink::new(cfg.clone(), s.interval, slot, target_bps);
             let sink_id = net.sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
@@ -1267,7 +1320,12 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     net.sim.run_until_with(end, step, |sim| {
         progress(sim.now().as_secs_f64() / s.duration.as_secs_f64())
     });
-    net.sim.run_until(end + DRAIN);
+    let drain = s
+        .flows
+        .iter()
+        .filter_map(|g| g.files.as_ref().and_then(|f| f.drain))
+        .fold(DRAIN, Duration::max);
+    net.sim.run_until(end + drain);
     progress(1.0);
 
     let mut flows = Vec::with_capacity(total);
@@ -1275,6 +1333,32 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         let g = &s.flows[group_of[i]];
         let client_id = match fh {
             FlowHosts::Quic(id) => id,
+            FlowHosts::TcpFiles(client, server) => {
+                let (Some(c), Some(sv)) = (
+                    net.sim.host::<TcpFileClient>(client),
+                    net.sim.host::<TcpFileServer>(server),
+                ) else {
+                    return Err(Error::Run(format!("flow {}: the TCP file hosts are gone", i + 1)));
+                };
+                let files = tcp_file_stats(c, sv);
+                flows.push(FlowResult {
+                    flow: i as u32 + 1,
+                    group: group_of[i],
+                    cc: g.cc.to_string(),
+                    bytes: files.sizes.iter().sum(),
+                    start_secs: starts[i].as_secs_f64(),
+                    active_secs: files.transfer_secs.iter().sum(),
+                    intervals: Vec::new(),
+                    cc_trace: Vec::new(),
+                    slots: Vec::new(),
+                    success_ratio: None,
+                    file_times: files.total_secs.clone(),
+                    errors: Vec::new(),
+                    files: Some(files),
+                    tcp: None,
+                });
+                continue;
+            }
             FlowHosts::Tcp(sender, sink) => {
                 flows.push(tcp_result(
                     &net.sim,
@@ -1294,16 +1378,32 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         let mut slots = Vec::new();
         let mut success_ratio = None;
         let mut file_times = Vec::new();
+        let start_errors = errors.len() as u64;
+        let mut files = g.files.as_ref().map(|_| FileStats {
+            started: files_started(&net.sim, client_id),
+            ..FileStats::default()
+        });
         for o in &client_out {
             if let Some(e) = &o.error {
+                if let Some(f) = &mut files {
+                    // The server's connection limit (quinn-proto's CONNECTION_REFUSED).
+                    if e.to_ascii_lowercase().contains("refused") {
+                        f.refused += 1;
+                    } else {
+                        f.failed += 1;
+                    }
+                }
                 errors.push(e.clone());
                 continue;
             }
             if let Some(r) = &o.receiver {
                 bytes += r.bytes;
                 active_secs += r.duration_secs;
-                if g.files.is_some() {
+                if let Some(f) = &mut files {
                     file_times.push(o.elapsed_secs);
+                    f.transfer_secs.push(r.duration_secs);
+                    f.total_secs.push(o.elapsed_secs);
+                    f.sizes.push(r.bytes);
                 } else {
                     slots = r.slots.clone();
                     success_ratio = r.success_ratio;
@@ -1312,6 +1412,11 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         }
         if client_out.is_empty() && g.files.is_none() {
             errors.push("the transfer did not finish within the drain time".into());
+        }
+        if let Some(f) = &mut files {
+            // Files that could not start at all failed; the rest never ended.
+            f.failed += start_errors;
+            f.unfinished = f.started.saturating_sub(client_out.len() as u64 + start_errors);
         }
         flows.push(FlowResult {
             flow: i as u32 + 1,
@@ -1325,6 +1430,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             slots,
             success_ratio,
             file_times,
+            files,
             errors,
             tcp: None,
         });
@@ -1383,6 +1489,7 @@ mod tests {
                 .collect(),
             success_ratio: None,
             file_times: Vec::new(),
+            files: None,
             errors: Vec::new(),
             tcp: None,
         }

@@ -78,6 +78,11 @@ fn shipped_scenarios_match_the_papers() {
     let files = load_file("seed003-files.toml");
     let f = files.flows[0].files.as_ref().expect("file workload");
     assert_eq!(f.mean_size, 625_000);
+    // The paper's load: 10 Mbit/s per node (5 Mbit every 0.5 s), 5 nodes,
+    // at the 100 Mbit/s reference rate.
+    assert_eq!(f.mean_gap, std::time::Duration::from_millis(500));
+    assert_eq!(files.flows[0].count, 5);
+    assert_eq!(f.drain, Some(std::time::Duration::from_secs(30)));
 }
 
 /// A small valid scenario with `line` appended to the `[topology.bottleneck]` table.

@@ -433,8 +433,9 @@ fn bad_tcp_keys_are_one_line_errors_naming_the_key() {
     };
     check("transport = \"tcp\"\ndirection = \"download\"", "flows[0].direction");
     check(
-        "transport = \"tcp\"\nfiles = { mean_gap = \"1s\", mean_size = \"1MB\", shape = 2 }",
-        "flows[0].files",
+        // Files run over the TCP model; a drain beyond the limit does not.
+        "transport = \"tcp\"\nfiles = { mean_gap = \"1s\", mean_size = \"1MB\", shape = 2, drain = \"2h\" }",
+        "flows[0].files.drain",
     );
     check("transport = \"tcp\"\neval_slot = \"32rtt\"", "flows[0].eval_slot");
     check("tcp = { recovery = \"reno\" }", "flows[0].tcp: needs transport");
