@@ -23,7 +23,7 @@
 #
 # Environment: TPUTCTL (default target/release/tputctl, built if missing),
 # PORT (default 24433).
-set -euo pipefail
+set -uo pipefail
 
 QUINN_DIR=${1:?"usage: $0 QUINN_DIR [RUNS] [SECONDS] [CONNECTIONS] [CC]"}
 RUNS=${2:-3}
@@ -38,8 +38,8 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"; kill $(jobs -p) 2>/dev/null || true' EXIT
 
 [ -x /usr/bin/time ] || { echo "compare.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-[ -x "$TPUTCTL" ] || (cd "$ROOT" && cargo build --release -p tputctl)
-[ -x "$PERF" ] || (cd "$QUINN_DIR" && cargo build --release -p perf)
+[ -x "$TPUTCTL" ] || (cd "$ROOT" && cargo build --release -p tputctl) || exit 2
+[ -x "$PERF" ] || (cd "$QUINN_DIR" && cargo build --release -p perf) || exit 2
 
 # /usr/bin/time -f "%U %S %M" output: user, system seconds, max RSS (KiB).
 cpu_of() { awk 'END { print $1 + $2 }' "$1"; }
@@ -59,7 +59,7 @@ ours() { # $1 = run number; prints "bytes server_cpu client_cpu srtt_ms"
             sleep 0.1
         done
         /usr/bin/time -f "%U %S %M" -o "$out.ctime" "$TPUTCTL" send "127.0.0.1:$PORT" --pin "$pin" -t "$SECS" -P "$CONNS" ${CC:+--cc "$CC"} -J > "$out.json" 2> "$out.err"
-        kill -INT $(pgrep -P $spid) 2>/dev/null || kill -INT $spid
+        kill -TERM $(pgrep -P $spid) 2>/dev/null || kill -TERM $spid
         wait $spid 2>/dev/null || true
     fi
     python3 - "$out.json" <<'EOF'
@@ -86,7 +86,7 @@ quinn() { # $1 = run number; prints "bytes srtt_ms"
         cpids+=($!)
     done
     wait "${cpids[@]}" || true
-    kill -INT $(pgrep -P $spid) 2>/dev/null || kill -INT $spid
+    kill -TERM $(pgrep -P $spid) 2>/dev/null || kill -TERM $spid
     wait $spid 2>/dev/null || true
     awk '{ u += $1; s += $2 } END { print u, s, 0 }' "$out".ctime* > "$out.ctime"
     python3 - "$out" "$CONNS" <<'EOF'
@@ -95,7 +95,7 @@ base, conns = sys.argv[1], int(sys.argv[2])
 total = 0
 for c in range(1, conns + 1):
     d = json.load(open(f"{base}.json{c}"))
-    total += sum(i["send_sum"]["bytes"] for i in d["intervals"])
+    total += sum(i["sum"]["bytes"] for i in d["intervals"] if i["sum"].get("sender", True))
 rtts = []
 for c in range(1, conns + 1):
     m = re.findall(r"rtt: ([0-9.]+)(ms|µs|us|s)", open(f"{base}.client{c}").read())
