@@ -20,20 +20,17 @@ use std::time::Instant;
 use tput_benches::seed000::{Options, reproduce};
 
 fn main() {
-    let out = std::env::var_os("TPUT_BENCH_OUT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| tput_benches::repro_dir().join("seed000"));
-    let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
-    let mut o = if short { Options::short(out) } else { Options::full(out) };
-    if let Some(jobs) = std::env::var("TPUT_BENCH_JOBS").ok().and_then(|j| j.parse().ok()) {
+    let env = tput_benches::BenchEnv::read("seed000");
+    let mut o = if env.short {
+        Options::short(env.out.clone())
+    } else {
+        Options::full(env.out.clone())
+    };
+    if let Some(jobs) = env.jobs {
         o.jobs = jobs;
     }
-    if let Ok(figs) = std::env::var("TPUT_BENCH_FIGURES") {
-        o.figures = figs
-            .split(',')
-            .map(|f| f.trim().to_string())
-            .filter(|f| !f.is_empty())
-            .collect();
+    if let Some(figures) = env.figures {
+        o.figures = figures;
     }
     let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
     match reproduce(&o, |line| eprintln!("{line}")) {
@@ -52,12 +49,7 @@ fn main() {
                 cpu.map_or("?".into(), |c| format!("{c:.1}")),
                 sims
             );
-            for f in &report.files {
-                println!("wrote {}", f.display());
-            }
-            if !report.failures.is_empty() {
-                std::process::exit(1);
-            }
+            tput_benches::finish(&report.files, !report.failures.is_empty());
         }
         Err(e) => {
             eprintln!("seed000: {e}");

@@ -21,12 +21,13 @@ use tput_benches::seed003::{Options, reproduce};
 use tput_lab::scenario::Transport;
 
 fn main() {
-    let out = std::env::var_os("TPUT_BENCH_OUT")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| tput_benches::repro_dir().join("seed003"));
-    let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
-    let mut o = if short { Options::short(out) } else { Options::full(out) };
-    if let Some(jobs) = std::env::var("TPUT_BENCH_JOBS").ok().and_then(|j| j.parse().ok()) {
+    let env = tput_benches::BenchEnv::read("seed003");
+    let mut o = if env.short {
+        Options::short(env.out.clone())
+    } else {
+        Options::full(env.out.clone())
+    };
+    if let Some(jobs) = env.jobs {
         o.jobs = jobs;
     }
     let list = |v: String| -> Vec<String> {
@@ -70,12 +71,7 @@ fn main() {
             for f in &report.failures {
                 println!("failed: {f}");
             }
-            for f in &report.files {
-                println!("wrote {}", f.display());
-            }
-            if !report.failures.is_empty() {
-                std::process::exit(1);
-            }
+            tput_benches::finish(&report.files, !report.failures.is_empty());
         }
         Err(e) => {
             eprintln!("seed003: {e}");

@@ -56,6 +56,48 @@ pub fn thread_cpu_secs() -> Option<f64> {
     Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
 }
 
+/// What every reproduction bench reads from the environment:
+/// `TPUT_BENCH_OUT` (default `target/repro/NAME`), `TPUT_BENCH_SHORT=1`,
+/// `TPUT_BENCH_JOBS` and `TPUT_BENCH_FIGURES` (comma-separated).
+#[derive(Debug, Clone)]
+pub struct BenchEnv {
+    /// Where the files go.
+    pub out: PathBuf,
+    /// The toy-size smoke run.
+    pub short: bool,
+    /// Worker threads, if given.
+    pub jobs: Option<usize>,
+    /// Only these figures, if given.
+    pub figures: Option<Vec<String>>,
+}
+
+impl BenchEnv {
+    /// Read the environment for the bench `name`.
+    pub fn read(name: &str) -> BenchEnv {
+        BenchEnv {
+            out: std::env::var_os("TPUT_BENCH_OUT")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| repro_dir().join(name)),
+            short: std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1"),
+            jobs: std::env::var("TPUT_BENCH_JOBS").ok().and_then(|j| j.parse().ok()),
+            figures: std::env::var("TPUT_BENCH_FIGURES").ok().map(|f| {
+                f.split(',')
+                    .map(|f| f.trim().to_string())
+                    .filter(|f| !f.is_empty())
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// Print the files a bench wrote and exit: status 1 if `failed`, else 0.
+pub fn finish(files: &[PathBuf], failed: bool) -> ! {
+    for f in files {
+        println!("wrote {}", f.display());
+    }
+    std::process::exit(i32::from(failed))
+}
+
 /// Where reproductions write their files: `$CARGO_TARGET_DIR/repro`, else the
 /// workspace's `target/repro`.
 pub fn repro_dir() -> PathBuf {
