@@ -35,6 +35,17 @@ pub const CLOSE_CORRUPT: u32 = 2;
 
 const CHUNK: usize = 64 * 1024;
 
+/// Hand as much of `pending` to `stream` as it takes, without copying:
+/// quinn-proto keeps the `Bytes` (or the front part of it) in its send
+/// buffer and `pending` is left holding what did not fit. Returns the bytes
+/// written.
+fn write_pending(
+    mut stream: quinn_proto::SendStream<'_>,
+    pending: &mut Bytes,
+) -> Result<usize, quinn_proto::WriteError> {
+    stream.write_chunks(std::slice::from_mut(pending)).map(|w| w.bytes)
+}
+
 /// Controller of the end that receives the payload. It only paces ACKs and
 /// the reports, and a server runs it until a download's request names the
 /// sender's; quinn-proto's own default (RFC 9438).
@@ -1520,12 +1531,9 @@ impl Node {
                 s.pattern.fill(s.sent, &mut chunk);
                 s.pending = chunk.into();
             }
-            match conn.send_stream(id).write(&s.pending) {
+            match write_pending(conn.send_stream(id), &mut s.pending) {
                 Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
-                Ok(n) => {
-                    s.sent += n as u64;
-                    let _ = s.pending.split_to(n);
-                }
+                Ok(n) => s.sent += n as u64,
                 Err(e) => return Err(format!("peer stopped the stream: {e}")),
             }
         }
@@ -1589,12 +1597,11 @@ impl Node {
                 s.pattern.fill(buf.start + buf.written, &mut chunk);
                 s.pending = chunk.into();
             }
-            match conn.send_stream(buf.id).write(&s.pending) {
+            match write_pending(conn.send_stream(buf.id), &mut s.pending) {
                 Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
                 Ok(n) => {
                     s.sent += n as u64;
                     buf.written += n as u64;
-                    let _ = s.pending.split_to(n);
                     if buf.written == buf.len {
                         let _ = conn.send_stream(buf.id).finish();
                     }
