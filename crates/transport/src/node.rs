@@ -660,6 +660,9 @@ pub struct Node {
     max_segments: usize,
     /// Reused by [`Node::handle_timeout`] (a hot path in the simulator).
     due: Vec<ConnectionHandle>,
+    /// While [`Node::handle_datagrams`] takes in a batch: the connections
+    /// it touched, driven once each at the end (`None` outside a batch).
+    batch: Option<Vec<ConnectionHandle>>,
 }
 
 impl std::fmt::Debug for Node {
@@ -751,6 +754,7 @@ impl Node {
             buf: Vec::new(),
             max_segments: 1,
             due: Vec::new(),
+            batch: None,
         })
     }
 
@@ -877,6 +881,28 @@ impl Node {
         Ok(id)
     }
 
+    /// Datagrams that arrived together (one receive batch; `flow` as in
+    /// [`handle_datagram`](Self::handle_datagram)): each is taken in, then
+    /// every connection they touched is processed once, as quinn's own
+    /// endpoint driver does, instead of once per datagram.
+    pub fn handle_datagrams(
+        &mut self,
+        now: Instant,
+        flow: u32,
+        batch: impl IntoIterator<Item = (SocketAddr, BytesMut)>,
+    ) {
+        self.batch = Some(std::mem::take(&mut self.due));
+        for (from, data) in batch {
+            self.handle_datagram(now, from, flow, data);
+        }
+        let mut touched = self.batch.take().unwrap_or_default();
+        for &h in &touched {
+            self.drive(h, now);
+        }
+        touched.clear();
+        self.due = touched;
+    }
+
     /// A datagram arrived from `from`; `flow` is the simulator's flow id (0 on real sockets).
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, flow: u32, data: BytesMut) {
         let mut buf = std::mem::take(&mut self.buf);
@@ -884,7 +910,14 @@ impl Node {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = self.conns.get_mut(&h) {
                     c.conn.handle_event(ev);
-                    self.drive(h, now);
+                    match &mut self.batch {
+                        Some(touched) => {
+                            if !touched.contains(&h) {
+                                touched.push(h);
+                            }
+                        }
+                        None => self.drive(h, now),
+                    }
                 }
             }
             Some(DatagramEvent::NewConnection(incoming)) => {

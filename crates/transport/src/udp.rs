@@ -140,14 +140,17 @@ pub async fn drive(
                     let mut slices: Vec<IoSliceMut<'_>> = bufs.chunks_mut(RECV_SLOT).map(IoSliceMut::new).collect();
                     match socket.try_io(Interest::READABLE, || state.recv(socket.into(), &mut slices, &mut metas)) {
                         Ok(n) => {
+                            let mut batch = Vec::new();
                             for (meta, slice) in metas.iter().zip(&slices).take(n) {
                                 let data = &slice[..meta.len.min(slice.len())];
                                 // A GRO batch: datagrams of `stride` bytes, the last maybe shorter.
                                 for d in data.chunks(meta.stride.max(1)) {
-                                    node.handle_datagram(Instant::now(), meta.addr, 0, BytesMut::from(d));
-                                    handled += 1;
+                                    batch.push((meta.addr, BytesMut::from(d)));
                                 }
                             }
+                            handled += batch.len();
+                            // Every datagram of the batch first, then each connection once.
+                            node.handle_datagrams(Instant::now(), 0, batch);
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) if transient(&e) => tracing::debug!("receive failed: {e}"),
