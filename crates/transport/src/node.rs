@@ -891,6 +891,8 @@ impl Node {
         flow: u32,
         batch: impl IntoIterator<Item = (SocketAddr, BytesMut)>,
     ) {
+        // The list of touched connections borrows `due`'s allocation (the
+        // timer path's scratch list, empty between calls) and gives it back.
         self.batch = Some(std::mem::take(&mut self.due));
         for (from, data) in batch {
             self.handle_datagram(now, from, flow, data);
