@@ -14,7 +14,6 @@
 //! error within max(idle timeout, 3 PTO), RFC 9000 §10.1).
 
 use std::net::SocketAddr;
-use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use tput_lab::relay::{RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list};
@@ -152,13 +151,6 @@ impl Options {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
 fn config(idle_timeout: Duration) -> NodeConfig {
     NodeConfig {
         idle_timeout,
@@ -171,24 +163,7 @@ fn config(idle_timeout: Duration) -> NodeConfig {
 /// the identity its client pins.
 fn start_server(idle_timeout: Duration) -> Result<(SocketAddr, Identity), String> {
     let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
-    let served = id.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        runtime().block_on(async move {
-            let socket = match udp::bind_server("127.0.0.1:0".parse().expect("an address")).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = tx.send(socket.local_addr().map_err(|e| e.to_string()));
-            let _ = udp::serve(&socket, &served, config(idle_timeout), |_, _| ControlFlow::Continue(())).await;
-        });
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(10))
-        .map_err(|_| "the server did not start".to_string())??;
+    let (addr, _failure) = crate::spawn_server(id.clone(), config(idle_timeout), |_| {})?;
     Ok((addr, id))
 }
 
@@ -234,7 +209,7 @@ pub fn run(o: &Options, faults: &[Fault], mut progress: impl FnMut(&str)) -> Res
             // Bounded: a transfer that neither completes nor fails within
             // this long is a hang, reported as such.
             let limit = Duration::from_secs(300);
-            let out = runtime().block_on(async {
+            let out = crate::runtime().block_on(async {
                 tokio::time::timeout(
                     limit,
                     udp::transfer(

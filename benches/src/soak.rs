@@ -19,7 +19,6 @@
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -244,13 +243,6 @@ pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime")
-}
-
 struct Server {
     addr: SocketAddr,
     ok: Arc<AtomicU64>,
@@ -276,31 +268,11 @@ fn start_server(o: &Options, identity: Identity, client: Fingerprint) -> Result<
     };
     let (ok, errors) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (ok2, errors2) = (ok.clone(), errors.clone());
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (fail_tx, fail_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        runtime().block_on(async move {
-            let socket = match udp::bind_server("127.0.0.1:0".parse().expect("an address")).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = addr_tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = addr_tx.send(socket.local_addr().map_err(|e| e.to_string()));
-            let r = udp::serve(&socket, &identity, config, |_, ev| {
-                if let NodeEvent::Finished(out) = ev {
-                    if out.ok() { &ok2 } else { &errors2 }.fetch_add(1, Ordering::Relaxed);
-                }
-                ControlFlow::Continue(())
-            })
-            .await;
-            let _ = fail_tx.send(r.err().map(|e| e.to_string()));
-        });
-    });
-    let addr = addr_rx
-        .recv_timeout(Duration::from_secs(10))
-        .map_err(|_| "the server did not start".to_string())??;
+    let (addr, fail_rx) = crate::spawn_server(identity, config, move |ev| {
+        if let NodeEvent::Finished(out) = ev {
+            if out.ok() { &ok2 } else { &errors2 }.fetch_add(1, Ordering::Relaxed);
+        }
+    })?;
     Ok(Server {
         addr,
         ok,
@@ -399,7 +371,7 @@ pub fn run(o: &Options, mut progress: impl FnMut(&str)) -> Result<Report, String
         let spoofed = initials(server.addr, o.spoofed_initials);
         let (addr, garbage) = (server.addr, o.garbage);
         let flooder = std::thread::spawn(move || flood(addr, garbage, spoofed, load, round as u64 + 1));
-        let outcomes = runtime().block_on(async {
+        let outcomes = crate::runtime().block_on(async {
             let mut tasks = Vec::new();
             for i in 0..o.clients {
                 let k = kind(i);
