@@ -114,6 +114,8 @@ pub async fn drive(
     let slots = RECV_SLOTS.clamp(1, quinn_udp::BATCH_SIZE);
     let mut bufs = vec![0u8; RECV_SLOT * slots];
     let mut metas = vec![RecvMeta::default(); slots];
+    // One receive call's datagrams, reused from call to call.
+    let mut batch: Vec<(SocketAddr, BytesMut)> = Vec::new();
     loop {
         // GSO may be switched off by quinn-udp after a kernel refusal.
         node.set_max_segments(state.max_gso_segments().min(GSO_SEGMENTS));
@@ -140,7 +142,6 @@ pub async fn drive(
                     let mut slices: Vec<IoSliceMut<'_>> = bufs.chunks_mut(RECV_SLOT).map(IoSliceMut::new).collect();
                     match socket.try_io(Interest::READABLE, || state.recv(socket.into(), &mut slices, &mut metas)) {
                         Ok(n) => {
-                            let mut batch = Vec::new();
                             for (meta, slice) in metas.iter().zip(&slices).take(n) {
                                 let data = &slice[..meta.len.min(slice.len())];
                                 // A GRO batch: datagrams of `stride` bytes, the last maybe shorter.
@@ -150,7 +151,7 @@ pub async fn drive(
                             }
                             handled += batch.len();
                             // Every datagram of the batch first, then each connection once.
-                            node.handle_datagrams(Instant::now(), 0, batch);
+                            node.handle_datagrams(Instant::now(), 0, batch.drain(..));
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) if transient(&e) => tracing::debug!("receive failed: {e}"),
