@@ -395,6 +395,12 @@ struct SimArgs {
     /// clear with identical sizes: the same results at less CPU.
     #[arg(long)]
     real_packet_protection: bool,
+    /// Senders write payload up to the receiver's flow-control credit
+    /// instead of a few congestion windows ahead of the network: the same
+    /// packets except STREAM_DATA_BLOCKED/DATA_BLOCKED frames, and up to a
+    /// receive window (1.25 MB by default) of memory per flow. For comparisons.
+    #[arg(long)]
+    write_ahead_to_credit: bool,
 }
 
 fn parse_rate(s: &str) -> Result<Rate, String> {
@@ -996,6 +1002,7 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
         qlog_dir: qlog_dir(args.qlog.as_deref())?,
         no_cc_trace: args.no_cc_trace,
         real_packet_protection: args.real_packet_protection,
+        write_ahead_to_credit: args.write_ahead_to_credit,
     };
     let result = scenario::run_with(&scenario, &options, |frac| {
         if show_progress {

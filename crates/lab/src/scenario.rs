@@ -1101,6 +1101,12 @@ pub struct RunOptions {
     /// the clear with the same sizes ([`NodeConfig::null_packet_protection`]):
     /// every metric is the same either way, and the run costs less CPU.
     pub real_packet_protection: bool,
+    /// Senders write payload up to the receiver's flow-control credit
+    /// instead of a few congestion windows ahead
+    /// ([`NodeConfig::write_ahead_to_credit`]): the same packets but for
+    /// STREAM_DATA_BLOCKED/DATA_BLOCKED frames where the credit is reached,
+    /// and more memory. For comparisons.
+    pub write_ahead_to_credit: bool,
 }
 
 /// Run `s`; `progress` is called with the fraction of simulated time done,
@@ -1169,6 +1175,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             idle_timeout: Duration::from_secs(30),
             qlog_dir,
             null_packet_protection: !options.real_packet_protection,
+            write_ahead_to_credit: options.write_ahead_to_credit,
             ..NodeConfig::default()
         })
     };

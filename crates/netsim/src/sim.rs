@@ -233,8 +233,8 @@ pub struct Simulator {
     seq: u64,
     heap: EventQueue,
     n_nodes: usize,
-    /// `routes[node * n + dst]` = link index.
-    routes: Vec<u32>,
+    /// Next hop (link index) per node and destination node.
+    routes: crate::topology::RoutingTable,
     /// Hosts per node: (port, host index).
     node_hosts: Vec<Vec<(u16, u32)>>,
     links: Vec<LinkRt>,
@@ -468,11 +468,7 @@ impl Simulator {
         let src = self.hosts[h].addr;
         self.flows.entry(d.flow).stats.sent.add(d.payload.len() as u64);
         let dst_node = d.dst.node.index();
-        let route = if dst_node < self.n_nodes {
-            self.routes[src.node.index() * self.n_nodes + dst_node]
-        } else {
-            NO_ROUTE
-        };
+        let route = self.routes.route(src.node.index(), dst_node);
         if route == NO_ROUTE {
             self.unroutable += 1;
             return;
@@ -490,7 +486,7 @@ impl Simulator {
             self.deliver(flow, pkt);
             return;
         }
-        let route = self.routes[node.index() * self.n_nodes + pkt.dst.node.index()];
+        let route = self.routes.route(node.index(), pkt.dst.node.index());
         if route == NO_ROUTE {
             self.unroutable += 1;
         } else {

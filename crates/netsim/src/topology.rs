@@ -131,18 +131,80 @@ impl Topology {
         Ok(())
     }
 
-    /// The full routing table, `table[node * n + dst]` = link index or
-    /// `u32::MAX`.
-    pub(crate) fn routing_table(&self) -> Vec<u32> {
+    /// The routing table: fewest hops, ties to the lowest link id, routes
+    /// set by hand first.
+    pub(crate) fn routing_table(&self) -> RoutingTable {
         let n = self.nodes as usize;
-        let mut table = vec![NO_ROUTE; n * n];
-        for &(node, dst, link) in &self.manual_routes {
-            table[node.index() * n + dst.index()] = link.0;
+        let mut out_links: Vec<(u32, u32)> = vec![(0, NO_ROUTE); n];
+        for (i, (from, _, _)) in self.links.iter().enumerate() {
+            let o = &mut out_links[from.index()];
+            o.0 += 1;
+            o.1 = i as u32;
         }
-        // Incoming links per node, in link-id order, for reverse BFS.
+        let mut manual = vec![false; n];
+        for &(node, _, _) in &self.manual_routes {
+            manual[node.index()] = true;
+        }
+        // A node with one outgoing link and no hand-set route forwards
+        // everything it can reach onto that link: one entry, if it reaches
+        // every other node (checked below), instead of a row.
+        let single: Vec<u32> = (0..n)
+            .map(|i| match out_links[i] {
+                (1, l) if !manual[i] => l,
+                _ => NO_ROUTE,
+            })
+            .collect();
+        let mut table = RoutingTable {
+            n,
+            single,
+            row: vec![NO_ROW; n],
+            full: Vec::new(),
+        };
+        for i in 0..n {
+            if table.single[i] == NO_ROUTE {
+                table.add_row(i);
+            }
+        }
+        for &(node, dst, link) in &self.manual_routes {
+            let r = table.row[node.index()] as usize;
+            table.full[r + dst.index()] = link.0;
+        }
+        let mut reached = vec![0usize; n];
+        self.reverse_bfs(|u, dst, l| {
+            if table.row[u] == NO_ROW {
+                reached[u] += 1;
+            } else {
+                let slot = &mut table.full[table.row[u] as usize + dst];
+                if *slot == NO_ROUTE {
+                    *slot = l;
+                }
+            }
+        });
+        // Single-link nodes that cannot reach everyone get a row after all.
+        let partial: Vec<usize> = (0..n)
+            .filter(|&i| table.row[i] == NO_ROW && reached[i] + 1 < n)
+            .collect();
+        if !partial.is_empty() {
+            for &i in &partial {
+                table.add_row(i);
+            }
+            self.reverse_bfs(|u, dst, l| {
+                if partial.binary_search(&u).is_ok() {
+                    table.full[table.row[u] as usize + dst] = l;
+                }
+            });
+        }
+        table
+    }
+
+    /// For every destination, a breadth-first search over reversed links;
+    /// `found(u, dst, link)` for each node `u` that reaches `dst`, with the
+    /// first link of one of its shortest paths (links in id order).
+    fn reverse_bfs(&self, mut found: impl FnMut(usize, usize, u32)) {
+        let n = self.nodes as usize;
+        // Incoming links per node, in link-id order.
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (i, (from, to, _)) in self.links.iter().enumerate() {
-            let _ = from;
+        for (i, (_, to, _)) in self.links.iter().enumerate() {
             incoming[to.index()].push(i as u32);
         }
         let mut dist = vec![u32::MAX; n];
@@ -157,16 +219,47 @@ impl Topology {
                     let u = self.links[l as usize].0.index();
                     if dist[u] == u32::MAX {
                         dist[u] = dist[v] + 1;
-                        let slot = &mut table[u * n + dst];
-                        if *slot == NO_ROUTE {
-                            *slot = l;
-                        }
+                        found(u, dst, l);
                         queue.push_back(u);
                     }
                 }
             }
         }
-        table
+    }
+}
+
+const NO_ROW: u32 = u32::MAX;
+
+/// Next hops of every node: a node with one outgoing link that reaches every
+/// other node (a host) keeps one entry, any other node (a router) a row of
+/// one link per destination; memory grows with routers x nodes, not nodes².
+#[derive(Clone, Debug)]
+pub(crate) struct RoutingTable {
+    n: usize,
+    /// Per node: its only link, or `NO_ROUTE` if it has a row.
+    single: Vec<u32>,
+    /// Per node: where its row starts in `full`, or `NO_ROW`.
+    row: Vec<u32>,
+    full: Vec<u32>,
+}
+
+impl RoutingTable {
+    fn add_row(&mut self, node: usize) {
+        self.row[node] = u32::try_from(self.full.len()).expect("routing table under 4 G entries");
+        self.full.resize(self.full.len() + self.n, NO_ROUTE);
+    }
+
+    /// The link `node` forwards a packet for `dst` onto, or `u32::MAX`
+    /// (no route; also for `dst == node`).
+    #[inline]
+    pub(crate) fn route(&self, node: usize, dst: usize) -> u32 {
+        if dst >= self.n || node == dst {
+            return NO_ROUTE;
+        }
+        match self.row[node] {
+            NO_ROW => self.single[node],
+            r => self.full[r as usize + dst],
+        }
     }
 }
 
@@ -322,15 +415,44 @@ mod tests {
         })
         .unwrap();
         let t = &d.topology;
-        let n = t.node_count();
         let table = t.routing_table();
-        let route = |a: NodeId, b: NodeId| table[a.index() * n + b.index()];
+        let route = |a: NodeId, b: NodeId| table.route(a.index(), b.index());
         assert_eq!(route(d.senders[0], d.receivers[1]), d.sender_access[0].0.0);
         assert_eq!(route(d.left, d.receivers[1]), d.bottleneck.0);
         assert_eq!(route(d.right, d.receivers[1]), d.receiver_access[1].0.0);
         assert_eq!(route(d.receivers[1], d.senders[0]), d.receiver_access[1].1.0);
         assert_eq!(route(d.right, d.senders[0]), d.bottleneck_reverse.0);
         assert_eq!(route(d.left, d.left), NO_ROUTE);
+    }
+
+    /// A node with one outgoing link keeps one entry only if it reaches
+    /// every node; otherwise it gets a row, with no route where it has none.
+    #[test]
+    fn single_link_nodes_route_like_rows() {
+        let mut t = Topology::new();
+        let (a, b, c, d) = (t.add_node(), t.add_node(), t.add_node(), t.add_node());
+        let ab = t.add_link(a, b, cfg()).unwrap();
+        let bc = t.add_link(b, c, cfg()).unwrap();
+        let cb = t.add_link(c, b, cfg()).unwrap();
+        let ba = t.add_link(b, a, cfg()).unwrap();
+        let table = t.routing_table();
+        let route = |x: NodeId, y: NodeId| table.route(x.index(), y.index());
+        // `a` and `c` have one link each but cannot reach the isolated `d`.
+        assert_eq!(route(a, c), ab.0);
+        assert_eq!(route(a, d), NO_ROUTE);
+        assert_eq!(route(c, a), cb.0);
+        assert_eq!(route(b, a), ba.0);
+        assert_eq!(route(b, c), bc.0);
+        assert_eq!(route(a, a), NO_ROUTE);
+        assert_eq!(table.route(a.index(), 99), NO_ROUTE);
+        // Joined to `d`, `a` keeps one entry and still routes the same.
+        let mut t2 = t.clone();
+        t2.add_link(d, a, cfg()).unwrap();
+        t2.add_link(c, d, cfg()).unwrap();
+        let table2 = t2.routing_table();
+        assert_eq!(table2.route(a.index(), c.index()), ab.0);
+        assert_eq!(table2.route(a.index(), d.index()), ab.0);
+        assert_eq!(table2.route(d.index(), c.index()), t2.link_count() as u32 - 2);
     }
 
     #[test]

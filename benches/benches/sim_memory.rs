@@ -1,0 +1,168 @@
+//! Simulator memory per QUIC flow: peak resident memory of one scenario run
+//! with 1, 100 and 1 000 NewReno flows, each in its own process, and the
+//! growth per flow.
+//!
+//! The network: a dumbbell with a 1 Gbit/s, 10 ms bottleneck holding 1 000
+//! packets and 10 Gbit/s, 1 ms access links; every flow sends for the whole
+//! run (10 s; `TPUT_BENCH_SHORT=1`: 3 s) and controller traces are off
+//! (`--no-cc-trace`: they grow with run time, not with buffering). Each
+//! sender writes about three congestion windows ahead of the network (the
+//! default); the `credit` rows write up to the receiver's flow-control
+//! credit instead (`tputctl sim --write-ahead-to-credit`, the behaviour
+//! before the limit), for comparison at 1 and 100 flows.
+//!
+//! Peak memory is the child's `VmHWM` (Linux; elsewhere the bench says it
+//! cannot measure). Per flow = (peak(N) - peak(1)) / (N - 1).
+//!
+//! `cargo bench -p tput-benches --bench sim_memory` (about a minute on two
+//! cores); figures also go to `$CARGO_TARGET_DIR/repro/sim_memory.json`.
+
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use tput_lab::scenario::{FlowGroup, LinkSpec, RunOptions, Scenario, TopologySpec, run_with};
+
+/// Set in a child: "FLOWS MODE" (MODE is `window` or `credit`).
+const CHILD: &str = "TPUT_SIM_MEMORY_CHILD";
+
+fn scenario(flows: u32, secs: u64) -> Scenario {
+    let topology = TopologySpec::dumbbell(
+        LinkSpec::new("1Gbit/s".parse().expect("rate"), Duration::from_millis(10)).with_queue_packets(1000),
+        LinkSpec::new("10Gbit/s".parse().expect("rate"), Duration::from_millis(1)).with_queue_packets(1000),
+    );
+    let g = FlowGroup::new("newreno".parse().expect("spec")).times(flows);
+    Scenario {
+        name: Some(format!("memory-{flows}")),
+        ..Scenario::new(Duration::from_secs(secs), topology, vec![g])
+    }
+}
+
+/// Peak resident set of this process, KiB (`VmHWM`).
+fn peak_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The child: run one scenario, print "peak_kib cpu_secs delivered_bytes failed_flows".
+fn child(spec: &str, secs: u64) {
+    let mut it = spec.split_whitespace();
+    let flows: u32 = it.next().and_then(|n| n.parse().ok()).expect("flow count");
+    let credit = it.next() == Some("credit");
+    let options = RunOptions {
+        no_cc_trace: true,
+        write_ahead_to_credit: credit,
+        ..RunOptions::default()
+    };
+    let cpu0 = tput_benches::cpu_secs();
+    let r = run_with(&scenario(flows, secs), &options, |_| {}).expect("scenario runs");
+    let cpu = cpu0.zip(tput_benches::cpu_secs()).map_or(f64::NAN, |(a, b)| b - a);
+    let bytes: u64 = r.flows.iter().map(|f| f.bytes).sum();
+    let failed = r.flows.iter().filter(|f| !f.errors.is_empty()).count();
+    let peak = peak_kib().map_or_else(|| "-".to_string(), |k| k.to_string());
+    println!("{peak} {cpu} {bytes} {failed}");
+}
+
+struct Row {
+    flows: u32,
+    mode: &'static str,
+    peak_kib: Option<u64>,
+    cpu: f64,
+    wall: f64,
+    delivered: u64,
+    failed: usize,
+}
+
+fn measure(flows: u32, mode: &'static str) -> Row {
+    let exe = std::env::current_exe().expect("own path");
+    let t0 = Instant::now();
+    let out = Command::new(exe)
+        .env(CHILD, format!("{flows} {mode}"))
+        .output()
+        .expect("run the child");
+    let wall = t0.elapsed().as_secs_f64();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    if !out.status.success() || fields.len() != 4 {
+        eprintln!(
+            "{flows} flows ({mode}): the child failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::process::exit(1);
+    }
+    Row {
+        flows,
+        mode,
+        peak_kib: fields[0].parse().ok(),
+        cpu: fields[1].parse().unwrap_or(f64::NAN),
+        wall,
+        delivered: fields[2].parse().unwrap_or(0),
+        failed: fields[3].parse().unwrap_or(0),
+    }
+}
+
+fn main() {
+    let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
+    let secs = if short { 3 } else { 10 };
+    if let Ok(spec) = std::env::var(CHILD) {
+        child(&spec, secs);
+        return;
+    }
+    let plan = [
+        (1, "window"),
+        (100, "window"),
+        (1000, "window"),
+        (1, "credit"),
+        (100, "credit"),
+    ];
+    println!("{secs} s of 1 Gbit/s dumbbell per run; peak RSS per process");
+    println!(
+        "{:>6} {:<7} {:>10} {:>13} {:>7} {:>7} {:>9} {:>6}",
+        "flows", "write", "peak MiB", "MiB per flow", "cpu s", "wall s", "MB recv", "failed"
+    );
+    let mut rows: Vec<Row> = Vec::new();
+    let mut json = format!("{{\"short\":{short},\"secs\":{secs},\"runs\":[");
+    for (i, &(flows, mode)) in plan.iter().enumerate() {
+        let r = measure(flows, mode);
+        let base = rows.iter().find(|b| b.mode == mode && b.flows == 1);
+        let per_flow = match (base.and_then(|b| b.peak_kib), r.peak_kib) {
+            (Some(b), Some(p)) if flows > 1 => Some((p as f64 - b as f64) / 1024.0 / f64::from(flows - 1)),
+            _ => None,
+        };
+        let mib = |k: Option<u64>| k.map_or_else(|| "-".into(), |k| format!("{:.1}", k as f64 / 1024.0));
+        println!(
+            "{:>6} {:<7} {:>10} {:>13} {:>7.2} {:>7.2} {:>9.1} {:>6}",
+            r.flows,
+            r.mode,
+            mib(r.peak_kib),
+            per_flow.map_or_else(|| "-".into(), |m| format!("{m:.3}")),
+            r.cpu,
+            r.wall,
+            r.delivered as f64 / 1e6,
+            r.failed
+        );
+        let _ = write!(
+            json,
+            "{}{{\"flows\":{},\"write_ahead\":\"{}\",\"peak_kib\":{},\"mib_per_flow\":{},\"cpu_secs\":{},\
+             \"wall_secs\":{},\"delivered_bytes\":{},\"failed_flows\":{}}}",
+            if i == 0 { "" } else { "," },
+            r.flows,
+            r.mode,
+            r.peak_kib.map_or_else(|| "null".into(), |k| k.to_string()),
+            per_flow.map_or_else(|| "null".into(), |m| format!("{m}")),
+            if r.cpu.is_finite() { r.cpu } else { -1.0 },
+            r.wall,
+            r.delivered,
+            r.failed
+        );
+        rows.push(r);
+    }
+    json.push_str("]}\n");
+    let dir = tput_benches::repro_dir();
+    let path = dir.join("sim_memory.json");
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, json)) {
+        Ok(()) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("could not write {}: {e}", path.display()),
+    }
+}
