@@ -34,6 +34,10 @@ pub const CLOSE_PROTOCOL_ERROR: u32 = 1;
 pub const CLOSE_CORRUPT: u32 = 2;
 
 const CHUNK: usize = 64 * 1024;
+/// Most bytes of one GSO batch: a UDP datagram's payload limit (65 535
+/// bytes less the 8-byte UDP and 20-byte IPv4 headers), which Linux applies
+/// to the whole batch of a `sendmsg` with `UDP_SEGMENT`.
+const MAX_GSO_BYTES: usize = 65_535 - 8 - 20;
 /// Smallest chunk of payload written at once, bytes.
 const MIN_CHUNK: u64 = 4096;
 /// Congestion windows of payload written ahead ([`write_ahead`]).
@@ -700,6 +704,11 @@ pub struct Node {
     buf: Vec<u8>,
     /// Most datagrams per [`Outgoing`] (GSO segments); 1 unless raised.
     max_segments: usize,
+    /// Most datagrams one drive of a connection produces before it yields
+    /// ([`Node::set_transmit_budget`]); unlimited unless set.
+    transmit_budget: usize,
+    /// Connections that stopped sending at the budget, in order.
+    more: Vec<ConnectionHandle>,
     /// Reused by [`Node::handle_timeout`] (a hot path in the simulator).
     due: Vec<ConnectionHandle>,
     /// While [`Node::handle_datagrams`] takes in a batch: the connections
@@ -795,6 +804,8 @@ impl Node {
             cid_state: Arc::new(Mutex::new(splitmix64(seed ^ 6))),
             buf: Vec::new(),
             max_segments: 1,
+            transmit_budget: usize::MAX,
+            more: Vec::new(),
             due: Vec::new(),
             batch: None,
         })
@@ -1081,6 +1092,32 @@ impl Node {
         self.max_segments = n.max(1);
     }
 
+    /// Let one drive of a connection produce at most `datagrams` datagrams
+    /// (at least one [`Outgoing`]) before the node yields, as quinn's own
+    /// connection driver does: a live loop then takes in what has arrived
+    /// (the acknowledgements above all) before it sends on with
+    /// [`send_more`](Self::send_more), instead of emptying a whole congestion
+    /// window into the socket first. Unlimited by default (the simulator's
+    /// way: it has nothing to take in meanwhile).
+    pub fn set_transmit_budget(&mut self, datagrams: usize) {
+        self.transmit_budget = datagrams.max(1);
+    }
+
+    /// Whether a connection stopped at the transmit budget and has more to
+    /// send ([`send_more`](Self::send_more)).
+    pub fn has_more_to_send(&self) -> bool {
+        !self.more.is_empty()
+    }
+
+    /// Drive again, at `now`, the connections that stopped at the transmit
+    /// budget.
+    pub fn send_more(&mut self, now: Instant) {
+        let more = std::mem::take(&mut self.more);
+        for &h in &more {
+            self.drive(h, now);
+        }
+    }
+
     /// The next datagram (or GSO batch) to send.
     pub fn poll_transmit(&mut self) -> Option<Outgoing> {
         self.out.pop_front()
@@ -1181,6 +1218,7 @@ impl Node {
     /// Process everything pending on one connection at `now`.
     fn drive(&mut self, h: ConnectionHandle, now: Instant) {
         let Some(c) = self.conns.get_mut(&h) else { return };
+        let mut sent = 0;
         loop {
             let mut progressed = false;
             while let Some(ev) = c.conn.poll_endpoint_events() {
@@ -1214,11 +1252,26 @@ impl Node {
             }
             Self::app_io(c, now, &self.config, &mut self.events);
             let mut any = false;
+            let mut yielded = false;
             loop {
-                let mut buf = Vec::with_capacity(usize::from(self.config.mtu) * self.max_segments);
-                match c.conn.poll_transmit(now, self.max_segments, &mut buf) {
+                if sent >= self.transmit_budget {
+                    if !self.more.contains(&h) {
+                        self.more.push(h);
+                    }
+                    yielded = true;
+                    break;
+                }
+                // Sized for the path's current MTU (it grows with path MTU
+                // discovery): quinn-proto never has to grow it mid-batch.
+                let mtu = usize::from(c.conn.current_mtu());
+                // A GSO batch is one UDP send: at most 64 KiB in all, or the
+                // kernel refuses it (EMSGSIZE) and the whole batch is lost.
+                let segments = self.max_segments.min(MAX_GSO_BYTES / mtu).max(1);
+                let mut buf = Vec::with_capacity(mtu * segments);
+                match c.conn.poll_transmit(now, segments, &mut buf) {
                     Some(t) => {
                         buf.truncate(t.size);
+                        sent += t.segment_size.map_or(1, |s| t.size.div_ceil(s));
                         self.out.push_back(Outgoing {
                             destination: t.destination,
                             flow: c.flow,
@@ -1232,7 +1285,7 @@ impl Node {
             }
             // Another pass only if something happened: sending can surface new
             // events, and new events can let the application write more.
-            if !(progressed || any) {
+            if yielded || !(progressed || any) {
                 break;
             }
         }
