@@ -133,6 +133,7 @@ pub async fn drive(
         node.set_max_segments(state.max_gso_segments().min(GSO_SEGMENTS));
         while let Some(out) = node.poll_transmit() {
             send(socket, &state, &out).await?;
+            node.recycle(out);
         }
         while let Some(ev) = node.poll_event() {
             if on_event(node, ev).is_break() {
