@@ -56,7 +56,8 @@ pub fn thread_cpu_secs() -> Option<f64> {
     Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
 }
 
-/// What every reproduction bench reads from the environment:
+/// What every reproduction bench reads from the environment (its
+/// arguments: [`Mode`]):
 /// `TPUT_BENCH_OUT` (default `target/repro/NAME`), `TPUT_BENCH_SHORT=1`,
 /// `TPUT_BENCH_JOBS` and `TPUT_BENCH_FIGURES` (comma-separated).
 #[derive(Debug, Clone)]
@@ -88,6 +89,85 @@ impl BenchEnv {
             }),
         }
     }
+}
+
+/// What a reproduction bench is asked to do by its arguments (after `--`
+/// in `cargo bench -p tput-benches --bench NAME -- ARGS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// No argument: run the simulations here and build the figures.
+    Run,
+    /// `--plan`: print the plan of every simulation (one JSON object per
+    /// line, for `tputctl sweep run FILE --index N --out DIR`) and exit.
+    Plan,
+    /// `--from DIR`: build the figures from the point results in `DIR`
+    /// (what `tputctl sweep run` wrote) instead of simulating.
+    From(PathBuf),
+}
+
+impl Mode {
+    /// Read the arguments after the program's name. `--bench` (which `cargo
+    /// bench` passes) and bare words (cargo's benchmark filters) are
+    /// ignored; any other flag is an error naming it.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Mode, String> {
+        let mut mode = Mode::Run;
+        let mut args = args.into_iter();
+        while let Some(a) = args.next() {
+            let next = match a.as_str() {
+                "--bench" => continue,
+                "--plan" => Mode::Plan,
+                "--from" => Mode::From(
+                    args.next()
+                        .filter(|d| !d.starts_with("--"))
+                        .ok_or("--from needs a directory (of `tputctl sweep run` results)")?
+                        .into(),
+                ),
+                f if f.starts_with('-') => return Err(format!("unknown argument `{f}` (known: --plan, --from DIR)")),
+                _ => continue,
+            };
+            if mode != Mode::Run {
+                return Err("give --plan or --from DIR, not both".into());
+            }
+            mode = next;
+        }
+        Ok(mode)
+    }
+
+    /// [`Mode::parse`] of this process's arguments; a bad argument prints a
+    /// one-line error and exits with status 2.
+    pub fn from_env(bench: &str) -> Mode {
+        Mode::parse(std::env::args().skip(1)).unwrap_or_else(|e| {
+            eprintln!("{bench}: {e}");
+            std::process::exit(2)
+        })
+    }
+}
+
+/// Print `plan` (one JSON object per line) on stdout and a count on stderr,
+/// then exit: what a reproduction bench does with `--plan`.
+pub fn print_plan(bench: &str, plan: Result<Vec<tput_lab::plan::Point>, String>) -> ! {
+    use std::io::Write as _;
+    let (points, text) = match plan.and_then(|p| {
+        let text = tput_lab::plan::plan_text(&p).map_err(|e| e.to_string())?;
+        Ok((p, text))
+    }) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{bench}: {e}");
+            std::process::exit(2)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        eprintln!("{bench}: writing the plan: {e}");
+        std::process::exit(1)
+    }
+    eprintln!(
+        "{bench}: {} point(s), plan {}",
+        points.len(),
+        points.first().map_or("-", |p| p.plan.as_str())
+    );
+    std::process::exit(0)
 }
 
 /// Print the files a bench wrote and exit: status 1 if `failed`, else 0.
