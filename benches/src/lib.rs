@@ -170,6 +170,58 @@ pub fn print_plan(bench: &str, plan: Result<Vec<tput_lab::plan::Point>, String>)
     std::process::exit(0)
 }
 
+/// A plan point's result, read back as a collector reads it, and the CPU
+/// seconds its simulation took (0 when unknown: results from elsewhere).
+pub type Ran = Result<(tput_lab::plan::PointResult, f64), String>;
+
+/// Run one plan point as `tputctl sweep run` does and read its result back
+/// as a collector does (a local run then builds its figures from the very
+/// numbers a run elsewhere would leave in its file); with the CPU seconds
+/// of the calling thread (wall seconds off Linux).
+pub fn run_point(p: &tput_lab::plan::Point) -> Ran {
+    let (cpu0, wall0) = (thread_cpu_secs(), std::time::Instant::now());
+    let r = p.run().map_err(|e| e.to_string())?;
+    let cpu = cpu0
+        .zip(thread_cpu_secs())
+        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
+    Ok((r.as_collected().map_err(|e| e.to_string())?, cpu))
+}
+
+/// The results in `dir` (written by `tputctl sweep run`) of every point of
+/// `plan`, in plan order; `label(i)` names point `i` in errors. A missing
+/// result, or one of another plan, is a one-line error naming the point.
+pub fn plan_results(
+    dir: &std::path::Path,
+    plan: &[tput_lab::plan::Point],
+    label: impl Fn(usize) -> String,
+) -> Result<Vec<tput_lab::plan::PointResult>, String> {
+    let Some(first) = plan.first() else {
+        return Ok(Vec::new());
+    };
+    let c = tput_lab::plan::collect(dir).map_err(|e| e.to_string())?;
+    if let Some(r) = c.results.iter().find(|r| r.plan != first.plan) {
+        return Err(format!(
+            "{}: point {} is a result of plan {}, not of this plan ({}): other options, figures or TPUT_BENCH_SHORT?",
+            dir.display(),
+            r.index,
+            r.plan,
+            first.plan
+        ));
+    }
+    if let Some(&i) = c.missing.first() {
+        return Err(format!(
+            "{}: no result for point {i} ({}){}",
+            dir.display(),
+            label(i),
+            match c.missing.len() {
+                1 => String::new(),
+                n => format!(" (and {} more of the {} points)", n - 1, plan.len()),
+            }
+        ));
+    }
+    Ok(c.results)
+}
+
 /// Print the files a bench wrote and exit: status 1 if `failed`, else 0.
 pub fn finish(files: &[PathBuf], failed: bool) -> ! {
     for f in files {

@@ -103,7 +103,7 @@ use tput_lab::sweep::run_parallel;
 use tput_netsim::Rng;
 use tput_transport::EvalSlot;
 
-use crate::thread_cpu_secs;
+use crate::{Ran, run_point, thread_cpu_secs};
 use tput_lab::plan::Keep;
 use tput_lab::scenario::{
     AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec, run,
@@ -589,21 +589,6 @@ pub fn plan(o: &Options) -> Result<Vec<tput_lab::plan::Point>, String> {
     planned(o).map(|(_, plan)| plan)
 }
 
-/// A point's result and the CPU seconds its simulation took (0 when unknown).
-type Ran = Result<(tput_lab::plan::PointResult, f64), String>;
-
-/// Run one plan point as `tputctl sweep run` would, and read its result
-/// back as a collector would; with the CPU seconds of the calling thread
-/// (wall seconds off Linux).
-fn run_point(p: &tput_lab::plan::Point) -> Ran {
-    let (cpu0, wall0) = (thread_cpu_secs(), Instant::now());
-    let r = p.run().map_err(|e| e.to_string())?;
-    let cpu = cpu0
-        .zip(thread_cpu_secs())
-        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
-    Ok((r.as_collected().map_err(|e| e.to_string())?, cpu))
-}
-
 /// What one plan point gave: its measurement from its kept result.
 fn measured_of(p: &Point, ran: Ran) -> Result<Measured, String> {
     let (r, cpu) = ran?;
@@ -668,42 +653,8 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
 /// figures or `TPUT_BENCH_SHORT`), is a one-line error naming the point.
 pub fn reproduce_from(o: &Options, dir: &Path) -> Result<Report, String> {
     let (pts, plan) = planned(o)?;
-    let ran = collected(dir, &plan, |i| pts[i].label())?;
+    let ran = crate::plan_results(dir, &plan, |i| pts[i].label())?;
     build(o, &pts, ran.into_iter().map(|r| Ok((r, 0.0))).collect(), false)
-}
-
-/// The results in `dir` of every point of `plan`, in plan order; `label(i)`
-/// names point `i` in errors.
-fn collected(
-    dir: &Path,
-    plan: &[tput_lab::plan::Point],
-    label: impl Fn(usize) -> String,
-) -> Result<Vec<tput_lab::plan::PointResult>, String> {
-    let Some(first) = plan.first() else {
-        return Ok(Vec::new());
-    };
-    let c = tput_lab::plan::collect(dir).map_err(|e| e.to_string())?;
-    if let Some(r) = c.results.iter().find(|r| r.plan != first.plan) {
-        return Err(format!(
-            "{}: point {} is a result of plan {}, not of this plan ({}): other options, figures or TPUT_BENCH_SHORT?",
-            dir.display(),
-            r.index,
-            r.plan,
-            first.plan
-        ));
-    }
-    if let Some(&i) = c.missing.first() {
-        return Err(format!(
-            "{}: no result for point {i} ({}){}",
-            dir.display(),
-            label(i),
-            match c.missing.len() {
-                1 => String::new(),
-                n => format!(" (and {} more of the {} points)", n - 1, plan.len()),
-            }
-        ));
-    }
-    Ok(c.results)
 }
 
 /// Turn the points' results into the report, tables and files; `local`:
