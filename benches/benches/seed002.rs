@@ -58,6 +58,10 @@ fn main() {
         Mode::Run => None,
         Mode::Plan => tput_benches::print_plan("seed002", plan(&o)),
         Mode::From(dir) => Some(dir),
+        Mode::PlanFrom(_) => {
+            eprintln!("seed002: --plan prints the whole plan in one round: give --plan or --from DIR");
+            std::process::exit(2);
+        }
     };
     let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
     let report = match &from {

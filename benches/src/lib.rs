@@ -103,6 +103,9 @@ pub enum Mode {
     /// `--from DIR`: build the figures from the point results in `DIR`
     /// (what `tputctl sweep run` wrote) instead of simulating.
     From(PathBuf),
+    /// `--plan --from DIR`: print the plan of the simulations still needed
+    /// given the results in `DIR` (seed 003, whose searches run in rounds).
+    PlanFrom(PathBuf),
 }
 
 impl Mode {
@@ -125,10 +128,11 @@ impl Mode {
                 f if f.starts_with('-') => return Err(format!("unknown argument `{f}` (known: --plan, --from DIR)")),
                 _ => continue,
             };
-            if mode != Mode::Run {
-                return Err("give --plan or --from DIR, not both".into());
-            }
-            mode = next;
+            mode = match (mode, next) {
+                (Mode::Run, next) => next,
+                (Mode::Plan, Mode::From(d)) | (Mode::From(d), Mode::Plan) => Mode::PlanFrom(d),
+                _ => return Err("--plan and --from DIR may each be given once".into()),
+            };
         }
         Ok(mode)
     }

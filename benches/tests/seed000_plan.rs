@@ -98,6 +98,8 @@ fn the_arguments_choose_plan_from_or_a_local_run() {
     assert_eq!(parse(&["--bench", "--plan"]), Ok(Mode::Plan));
     assert_eq!(parse(&["--from", "res", "--bench"]), Ok(Mode::From("res".into())));
     assert!(parse(&["--from"]).unwrap_err().contains("--from needs a directory"));
-    assert!(parse(&["--plan", "--from", "x"]).unwrap_err().contains("not both"));
+    assert_eq!(parse(&["--plan", "--from", "x"]), Ok(Mode::PlanFrom("x".into())));
+    assert!(parse(&["--plan", "--plan"]).unwrap_err().contains("once"));
+    assert!(parse(&["--from", "x", "--from", "y"]).unwrap_err().contains("once"));
     assert!(parse(&["--plans"]).unwrap_err().contains("`--plans`"));
 }
