@@ -1,8 +1,9 @@
 //! Seed 000 reproduced (Figs. 4/5, 6, 7, the aggregate controller, Fig. 6
 //! with the inline estimator); see `tput_benches::seed000` for the set-up.
 //!
-//! `cargo bench -p tput-benches --bench seed000` runs the full size (about
-//! 420 simulations of 120 s; tens of minutes on two cores). Environment:
+//! `cargo bench -p tput-benches --bench seed000` runs the full size (660
+//! simulations of 120 s and the 20 s timeline; tens of minutes on two
+//! cores). Environment:
 //!
 //! - `TPUT_BENCH_SHORT=1`: a smoke test of every figure (x in {1, 10}, one
 //!   seed, 5 s points), well under a minute in a release build;

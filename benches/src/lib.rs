@@ -29,7 +29,9 @@
 pub mod live_faults;
 pub mod seed000;
 pub mod seed001;
-pub mod seed001_timeouts;
+/// Counting timeouts in simulated time: [`tput_lab::timeouts`], where a
+/// plan point's run can count them too.
+pub use tput_lab::timeouts as seed001_timeouts;
 pub mod seed002;
 pub mod seed003;
 pub mod soak;

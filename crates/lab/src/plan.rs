@@ -240,6 +240,12 @@ pub struct Keep {
     /// Keep the bottleneck's queue samples ([`ScenarioResult::queue`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub queue: bool,
+    /// Count the run's timeouts (QUIC senders' probe timeouts, the TCP
+    /// model's retransmission timeouts; see [`crate::timeouts`]) into
+    /// [`PointResult::timeouts`]. A measurement made while the point runs:
+    /// quinn-proto reports its PTOs only as a trace event.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timeouts: bool,
 }
 
 impl Keep {
@@ -258,12 +264,13 @@ impl Keep {
             intervals: true,
             delivered: true,
             queue: true,
+            timeouts: true,
         }
     }
 
     /// Whether nothing beyond the summary is kept.
     pub fn is_nothing(&self) -> bool {
-        !self.result
+        *self == Keep::default()
     }
 
     /// `r` cut down to what `self` keeps (`None` if nothing is).
@@ -458,6 +465,9 @@ pub struct PointResult {
     /// (absent unless it asks for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ScenarioResult>,
+    /// The run's timeouts in time order, if [`Keep::timeouts`] asked for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Vec<crate::timeouts::Timeout>>,
 }
 
 impl PointResult {
@@ -483,7 +493,12 @@ impl Point {
             no_cc_trace: true,
             ..scenario::RunOptions::default()
         };
-        let r = scenario::run_with(&self.scenario, &opts, |_| {})?;
+        let (r, timeouts) = if self.keep.timeouts {
+            let (r, t) = crate::timeouts::TimeoutCounter::run(|| scenario::run_with(&self.scenario, &opts, |_| {}));
+            (r?, Some(t))
+        } else {
+            (scenario::run_with(&self.scenario, &opts, |_| {})?, None)
+        };
         Ok(PointResult {
             plan: self.plan.clone(),
             index: self.index,
@@ -492,6 +507,7 @@ impl Point {
             seed: self.seed,
             summary: Summary::new(&self.scenario, &r),
             result: self.keep.apply(r),
+            timeouts,
         })
     }
 }
@@ -720,6 +736,35 @@ mod tests {
         let r = all.result.as_ref().expect("kept");
         assert!(!r.flows[0].intervals.is_empty() && !r.delivered.is_empty() && !r.queue.is_empty());
         assert_eq!(all.as_collected().unwrap(), all, "a kept result survives its file");
+        assert_eq!(some.timeouts, None);
+
+        // Timeouts are counted while the point runs: a TCP flow cut off for
+        // 400 ms at a time times out (min RTO 200 ms, RFC 6298).
+        let mut cut = Scenario::from_toml_str(
+            r#"
+            duration = "2s"
+            [topology]
+            kind = "dumbbell"
+            bottleneck = { rate = "10Mbit/s", delay = "5ms", queue_packets = 30, cutoff = { period = "800ms", connected = 0.5, mode = "drop" } }
+            access = { rate = "1Gbit/s", delay = "1ms", queue_packets = 1000 }
+            [[flows]]
+            cc = "newreno"
+            transport = "tcp"
+            "#,
+        )
+        .unwrap();
+        cut.seed = 3;
+        let keep = Keep {
+            timeouts: true,
+            ..Keep::default()
+        };
+        let p = plan_scenarios(vec![(labels("d"), cut, keep)]).unwrap();
+        let r = p[0].run().unwrap();
+        assert_eq!(r.result, None);
+        let t = r.timeouts.as_ref().expect("counted");
+        assert!(!t.is_empty(), "a 400 ms cut times a TCP sender out");
+        assert!(t.windows(2).all(|w| w[0].at_secs <= w[1].at_secs), "{t:?}");
+        assert_eq!(r.as_collected().unwrap(), r);
         let e = PointResult::from_json("{}", "x.json").unwrap_err().to_string();
         assert!(e.starts_with("x.json: not a point result"), "{e}");
     }
