@@ -544,8 +544,8 @@ impl Point {
 }
 
 /// Every point of `o` and the plan that runs them (same order): each plan
-/// point is labelled with its figure, variant, target, Reno flows and seed,
-/// and keeps the per-flow results its figure is built from (the timeline
+/// point is labelled with its figure, variant, target and Reno flows (its
+/// seed is the point's own `seed`), and keeps the per-flow results its figure is built from (the timeline
 /// also its interval records and delivered-bytes samples).
 fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), String> {
     for f in &o.figures {
@@ -562,7 +562,6 @@ fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), Stri
                 ("variant", p.variant.to_string()),
                 ("target_pct", p.target_pct.to_string()),
                 ("n_reno", p.n_reno.to_string()),
-                ("seed", p.seed.to_string()),
             ]
             .map(|(k, v)| (k.to_string(), v))
             .into();

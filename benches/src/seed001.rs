@@ -497,8 +497,8 @@ pub struct Report {
 }
 
 /// Every sweep point of `o` and the plan that runs them (same order): each
-/// plan point labelled with its study, transport, period, occupancy and
-/// seed, keeping its flow's interval records, the links' counters and the
+/// plan point labelled with its study, transport, period and occupancy
+/// (its seed is the point's own `seed`), keeping its flow's interval records, the links' counters and the
 /// timeouts counted while it runs.
 fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), String> {
     let pts = o.points();
@@ -515,7 +515,6 @@ fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), Stri
                 ("transport", p.transport.name().to_string()),
                 ("period_us", p.period.as_micros().to_string()),
                 ("occupancy", p.occupancy.to_string()),
-                ("seed", p.seed.to_string()),
             ]
             .map(|(k, v)| (k.to_string(), v))
             .into();

@@ -59,8 +59,8 @@
 //! # As plans, in rounds
 //!
 //! Every simulation is a point of a `tput_lab::plan` plan that keeps its
-//! flows' file statistics, labelled with its configuration, seed, rate and
-//! an identity (a hash of its scenario, so of every option that shapes it).
+//! flows' file statistics, labelled with its configuration, rate and an
+//! identity (a hash of its scenario, so of every option that shapes it).
 //! A search's next rate depends on the results before it, so the
 //! simulations come in rounds ([`plan`]): the first holds every reference
 //! run at 100 Mbit/s with every grid rate above the offered load (tried
@@ -657,13 +657,10 @@ impl Run {
     /// scenario (so of every option that shapes it) and what it keeps.
     fn point(&self, o: &Options) -> Result<(BTreeMap<String, String>, Scenario), String> {
         let s = self.setup.scenario(o, self.rate_mbps, self.seed)?;
-        let mut labels: BTreeMap<String, String> = [
-            ("setup", self.setup.key()),
-            ("seed", self.seed.to_string()),
-            ("rate_mbps", self.rate_mbps.to_string()),
-        ]
-        .map(|(k, v)| (k.to_string(), v))
-        .into();
+        let mut labels: BTreeMap<String, String> =
+            [("setup", self.setup.key()), ("rate_mbps", self.rate_mbps.to_string())]
+                .map(|(k, v)| (k.to_string(), v))
+                .into();
         let id = tput_lab::plan::plan_scenarios(vec![(labels.clone(), s.clone(), Keep::result())])
             .map_err(|e| format!("{}: {e}", self.label()))?
             .remove(0)
