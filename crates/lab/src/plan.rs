@@ -482,7 +482,14 @@ impl PointResult {
     /// float to the last bit only up to the parser's rounding, so both
     /// paths must parse the same text).
     pub fn as_collected(&self) -> Result<PointResult, Error> {
-        PointResult::from_json(&crate::report::to_json(self, true)?, "a point result")
+        PointResult::from_json(&self.file_text()?, "a point result")
+    }
+
+    /// The text of this result's file: indented JSON, but one line when it
+    /// keeps a run's result or timeouts (half the size of indented: a
+    /// reproduction's point files run to megabytes).
+    fn file_text(&self) -> Result<String, Error> {
+        crate::report::to_json(self, self.result.is_none() && self.timeouts.is_none())
     }
 }
 
@@ -518,12 +525,13 @@ pub fn result_path(dir: &Path, index: usize) -> PathBuf {
 }
 
 /// Write `r` into `dir` (created if needed) atomically: a collector never
-/// sees half a file.
+/// sees half a file. Indented JSON, or one line for a result that keeps a
+/// run's result or timeouts ([`Keep`]).
 pub fn write_result(dir: &Path, r: &PointResult) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::Run(format!("cannot create {}: {e}", dir.display())))?;
     let path = result_path(dir, r.index);
     let tmp = dir.join(format!(".point-{:06}.json.tmp", r.index));
-    let text = crate::report::to_json(r, true)?;
+    let text = r.file_text()?;
     std::fs::write(&tmp, text).map_err(|e| Error::Run(format!("cannot write {}: {e}", tmp.display())))?;
     std::fs::rename(&tmp, &path).map_err(|e| Error::Run(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
@@ -736,6 +744,14 @@ mod tests {
         let r = all.result.as_ref().expect("kept");
         assert!(!r.flows[0].intervals.is_empty() && !r.delivered.is_empty() && !r.queue.is_empty());
         assert_eq!(all.as_collected().unwrap(), all, "a kept result survives its file");
+        let dir = std::env::temp_dir().join(format!("tput-plan-results-{}", std::process::id()));
+        let lines = |r: &PointResult| {
+            let path = write_result(&dir, r).unwrap();
+            std::fs::read_to_string(path).unwrap().lines().count()
+        };
+        assert_eq!(lines(&all), 1, "kept results are written on one line");
+        assert!(lines(&plain) > 10, "a summary alone is indented");
+        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(some.timeouts, None);
 
         // Timeouts are counted while the point runs: a TCP flow cut off for
