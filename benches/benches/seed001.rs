@@ -13,14 +13,36 @@
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed001`.
 //!
-//! Tables go to stdout and `tables.txt`; CSV and SVG files beside them.
+//! Tables go to stdout and `tables.txt`; CSV and SVG files beside them
+//! (`cpu.csv`: each sweep simulation's CPU seconds, local runs only).
 //! Progress lines go to stderr.
+//!
+//! Arguments (after `--`), for running the sweeps elsewhere, e.g. on a
+//! cluster:
+//!
+//! - `--plan`: print the plan, one JSON object per sweep simulation (the
+//!   same simulations in the same order as a local run with the same
+//!   environment; each counts its timeouts as it runs), and exit: `cargo
+//!   bench -p tput-benches --bench seed001 -- --plan > seed001.jsonl`, then
+//!   `tputctl sweep run seed001.jsonl --index N --out DIR` for every N (GNU
+//!   parallel, a Slurm job array) or `--jobs K`;
+//! - `--from DIR`: build the tables and figures from the results in `DIR`
+//!   instead of simulating the sweeps (with the same environment as
+//!   `--plan`); a missing result or one of another plan is an error naming
+//!   the point.
+//!
+//! Every table and the sweep figures come from the plan. The mechanism
+//! timelines (`timeline_*.svg`, a few simulations) need the controllers'
+//! traces, which a point's result does not keep: `--from` runs them here, as
+//! a local run does.
 
 use std::time::Instant;
 
-use tput_benches::seed001::{Options, reproduce};
+use tput_benches::Mode;
+use tput_benches::seed001::{Options, plan, reproduce, reproduce_from};
 
 fn main() {
+    let mode = Mode::from_env("seed001");
     let env = tput_benches::BenchEnv::read("seed001");
     let mut o = if env.short {
         Options::short(env.out.clone())
@@ -30,8 +52,31 @@ fn main() {
     if let Some(jobs) = env.jobs {
         o.jobs = jobs;
     }
+    let from = match mode {
+        Mode::Run => None,
+        Mode::Plan => tput_benches::print_plan("seed001", plan(&o)),
+        Mode::From(dir) => Some(dir),
+        Mode::PlanFrom(_) => {
+            eprintln!("seed001: --plan prints the whole plan in one round: give --plan or --from DIR");
+            std::process::exit(2);
+        }
+    };
     let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
-    match reproduce(&o, |line| eprintln!("{line}")) {
+    let report = match &from {
+        Some(dir) => reproduce_from(&o, dir, |line| eprintln!("{line}")),
+        None => reproduce(&o, |line| eprintln!("{line}")),
+    };
+    match report {
+        Ok(report) if from.is_some() => {
+            print!("{}", report.text);
+            println!(
+                "{} simulation results read ({} failed), timelines simulated here in {:.1} CPU-s",
+                report.points.len() + report.failures.len(),
+                report.failures.len(),
+                report.timeline_cpu_secs
+            );
+            tput_benches::finish(&report.files, !report.failures.is_empty());
+        }
         Ok(report) => {
             print!("{}", report.text);
             let wall = wall0.elapsed().as_secs_f64();

@@ -15,13 +15,33 @@
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed002`.
 //!
 //! Tables go to stdout and `target/repro/seed002/tables.txt`; CSV and SVG
-//! files beside them. Progress lines go to stderr.
+//! files beside them (`cpu.csv`: each simulation's CPU seconds, local runs
+//! only). Progress lines go to stderr.
+//!
+//! Arguments (after `--`), for running the simulations elsewhere, e.g. on a
+//! cluster:
+//!
+//! - `--plan`: print the plan, one JSON object per simulation (the same
+//!   simulations in the same order as a local run with the same
+//!   environment), and exit: `cargo bench -p tput-benches --bench seed002 --
+//!   --plan > seed002.jsonl`, then `tputctl sweep run seed002.jsonl --index
+//!   N --out DIR` for every N (GNU parallel, a Slurm job array) or `--jobs K`;
+//! - `--from DIR`: build the tables and figures from the results in `DIR`
+//!   instead of simulating (with the same environment as `--plan`); a
+//!   missing result or one of another plan is an error naming the point.
+//!
+//! The `rtt` and `ber` figures come from the plan alone. The `live` figure's
+//! transfers are live (real sockets through the relay), not simulations: no
+//! plan holds them, and `--from` runs them here as a local run does (leave
+//! them out with `TPUT_BENCH_FIGURES=rtt,ber`).
 
 use std::time::Instant;
 
-use tput_benches::seed002::{Options, reproduce};
+use tput_benches::Mode;
+use tput_benches::seed002::{Options, plan, reproduce, reproduce_from};
 
 fn main() {
+    let mode = Mode::from_env("seed002");
     let env = tput_benches::BenchEnv::read("seed002");
     let mut o = if env.short {
         Options::short(env.out.clone())
@@ -34,8 +54,32 @@ fn main() {
     if let Some(figures) = env.figures {
         o.figures = figures;
     }
+    let from = match mode {
+        Mode::Run => None,
+        Mode::Plan => tput_benches::print_plan("seed002", plan(&o)),
+        Mode::From(dir) => Some(dir),
+        Mode::PlanFrom(_) => {
+            eprintln!("seed002: --plan prints the whole plan in one round: give --plan or --from DIR");
+            std::process::exit(2);
+        }
+    };
     let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
-    match reproduce(&o, |line| eprintln!("{line}")) {
+    let report = match &from {
+        Some(dir) => reproduce_from(&o, dir, |line| eprintln!("{line}")),
+        None => reproduce(&o, |line| eprintln!("{line}")),
+    };
+    match report {
+        Ok(report) if from.is_some() => {
+            print!("{}", report.text);
+            println!(
+                "{} simulation results read and {} live transfers ({} failed): wall {:.1} s",
+                report.points.len(),
+                report.live.len(),
+                report.failures.len(),
+                wall0.elapsed().as_secs_f64()
+            );
+            tput_benches::finish(&report.files, !report.failures.is_empty());
+        }
         Ok(report) => {
             print!("{}", report.text);
             let wall = wall0.elapsed().as_secs_f64();

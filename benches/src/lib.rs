@@ -29,7 +29,9 @@
 pub mod live_faults;
 pub mod seed000;
 pub mod seed001;
-pub mod seed001_timeouts;
+/// Counting timeouts in simulated time: [`tput_lab::timeouts`], where a
+/// plan point's run can count them too.
+pub use tput_lab::timeouts as seed001_timeouts;
 pub mod seed002;
 pub mod seed003;
 pub mod soak;
@@ -56,7 +58,8 @@ pub fn thread_cpu_secs() -> Option<f64> {
     Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
 }
 
-/// What every reproduction bench reads from the environment:
+/// What every reproduction bench reads from the environment (its
+/// arguments: [`Mode`]):
 /// `TPUT_BENCH_OUT` (default `target/repro/NAME`), `TPUT_BENCH_SHORT=1`,
 /// `TPUT_BENCH_JOBS` and `TPUT_BENCH_FIGURES` (comma-separated).
 #[derive(Debug, Clone)]
@@ -88,6 +91,141 @@ impl BenchEnv {
             }),
         }
     }
+}
+
+/// What a reproduction bench is asked to do by its arguments (after `--`
+/// in `cargo bench -p tput-benches --bench NAME -- ARGS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// No argument: run the simulations here and build the figures.
+    Run,
+    /// `--plan`: print the plan of every simulation (one JSON object per
+    /// line, for `tputctl sweep run FILE --index N --out DIR`) and exit.
+    Plan,
+    /// `--from DIR`: build the figures from the point results in `DIR`
+    /// (what `tputctl sweep run` wrote) instead of simulating.
+    From(PathBuf),
+    /// `--plan --from DIR`: print the plan of the simulations still needed
+    /// given the results in `DIR` (seed 003, whose searches run in rounds).
+    PlanFrom(PathBuf),
+}
+
+impl Mode {
+    /// Read the arguments after the program's name. `--bench` (which `cargo
+    /// bench` passes) and bare words (cargo's benchmark filters) are
+    /// ignored; any other flag is an error naming it.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Mode, String> {
+        let mut mode = Mode::Run;
+        let mut args = args.into_iter();
+        while let Some(a) = args.next() {
+            let next = match a.as_str() {
+                "--bench" => continue,
+                "--plan" => Mode::Plan,
+                "--from" => Mode::From(
+                    args.next()
+                        .filter(|d| !d.starts_with("--"))
+                        .ok_or("--from needs a directory (of `tputctl sweep run` results)")?
+                        .into(),
+                ),
+                f if f.starts_with('-') => return Err(format!("unknown argument `{f}` (known: --plan, --from DIR)")),
+                _ => continue,
+            };
+            mode = match (mode, next) {
+                (Mode::Run, next) => next,
+                (Mode::Plan, Mode::From(d)) | (Mode::From(d), Mode::Plan) => Mode::PlanFrom(d),
+                _ => return Err("--plan and --from DIR may each be given once".into()),
+            };
+        }
+        Ok(mode)
+    }
+
+    /// [`Mode::parse`] of this process's arguments; a bad argument prints a
+    /// one-line error and exits with status 2.
+    pub fn from_env(bench: &str) -> Mode {
+        Mode::parse(std::env::args().skip(1)).unwrap_or_else(|e| {
+            eprintln!("{bench}: {e}");
+            std::process::exit(2)
+        })
+    }
+}
+
+/// Print `plan` (one JSON object per line) on stdout and a count on stderr,
+/// then exit: what a reproduction bench does with `--plan`.
+pub fn print_plan(bench: &str, plan: Result<Vec<tput_lab::plan::Point>, String>) -> ! {
+    use std::io::Write as _;
+    let (points, text) = match plan.and_then(|p| {
+        let text = tput_lab::plan::plan_text(&p).map_err(|e| e.to_string())?;
+        Ok((p, text))
+    }) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{bench}: {e}");
+            std::process::exit(2)
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        eprintln!("{bench}: writing the plan: {e}");
+        std::process::exit(1)
+    }
+    eprintln!(
+        "{bench}: {} point(s), plan {}",
+        points.len(),
+        points.first().map_or("-", |p| p.plan.as_str())
+    );
+    std::process::exit(0)
+}
+
+/// A plan point's result, read back as a collector reads it, and the CPU
+/// seconds its simulation took (0 when unknown: results from elsewhere).
+pub type Ran = Result<(tput_lab::plan::PointResult, f64), String>;
+
+/// Run one plan point as `tputctl sweep run` does and read its result back
+/// as a collector does (a local run then builds its figures from the very
+/// numbers a run elsewhere would leave in its file); with the CPU seconds
+/// of the calling thread (wall seconds off Linux).
+pub fn run_point(p: &tput_lab::plan::Point) -> Ran {
+    let (cpu0, wall0) = (thread_cpu_secs(), std::time::Instant::now());
+    let r = p.run().map_err(|e| e.to_string())?;
+    let cpu = cpu0
+        .zip(thread_cpu_secs())
+        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
+    Ok((r.as_collected().map_err(|e| e.to_string())?, cpu))
+}
+
+/// The results in `dir` (written by `tputctl sweep run`) of every point of
+/// `plan`, in plan order; `label(i)` names point `i` in errors. A missing
+/// result, or one of another plan, is a one-line error naming the point.
+pub fn plan_results(
+    dir: &std::path::Path,
+    plan: &[tput_lab::plan::Point],
+    label: impl Fn(usize) -> String,
+) -> Result<Vec<tput_lab::plan::PointResult>, String> {
+    let Some(first) = plan.first() else {
+        return Ok(Vec::new());
+    };
+    let c = tput_lab::plan::collect(dir).map_err(|e| e.to_string())?;
+    if let Some(r) = c.results.iter().find(|r| r.plan != first.plan) {
+        return Err(format!(
+            "{}: point {} is a result of plan {}, not of this plan ({}): other options, figures or TPUT_BENCH_SHORT?",
+            dir.display(),
+            r.index,
+            r.plan,
+            first.plan
+        ));
+    }
+    if let Some(&i) = c.missing.first() {
+        return Err(format!(
+            "{}: no result for point {i} ({}){}",
+            dir.display(),
+            label(i),
+            match c.missing.len() {
+                1 => String::new(),
+                n => format!(" (and {} more of the {} points)", n - 1, plan.len()),
+            }
+        ));
+    }
+    Ok(c.results)
 }
 
 /// Print the files a bench wrote and exit: status 1 if `failed`, else 0.

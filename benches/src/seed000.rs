@@ -81,6 +81,17 @@
 //! Points run in parallel on [`Options::jobs`] threads; each point is one
 //! single-threaded, deterministic simulation, and results are reported in a
 //! fixed order, so the output does not depend on scheduling.
+//!
+//! # As a plan
+//!
+//! Every simulation, the Fig. 4/5 timeline included, is a point of
+//! [`plan`] (a `tput_lab::plan` plan whose points keep their per-flow
+//! results): a local run ([`reproduce`]) runs those points and builds the
+//! figures from their results as read back from JSON; [`reproduce_from`]
+//! builds the same tables and files from results that `tputctl sweep run`
+//! wrote anywhere (all but `cpu.csv`, the local run's CPU times). The
+//! bench's flags: `--plan` prints the plan, `--from DIR` builds from `DIR`
+//! (see `benches/benches/seed000.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -92,7 +103,8 @@ use tput_lab::sweep::run_parallel;
 use tput_netsim::Rng;
 use tput_transport::EvalSlot;
 
-use crate::thread_cpu_secs;
+use crate::{Ran, run_point, thread_cpu_secs};
+use tput_lab::plan::Keep;
 use tput_lab::scenario::{
     AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec, run,
 };
@@ -350,8 +362,21 @@ fn tested(cc: ControllerSpec, count: u32, pct: f64) -> FlowGroup {
     g
 }
 
+/// Every simulation `o` asks for, in the order they run and are reported:
+/// the Fig. 4/5 timeline first (figure `fig4`), then the Fig. 6/7 points.
 fn points(o: &Options) -> Vec<Point> {
     let mut out = Vec::new();
+    if o.wants("fig4") {
+        let seed = o.seeds.first().copied().unwrap_or(1);
+        out.push(Point {
+            figure: "fig4",
+            variant: "timeline",
+            target_pct: 20,
+            n_reno: PHASES.iter().map(|p| p.0).sum(),
+            seed,
+            scenario: timeline_scenario(o.timeline_duration, seed),
+        });
+    }
     let mut add_vs = |figure: &'static str,
                       variant: &'static str,
                       pct: u32,
@@ -418,19 +443,25 @@ fn points(o: &Options) -> Vec<Point> {
     out
 }
 
-/// Run `s`; with the CPU seconds of the calling thread (wall seconds off Linux).
-fn run_timed(s: &Scenario) -> Result<(ScenarioResult, f64), String> {
-    let (cpu0, wall0) = (thread_cpu_secs(), Instant::now());
-    let r = run(s, |_| {}).map_err(|e| e.to_string())?;
-    let cpu = cpu0
-        .zip(thread_cpu_secs())
-        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
-    check_errors(&r)?;
-    Ok((r, cpu))
+/// What one point of the plan measured: a Fig. 6/7 point or the timeline.
+#[derive(Debug, Clone)]
+enum Measured {
+    Point(PointResult),
+    Timeline(Timeline),
 }
 
-fn measure(p: &Point) -> Result<PointResult, String> {
-    let (r, cpu) = run_timed(&p.scenario)?;
+/// Build what `p` measured from its run's result `r` (`cpu_secs`: the
+/// simulation's CPU time, 0 when unknown): the one place where a local run
+/// and results collected from elsewhere become figures.
+fn measured(p: &Point, r: &ScenarioResult, cpu_secs: f64) -> Result<Measured, String> {
+    check_errors(r)?;
+    if p.figure == "fig4" {
+        return Ok(Measured::Timeline(timeline_of(&p.scenario, r, cpu_secs)));
+    }
+    measure(p, r, cpu_secs).map(Measured::Point)
+}
+
+fn measure(p: &Point, r: &ScenarioResult, cpu_secs: f64) -> Result<PointResult, String> {
     let secs = p.scenario.duration.as_secs_f64();
     let idle = (1.0 - r.bottleneck.busy_ns as f64 / 1e9 / secs).max(0.0);
     let tested: Vec<_> = r.flows.iter().filter(|f| is_tested(p, f.group)).collect();
@@ -464,7 +495,7 @@ fn measure(p: &Point) -> Result<PointResult, String> {
         utilisation: r.bottleneck.utilisation,
         idle,
         unfinished_tcp: r.flows.iter().filter(|f| unfinished_tcp(f)).count() as u32,
-        cpu_secs: cpu,
+        cpu_secs,
     })
 }
 
@@ -498,31 +529,90 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
-/// Run `points` on `jobs` threads; results in the order of `points`.
-fn run_all(points: &[Point], jobs: usize, mut progress: impl FnMut(&str) + Send) -> Vec<Result<PointResult, String>> {
-    let total = points.len();
-    run_parallel(points, jobs, measure, |done, p, r| {
-        let line = match r {
-            Ok(x) => format!(
-                "{} {} {}% n={} seed {}: success {:.3} (aggregate {:.3}), idle {:.3}, {} TCP flow(s) unfinished, in {:.1} CPU-s",
-                p.figure,
-                p.variant,
-                p.target_pct,
-                p.n_reno,
-                p.seed,
-                x.success,
-                x.aggregate_success,
-                x.idle,
-                x.unfinished_tcp,
-                x.cpu_secs
-            ),
-            Err(e) => format!(
-                "{} {} {}% n={} seed {}: FAILED: {e}",
-                p.figure, p.variant, p.target_pct, p.n_reno, p.seed
-            ),
-        };
-        progress(&format!("[{done}/{total}] {line}"));
-    })
+impl Point {
+    /// The point's name in progress lines, errors and failures.
+    fn label(&self) -> String {
+        if self.figure == "fig4" {
+            format!("fig4 timeline seed {}", self.seed)
+        } else {
+            format!(
+                "{} {} {}% n={} seed {}",
+                self.figure, self.variant, self.target_pct, self.n_reno, self.seed
+            )
+        }
+    }
+}
+
+/// Every point of `o` and the plan that runs them (same order): each plan
+/// point is labelled with its figure, variant, target and Reno flows (its
+/// seed is the point's own `seed`), and keeps the per-flow results its figure is built from (the timeline
+/// also its interval records and delivered-bytes samples).
+fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), String> {
+    for f in &o.figures {
+        if !FIGURES.contains(&f.as_str()) {
+            return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
+        }
+    }
+    let pts = points(o);
+    let items = pts
+        .iter()
+        .map(|p| {
+            let labels = [
+                ("figure", p.figure.to_string()),
+                ("variant", p.variant.to_string()),
+                ("target_pct", p.target_pct.to_string()),
+                ("n_reno", p.n_reno.to_string()),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into();
+            let keep = if p.figure == "fig4" {
+                Keep {
+                    intervals: true,
+                    delivered: true,
+                    ..Keep::result()
+                }
+            } else {
+                Keep::result()
+            };
+            (labels, p.scenario.clone(), keep)
+        })
+        .collect();
+    let plan = tput_lab::plan::plan_scenarios(items).map_err(|e| e.to_string())?;
+    Ok((pts, plan))
+}
+
+/// The plan of the simulations `o` asks for, in the order a local run runs
+/// them: what `--plan` prints, for `tputctl sweep run FILE --index N --out
+/// DIR` to run anywhere and [`reproduce_from`] to build the figures from.
+pub fn plan(o: &Options) -> Result<Vec<tput_lab::plan::Point>, String> {
+    planned(o).map(|(_, plan)| plan)
+}
+
+/// What one plan point gave: its measurement from its kept result.
+fn measured_of(p: &Point, ran: Ran) -> Result<Measured, String> {
+    let (r, cpu) = ran?;
+    let result = r
+        .result
+        .as_ref()
+        .ok_or("the point's result keeps no per-flow results (not from this bench's plan)")?;
+    measured(p, result, cpu)
+}
+
+/// One progress line for a finished point.
+fn progress_line(p: &Point, m: &Result<Measured, String>) -> String {
+    match m {
+        Ok(Measured::Point(x)) => format!(
+            "{}: success {:.3} (aggregate {:.3}), idle {:.3}, {} TCP flow(s) unfinished, in {:.1} CPU-s",
+            p.label(),
+            x.success,
+            x.aggregate_success,
+            x.idle,
+            x.unfinished_tcp,
+            x.cpu_secs
+        ),
+        Ok(Measured::Timeline(t)) => format!("{}: {:.1} CPU-s", p.label(), t.cpu_secs),
+        Err(e) => format!("{}: FAILED: {e}", p.label()),
+    }
 }
 
 /// Everything a run produced.
@@ -540,31 +630,54 @@ pub struct Report {
     pub timeline: Option<Timeline>,
 }
 
-/// Run the reproductions `o` asks for; `progress` gets one line per finished simulation.
+/// Run the reproductions `o` asks for; `progress` gets one line per finished
+/// simulation. The simulations are the points of [`plan`], run here on
+/// [`Options::jobs`] threads, each read back as a collector would read a
+/// file of `tputctl sweep run`: a local run and [`reproduce_from`] build
+/// the figures from the same numbers.
 pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
-    for f in &o.figures {
-        if !FIGURES.contains(&f.as_str()) {
-            return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
-        }
-    }
+    let (pts, plan) = planned(o)?;
+    let total = plan.len();
+    let ran = run_parallel(&plan, o.jobs, run_point, |done, p, r| {
+        let m = r.clone().and_then(|ran| measured_of(&pts[p.index], Ok(ran)));
+        progress(&format!("[{done}/{total}] {}", progress_line(&pts[p.index], &m)));
+    });
+    build(o, &pts, ran, true)
+}
+
+/// Build the tables and figures of `o` from the point results in `dir`
+/// (what `tputctl sweep run` wrote for the points of [`plan`] with the same
+/// options), without simulating: the same files as [`reproduce`], but for
+/// `cpu.csv`. A missing result, or results of another plan (other options,
+/// figures or `TPUT_BENCH_SHORT`), is a one-line error naming the point.
+pub fn reproduce_from(o: &Options, dir: &Path) -> Result<Report, String> {
+    let (pts, plan) = planned(o)?;
+    let ran = crate::plan_results(dir, &plan, |i| pts[i].label())?;
+    build(o, &pts, ran.into_iter().map(|r| Ok((r, 0.0))).collect(), false)
+}
+
+/// Turn the points' results into the report, tables and files; `local`:
+/// the results come from this process, with CPU times (written to `cpu.csv`).
+fn build(o: &Options, pts: &[Point], ran: Vec<Ran>, local: bool) -> Result<Report, String> {
     std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("creating {}: {e}", o.out_dir.display()))?;
     let mut report = Report::default();
-    if o.wants("fig4") {
-        let t = timeline(o.timeline_duration, o.seeds.first().copied().unwrap_or(1))?;
-        progress(&format!("fig4 timeline: {:.1} CPU-s", t.cpu_secs));
-        report.text.push_str(&t.table());
-        report.files.extend(t.write(&o.out_dir)?);
-        report.timeline = Some(t);
-    }
-    let pts = points(o);
-    let results = run_all(&pts, o.jobs, progress);
-    for (p, r) in pts.iter().zip(results) {
-        match r {
-            Ok(x) => report.points.push(x),
-            Err(e) => report.failures.push(format!(
-                "{} {} {}% n={} seed {}: {e}",
+    let mut cpu = String::from("figure,variant,target_pct,n_reno,seed,cpu_secs\n");
+    for (p, r) in pts.iter().zip(ran) {
+        if let Ok((_, secs)) = &r {
+            let _ = writeln!(
+                cpu,
+                "{},{},{},{},{},{secs}",
                 p.figure, p.variant, p.target_pct, p.n_reno, p.seed
-            )),
+            );
+        }
+        match measured_of(p, r) {
+            Ok(Measured::Point(x)) => report.points.push(x),
+            Ok(Measured::Timeline(t)) => {
+                report.text.push_str(&t.table());
+                report.files.extend(t.write(&o.out_dir)?);
+                report.timeline = Some(t);
+            }
+            Err(e) => report.failures.push(format!("{}: {e}", p.label())),
         }
     }
     if !report.points.is_empty() {
@@ -576,6 +689,9 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
         for f in &report.failures {
             let _ = writeln!(report.text, "  {f}");
         }
+    }
+    if local {
+        report.files.extend(write_files(&o.out_dir, &[("cpu.csv", cpu)])?);
     }
     let path = o.out_dir.join("tables.txt");
     std::fs::write(&path, &report.text).map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -616,8 +732,9 @@ pub struct Timeline {
 /// Reno flows join at these instants (Fig. 4/5): 1 at 0 s, 4 more at 5 s, 25 more at 10 s.
 const PHASES: [(u32, u64); 3] = [(1, 0), (4, 5), (25, 10)];
 
-/// Run the Fig. 4/5 timeline for `duration` (the paper's phases at 0/5/10 s).
-pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
+/// The Fig. 4/5 scenario: `duration` long, with the paper's phases at
+/// 0/5/10 s, 100 ms intervals.
+fn timeline_scenario(duration: Duration, seed: u64) -> Scenario {
     let reno: Vec<(u32, Duration)> = PHASES
         .iter()
         .map(|&(n, at)| (n, Duration::from_secs(at)))
@@ -631,7 +748,24 @@ pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
         duration,
     );
     s.interval = Duration::from_millis(100);
-    let (r, cpu_secs) = run_timed(&s)?;
+    s
+}
+
+/// Run the Fig. 4/5 timeline for `duration` (the paper's phases at 0/5/10 s).
+pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
+    let s = timeline_scenario(duration, seed);
+    let (cpu0, wall0) = (thread_cpu_secs(), Instant::now());
+    let r = run(&s, |_| {}).map_err(|e| e.to_string())?;
+    let cpu = cpu0
+        .zip(thread_cpu_secs())
+        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
+    check_errors(&r)?;
+    Ok(timeline_of(&s, &r, cpu))
+}
+
+/// The timeline from the run `r` of `s` (a [`timeline_scenario`]).
+fn timeline_of(s: &Scenario, r: &ScenarioResult, cpu_secs: f64) -> Timeline {
+    let duration = s.duration;
     let g = &r.flows[0];
     let reno1 = &r.flows[1];
     // Interval and slot times count from each transfer's start.
@@ -728,12 +862,12 @@ pub fn timeline(duration: Duration, seed: u64) -> Result<Timeline, String> {
             s_end,
         ));
     }
-    Ok(Timeline {
+    Timeline {
         samples,
         slots,
         phases,
         cpu_secs,
-    })
+    }
 }
 
 impl Timeline {
@@ -1081,12 +1215,12 @@ fn fig6_tcp_note(o: &Options, points: &[PointResult], pct: u32) -> String {
 
 fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, String> {
     let mut csv = String::from(
-        "figure,variant,target_pct,n_reno,seed,success,aggregate_success,tested_mbps,reno_mbps_per_flow,utilisation,idle,unfinished_tcp,cpu_secs\n",
+        "figure,variant,target_pct,n_reno,seed,success,aggregate_success,tested_mbps,reno_mbps_per_flow,utilisation,idle,unfinished_tcp\n",
     );
     for p in points {
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{}",
             p.figure,
             p.variant,
             p.target_pct,
@@ -1098,8 +1232,7 @@ fn write_points(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Str
             p.reno_mbps,
             p.utilisation,
             p.idle,
-            p.unfinished_tcp,
-            p.cpu_secs
+            p.unfinished_tcp
         );
     }
     let mut files = vec![("points.csv".to_string(), csv)];

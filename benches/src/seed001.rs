@@ -25,6 +25,20 @@
 //! Timeouts: the TCP model counts its RTOs (min RTO 200 ms, RFC 6298); for
 //! QUIC, quinn-proto's "PTO fired" trace event is counted (RFC 9002 §6.2),
 //! see [`crate::seed001_timeouts`].
+//!
+//! # As a plan
+//!
+//! Every sweep simulation is a point of [`plan`]: a `tput_lab::plan` plan
+//! whose points keep their flow's interval records and the links' counters
+//! and count their timeouts while they run (`keep.timeouts`: the counter is
+//! a `tracing` subscriber, so it must run in the process that simulates). A
+//! local run ([`reproduce`]) runs those points and builds every table and
+//! sweep figure from their results as read back from JSON;
+//! [`reproduce_from`] builds the same from results that `tputctl sweep run`
+//! wrote anywhere (all but `cpu.csv`). The mechanism timelines need the
+//! controllers' traces, which no point result keeps: they are in no plan and
+//! run where the tables are built. The bench's flags: `--plan`, `--from DIR`
+//! (see `benches/benches/seed001.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -41,7 +55,8 @@ use tput_lab::sweep::run_parallel;
 use tput_lab::tcp::Recovery;
 
 use crate::seed001_timeouts::{Timeout, TimeoutCounter};
-use crate::thread_cpu_secs;
+use crate::{Ran, run_point, thread_cpu_secs};
+use tput_lab::plan::Keep;
 
 /// Link rate, bits per second (the paper's 1 Gbit/s).
 pub const LINK_BPS: u64 = 1_000_000_000;
@@ -258,7 +273,8 @@ fn payload_of(t: Transport) -> u64 {
     }
 }
 
-/// Runs `p`, counting timeouts.
+/// Runs `p`, counting timeouts (with controller traces, which a plan
+/// point's result does not keep: the mechanism timelines use this).
 pub fn measure(p: &Point) -> Result<(PointResult, ScenarioResult, Vec<Timeout>), String> {
     let s = p.scenario();
     let (cpu0, wall0) = (thread_cpu_secs(), Instant::now());
@@ -267,6 +283,15 @@ pub fn measure(p: &Point) -> Result<(PointResult, ScenarioResult, Vec<Timeout>),
     let cpu = cpu0
         .zip(thread_cpu_secs())
         .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
+    let res = measure_from(p, &r, &timeouts, cpu)?;
+    Ok((res, r, timeouts))
+}
+
+/// What `p` measured, from its run's result `r` and the timeouts counted
+/// while it ran (`cpu`: the simulation's CPU seconds, 0 when unknown): the
+/// one place where a local run and results collected from elsewhere become
+/// tables.
+fn measure_from(p: &Point, r: &ScenarioResult, timeouts: &[Timeout], cpu: f64) -> Result<PointResult, String> {
     let f = r.flows.first().ok_or("no flow")?;
     let secs = p.duration.as_secs_f64();
     let handshake_ok = p.transport.is_tcp() || !f.intervals.is_empty() || f.bytes > 0;
@@ -312,7 +337,7 @@ pub fn measure(p: &Point) -> Result<(PointResult, ScenarioResult, Vec<Timeout>),
         cut_losses,
         cpu_secs: cpu,
     };
-    Ok((res, r, timeouts))
+    Ok(res)
 }
 
 /// What to run and where to write it.
@@ -471,34 +496,122 @@ pub struct Report {
     pub timeline_cpu_secs: f64,
 }
 
-/// Run the reproduction; `progress` gets one line per finished simulation.
-pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
-    std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("creating {}: {e}", o.out_dir.display()))?;
+/// Every sweep point of `o` and the plan that runs them (same order): each
+/// plan point labelled with its study, transport, period and occupancy
+/// (its seed is the point's own `seed`), keeping its flow's interval records, the links' counters and the
+/// timeouts counted while it runs.
+fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), String> {
     let pts = o.points();
-    let total = pts.len();
-    let results = run_parallel(
+    let keep = Keep {
+        intervals: true,
+        timeouts: true,
+        ..Keep::result()
+    };
+    let items = pts
+        .iter()
+        .map(|p| {
+            let labels = [
+                ("study", p.study.to_string()),
+                ("transport", p.transport.name().to_string()),
+                ("period_us", p.period.as_micros().to_string()),
+                ("occupancy", p.occupancy.to_string()),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into();
+            (labels, p.scenario(), keep.clone())
+        })
+        .collect();
+    let plan = tput_lab::plan::plan_scenarios(items).map_err(|e| e.to_string())?;
+    Ok((pts, plan))
+}
+
+/// The plan of the sweep's simulations, in the order a local run runs
+/// them: what `--plan` prints, for `tputctl sweep run FILE --index N --out
+/// DIR` to run anywhere and [`reproduce_from`] to build the tables from.
+/// The mechanism timelines are not in it (they need controller traces, which
+/// a point's result does not keep): they run where the tables are built.
+pub fn plan(o: &Options) -> Result<Vec<tput_lab::plan::Point>, String> {
+    planned(o).map(|(_, plan)| plan)
+}
+
+/// What one plan point gave.
+fn measured_of(p: &Point, ran: Ran) -> Result<PointResult, String> {
+    let (r, cpu) = ran?;
+    let (Some(result), Some(timeouts)) = (r.result.as_ref(), r.timeouts.as_ref()) else {
+        return Err("the point's result keeps no per-flow results or timeouts (not from this bench's plan)".into());
+    };
+    measure_from(p, result, timeouts, cpu)
+}
+
+/// Run the reproduction; `progress` gets one line per finished simulation.
+/// The sweep's simulations are the points of [`plan`], run here on
+/// [`Options::jobs`] threads and read back as a collector reads a file of
+/// `tputctl sweep run`; the mechanism timelines run after them.
+pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+    let (pts, plan) = planned(o)?;
+    let total = plan.len();
+    let ran = run_parallel(&plan, o.jobs, run_point, |done, p, r| {
+        let pt = &pts[p.index];
+        let line = match r.clone().and_then(|ran| measured_of(pt, Ok(ran))) {
+            Ok(x) => format!(
+                "{}: {:.1} Mbit/s, {} timeouts (max {} in a row), idle {:.2} s, in {:.1} CPU-s",
+                pt.label(),
+                x.throughput_mbps,
+                x.timeouts,
+                x.max_consecutive,
+                x.longest_idle_secs,
+                x.cpu_secs
+            ),
+            Err(e) => format!("{}: FAILED: {e}", pt.label()),
+        };
+        progress(&format!("[{done}/{total}] {line}"));
+    });
+    build(o, &pts, ran, true, progress)
+}
+
+/// Build the tables and figures of `o` from the point results in `dir`
+/// (what `tputctl sweep run` wrote for the points of [`plan`] with the same
+/// options) instead of simulating the sweep: the same files as
+/// [`reproduce`] but for `cpu.csv`. The mechanism timelines, which no plan
+/// holds, run here as in a local run. A missing result, or results of
+/// another plan, is a one-line error naming the point.
+pub fn reproduce_from(o: &Options, dir: &Path, progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+    let (pts, plan) = planned(o)?;
+    let ran = crate::plan_results(dir, &plan, |i| pts[i].label())?;
+    build(
+        o,
         &pts,
-        o.jobs,
-        |p| measure(p).map(|(r, _, _)| r),
-        |done, p, r| {
-            let line = match r {
-                Ok(x) => format!(
-                    "{}: {:.1} Mbit/s, {} timeouts (max {} in a row), idle {:.2} s, in {:.1} CPU-s",
-                    p.label(),
-                    x.throughput_mbps,
-                    x.timeouts,
-                    x.max_consecutive,
-                    x.longest_idle_secs,
-                    x.cpu_secs
-                ),
-                Err(e) => format!("{}: FAILED: {e}", p.label()),
-            };
-            progress(&format!("[{done}/{total}] {line}"));
-        },
-    );
+        ran.into_iter().map(|r| Ok((r, 0.0))).collect(),
+        false,
+        progress,
+    )
+}
+
+/// The report, tables and files from the points' results; `local`: the
+/// results come from this process, with CPU times (written to `cpu.csv`).
+fn build(
+    o: &Options,
+    pts: &[Point],
+    ran: Vec<Ran>,
+    local: bool,
+    mut progress: impl FnMut(&str) + Send,
+) -> Result<Report, String> {
+    std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("creating {}: {e}", o.out_dir.display()))?;
     let mut report = Report::default();
-    for (p, r) in pts.iter().zip(results) {
-        match r {
+    let mut cpu = String::from("study,transport,period_us,occupancy,seed,cpu_s\n");
+    for (p, r) in pts.iter().zip(ran) {
+        if let Ok((_, secs)) = &r {
+            let _ = writeln!(
+                cpu,
+                "{},{},{},{},{},{secs}",
+                p.study,
+                p.transport.name(),
+                p.period.as_micros(),
+                p.occupancy,
+                p.seed
+            );
+        }
+        match measured_of(p, r) {
             Ok(x) => report.points.push(x),
             Err(e) => report.failures.push(format!("{}: {e}", p.label())),
         }
@@ -516,6 +629,9 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
         for f in &report.failures {
             let _ = writeln!(report.text, "  {f}");
         }
+    }
+    if local {
+        report.files.extend(write_files(&o.out_dir, &[("cpu.csv", cpu)])?);
     }
     let path = o.out_dir.join("tables.txt");
     std::fs::write(&path, &report.text).map_err(|e| format!("writing {}: {e}", path.display()))?;
@@ -773,13 +889,13 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
 fn write_sweep(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, String> {
     let mut csv = String::from(
         "study,transport,period_us,occupancy,seed,mode,placement,delay_us,switch_queue,duration_s,throughput_mbps,link_bound_mbps,\
-         handshake_ok,timeouts,max_consecutive_timeouts,longest_idle_s,switch_hw_packets,sender_hw_packets,added_delay_ms,cut_losses,cpu_s\n",
+         handshake_ok,timeouts,max_consecutive_timeouts,longest_idle_s,switch_hw_packets,sender_hw_packets,added_delay_ms,cut_losses\n",
     );
     for r in points {
         let p = &r.point;
         let _ = writeln!(
             csv,
-            "{},{},{},{},{},{:?},{:?},{},{},{},{:.3},{:.3},{},{},{},{:.3},{},{},{:.4},{},{:.2}",
+            "{},{},{},{},{},{:?},{:?},{},{},{},{:.3},{:.3},{},{},{},{:.3},{},{},{:.4},{}",
             p.study,
             p.transport.name(),
             p.period.as_micros(),
@@ -799,8 +915,7 @@ fn write_sweep(o: &Options, points: &[PointResult]) -> Result<Vec<PathBuf>, Stri
             r.switch_hw_packets,
             r.sender_hw_packets,
             r.added_delay_ms,
-            r.cut_losses,
-            r.cpu_secs
+            r.cut_losses
         );
     }
     let mut files: Vec<(String, String)> = vec![("seed001_points.csv".into(), csv)];

@@ -138,6 +138,18 @@
 //!
 //! Simulated points run in parallel on [`Options::jobs`] threads, each one
 //! deterministic; live points run one at a time after them.
+//!
+//! # As a plan
+//!
+//! Every simulation is a point of [`plan`] (a `tput_lab::plan` plan whose
+//! points keep their flow's interval records): a local run ([`reproduce`])
+//! runs those points and builds the `rtt` and `ber` figures from their
+//! results as read back from JSON; [`reproduce_from`] builds the same
+//! tables and files from results that `tputctl sweep run` wrote anywhere
+//! (all but `cpu.csv`, the local run's CPU times). The `live` figure's
+//! transfers are real sockets, not simulations: they are in no plan and
+//! always run where the figures are built. The bench's flags: `--plan`,
+//! `--from DIR` (see `benches/benches/seed002.rs`).
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -147,14 +159,15 @@ use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
 use tput_cc::{ControllerSpec, units::Rate};
+use tput_lab::plan::Keep;
 use tput_lab::plot::{Series, line_chart};
 use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats};
-use tput_lab::scenario::{DelayedAck, FlowGroup, LinkSpec, Scenario, TcpSpec, TopologySpec, run};
+use tput_lab::scenario::{DelayedAck, FlowGroup, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec};
 use tput_lab::sweep::run_parallel;
 use tput_lab::tcp::Recovery;
 use tput_transport::{AppBuffers, Identity, IntervalStats, NodeConfig, ServerTrust, TransferSpec, udp};
 
-use crate::thread_cpu_secs;
+use crate::{Ran, run_point};
 
 /// The paper's bottleneck: DS-3 as seen through ATM, bits per second.
 pub const BOTTLENECK_BPS: u64 = 36_864_000;
@@ -381,13 +394,10 @@ pub fn steady_mbps(intervals: &[IntervalStats], warmup: Duration) -> f64 {
     kept.iter().map(|i| i.bytes as f64).sum::<f64>() * 8.0 / secs / 1e6
 }
 
-fn measure(p: &Point, o: &Options) -> Result<PointResult, String> {
-    let s = scenario(p, o);
-    let (cpu0, wall0) = (thread_cpu_secs(), Instant::now());
-    let r = run(&s, |_| {}).map_err(|e| e.to_string())?;
-    let cpu = cpu0
-        .zip(thread_cpu_secs())
-        .map_or(wall0.elapsed().as_secs_f64(), |(a, b)| b - a);
+/// What `p` measured, from its run's result `r` (`cpu`: the simulation's
+/// CPU seconds, 0 when unknown): the one place where a local run and
+/// results collected from elsewhere become figures.
+fn measure(p: &Point, o: &Options, r: &ScenarioResult, cpu: f64) -> Result<PointResult, String> {
     let f = r.flows.first().ok_or("no flow")?;
     // A timed TCP flow may still be recovering its last segments when the
     // drain ends; its steady part is measured all the same.
@@ -502,8 +512,24 @@ pub struct Report {
     pub live_secs: f64,
 }
 
-/// Run the figures `o` asks for; `progress` gets one line per finished point.
-pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+impl Point {
+    /// The point's name in progress lines, errors and failures.
+    fn label(&self) -> String {
+        format!(
+            "{} {} rtt={}ms ber={:e}",
+            self.figure,
+            self.variant.label(),
+            self.rtt_ms,
+            self.ber
+        )
+    }
+}
+
+/// Every simulated point of `o` and the plan that runs them (same order),
+/// each plan point labelled with its figure, variant, RTT and bit error
+/// rate, and keeping its flow's interval records (the goodput is measured
+/// from them).
+fn planned(o: &Options) -> Result<(Vec<Point>, Vec<tput_lab::plan::Point>), String> {
     for f in &o.figures {
         if !FIGURES.contains(&f.as_str()) {
             return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
@@ -512,38 +538,116 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
     if o.warmup >= o.duration || o.live_warmup >= o.live_duration {
         return Err("the warm-up must be shorter than the run".into());
     }
+    let pts = points(o);
+    let keep = Keep {
+        intervals: true,
+        ..Keep::result()
+    };
+    let items = pts
+        .iter()
+        .map(|p| {
+            let labels = [
+                ("figure", p.figure.to_string()),
+                ("variant", p.variant.label()),
+                ("rtt_ms", p.rtt_ms.to_string()),
+                ("ber", format!("{:e}", p.ber)),
+            ]
+            .map(|(k, v)| (k.to_string(), v))
+            .into();
+            (labels, scenario(p, o), keep.clone())
+        })
+        .collect();
+    let plan = tput_lab::plan::plan_scenarios(items).map_err(|e| e.to_string())?;
+    Ok((pts, plan))
+}
+
+/// The plan of the simulations `o` asks for, in the order a local run runs
+/// them: what `--plan` prints, for `tputctl sweep run FILE --index N --out
+/// DIR` to run anywhere and [`reproduce_from`] to build the figures from.
+/// The live transfers are not in it: they run where the figures are built.
+pub fn plan(o: &Options) -> Result<Vec<tput_lab::plan::Point>, String> {
+    planned(o).map(|(_, plan)| plan)
+}
+
+/// What one plan point gave.
+fn measured_of(p: &Point, o: &Options, ran: Ran) -> Result<PointResult, String> {
+    let (r, cpu) = ran?;
+    let result = r
+        .result
+        .as_ref()
+        .ok_or("the point's result keeps no per-flow results (not from this bench's plan)")?;
+    measure(p, o, result, cpu)
+}
+
+/// Run the figures `o` asks for; `progress` gets one line per finished
+/// point. The simulations are the points of [`plan`], run here on
+/// [`Options::jobs`] threads and read back as a collector reads a file of
+/// `tputctl sweep run`; the live transfers run after them.
+pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+    let (pts, plan) = planned(o)?;
+    let total = plan.len();
+    let ran = run_parallel(&plan, o.jobs, run_point, |done, p, r| {
+        let pt = &pts[p.index];
+        let line = match r.clone().and_then(|ran| measured_of(pt, o, Ok(ran))) {
+            Ok(x) => format!(
+                "{}: {:.2} Mbit/s, drops {} queue {} random, {:.1} CPU-s",
+                pt.label(),
+                x.mbps,
+                x.queue_drops,
+                x.random_drops,
+                x.cpu_secs
+            ),
+            Err(e) => format!("{}: FAILED: {e}", pt.label()),
+        };
+        progress(&format!("[{done}/{total}] {line}"));
+    });
+    build(o, &pts, ran, true, progress)
+}
+
+/// Build the tables and figures of `o` from the point results in `dir`
+/// (what `tputctl sweep run` wrote for the points of [`plan`] with the same
+/// options) instead of simulating: the same files as [`reproduce`] but for
+/// `cpu.csv`. The live transfers (figure `live`), which no plan holds, run
+/// here as in a local run. A missing result, or results of another plan, is
+/// a one-line error naming the point.
+pub fn reproduce_from(o: &Options, dir: &std::path::Path, progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+    let (pts, plan) = planned(o)?;
+    let ran = crate::plan_results(dir, &plan, |i| pts[i].label())?;
+    build(
+        o,
+        &pts,
+        ran.into_iter().map(|r| Ok((r, 0.0))).collect(),
+        false,
+        progress,
+    )
+}
+
+/// The report, tables and files from the points' results; `local`: the
+/// results come from this process, with CPU times (written to `cpu.csv`).
+fn build(
+    o: &Options,
+    pts: &[Point],
+    ran: Vec<Ran>,
+    local: bool,
+    mut progress: impl FnMut(&str) + Send,
+) -> Result<Report, String> {
     std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("creating {}: {e}", o.out_dir.display()))?;
     let mut report = Report::default();
-    let pts = points(o);
-    let total = pts.len();
-    let results = run_parallel(
-        &pts,
-        o.jobs,
-        |p| measure(p, o),
-        |done, p, r| {
-            let line = match r {
-                Ok(x) => format!(
-                    "{} {} rtt={}ms ber={:e}: {:.2} Mbit/s, drops {} queue {} random, {:.1} CPU-s",
-                    p.figure,
-                    p.variant.label(),
-                    p.rtt_ms,
-                    p.ber,
-                    x.mbps,
-                    x.queue_drops,
-                    x.random_drops,
-                    x.cpu_secs
-                ),
-                Err(e) => format!("{} {} rtt={}ms: FAILED: {e}", p.figure, p.variant.label(), p.rtt_ms),
-            };
-            progress(&format!("[{done}/{total}] {line}"));
-        },
-    );
-    for (p, r) in pts.iter().zip(results) {
-        match r {
+    let mut cpu = String::from("figure,variant,rtt_ms,ber,cpu_secs\n");
+    for (p, r) in pts.iter().zip(ran) {
+        if let Ok((_, secs)) = &r {
+            let _ = writeln!(
+                cpu,
+                "{},{},{},{:e},{secs}",
+                p.figure,
+                p.variant.label(),
+                p.rtt_ms,
+                p.ber
+            );
+        }
+        match measured_of(p, o, r) {
             Ok(x) => report.points.push(x),
-            Err(e) => report
-                .failures
-                .push(format!("{} {} rtt={}ms: {e}", p.figure, p.variant.label(), p.rtt_ms)),
+            Err(e) => report.failures.push(format!("{}: {e}", p.label())),
         }
     }
     if o.wants("live") {
@@ -574,6 +678,9 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
         for f in &report.failures {
             let _ = writeln!(report.text, "  {f}");
         }
+    }
+    if local {
+        files.push(("cpu.csv".into(), cpu));
     }
     files.push(("tables.txt".into(), report.text.clone()));
     for (name, body) in files {
@@ -785,9 +892,8 @@ fn fine_rtts(o: &Options) -> Vec<f64> {
 
 fn rtt_files(o: &Options, points: &[PointResult]) -> Vec<(String, String)> {
     let mut files = Vec::new();
-    let mut csv = String::from(
-        "figure,variant,cc,buffers,rtt_ms,ber,goodput_mbps,normalised,bytes,queue_drops,random_drops,cpu_secs\n",
-    );
+    let mut csv =
+        String::from("figure,variant,cc,buffers,rtt_ms,ber,goodput_mbps,normalised,bytes,queue_drops,random_drops\n");
     for p in points {
         let (cc, n) = match p.point.variant {
             Variant::Quic { cubic, n } => (if cubic { "cubic" } else { "newreno" }, n.to_string()),
@@ -800,7 +906,7 @@ fn rtt_files(o: &Options, points: &[PointResult]) -> Vec<(String, String)> {
         };
         let _ = writeln!(
             csv,
-            "{},{},{cc},{n},{},{:e},{:.4},{},{},{},{},{:.2}",
+            "{},{},{cc},{n},{},{:e},{:.4},{},{},{},{}",
             p.point.figure,
             p.point.variant.label(),
             p.point.rtt_ms,
@@ -809,8 +915,7 @@ fn rtt_files(o: &Options, points: &[PointResult]) -> Vec<(String, String)> {
             nv.map_or(String::new(), |x| format!("{x:.4}")),
             p.bytes,
             p.queue_drops,
-            p.random_drops,
-            p.cpu_secs
+            p.random_drops
         );
     }
     files.push(("points.csv".into(), csv));

@@ -55,13 +55,32 @@
 //! - `D_e` vs rate: every rate each search ran, `D_e(r) / D_e(100)` against
 //!   the 1.1 line, for one configuration per figure.
 
+//!
+//! # As plans, in rounds
+//!
+//! Every simulation is a point of a `tput_lab::plan` plan that keeps its
+//! flows' file statistics, labelled with its configuration, rate and an
+//! identity (a hash of its scenario, so of every option that shapes it).
+//! A search's next rate depends on the results before it, so the
+//! simulations come in rounds ([`plan`]): the first holds every reference
+//! run at 100 Mbit/s with every grid rate above the offered load (tried
+//! together rather than one by one until the first failure; a rate below
+//! the first failure is run needlessly) and the `D_e`-vs-rate curves; each
+//! next round holds one bisection step of every unfinished search. A local
+//! run ([`reproduce`]) runs those rounds, each in parallel, and builds the
+//! figures from the results as read back from JSON; [`reproduce_from`]
+//! builds the same tables and files from results that `tputctl sweep run`
+//! wrote anywhere, one directory per round. The bench's flags: `--plan`,
+//! `--plan --from DIR`, `--from DIR` (see `benches/benches/seed003.rs`).
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tput_cc::units::Rate;
 use tput_lab::files::{FileStats, pooled};
+use tput_lab::plan::Keep;
 use tput_lab::plot::{Band, BandPoint, Figure, Panel, Series, Trace};
 use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, Scenario, TcpSpec, TopologySpec, Transport, run_with};
 use tput_lab::tcp::Recovery;
@@ -403,7 +422,7 @@ pub struct Report {
     pub files: Vec<PathBuf>,
     /// Searches that failed, with the reason.
     pub failures: Vec<String>,
-    /// Simulations run.
+    /// Distinct simulations behind the report (a rate shared by a search and a curve counts once).
     pub runs: usize,
     /// The extra rates of the `D_e`-vs-rate curves (first seed).
     pub curves: Vec<(Setup, RatePoint)>,
@@ -564,9 +583,20 @@ fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
     Ok(figs)
 }
 
-/// Run every figure of `o`; `progress` gets one line per finished search.
-pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+/// The searches and curve runs of `o`'s figures.
+struct Work {
+    figs: Vec<FigureSpec>,
+    /// Every search: a distinct configuration and a seed, costly ones first.
+    searches: Vec<(Setup, u64)>,
+    /// The extra rates of the `D_e`-vs-rate curves (seed `o.seeds[0]`).
+    curve_runs: Vec<(Setup, f64)>,
+}
+
+fn work(o: &Options) -> Result<Work, String> {
     let figs = figure_specs(o)?;
+    if o.seeds.is_empty() {
+        return Err("no seeds".into());
+    }
     // Every distinct configuration once, whichever figures share it.
     let mut setups: Vec<Setup> = Vec::new();
     for f in &figs {
@@ -583,31 +613,10 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
         let cost = |s: &Setup| s.offered_mbps() * s.window(o).as_secs_f64();
         cost(b).total_cmp(&cost(a))
     });
-    let points: Vec<(Setup, u64)> = setups
+    let searches: Vec<(Setup, u64)> = setups
         .iter()
         .flat_map(|s| o.seeds.iter().map(move |&seed| (s.clone(), seed)))
         .collect();
-    let total = points.len();
-    let results = tput_lab::sweep::run_parallel(
-        &points,
-        o.jobs,
-        |(s, seed)| search(s, o, *seed),
-        |done, (s, seed), r: &Search| {
-            let line = match &r.error {
-                Some(e) => format!("[{}/{total}] {} seed {seed}: FAILED {e}", done + 1, s.key()),
-                None => format!(
-                    "[{}/{total}] {} seed {seed}: W_min {:.1} Mbit/s, D_e(100) {:.3} s, {} runs, {:.1} s CPU",
-                    done + 1,
-                    s.key(),
-                    r.wmin_mbps,
-                    r.reference.de(),
-                    r.points.iter().filter(|p| !p.overloaded).count(),
-                    r.cpu_secs
-                ),
-            };
-            progress(&line);
-        },
-    );
     // D_e vs rate: one configuration per figure and curve, seed 1, on a
     // 5 Mbit/s grid above the offered load (besides the search's own rates).
     let mut curve_runs: Vec<(Setup, f64)> = Vec::new();
@@ -624,33 +633,334 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
             }
         }
     }
-    let seed0 = o.seeds[0];
-    let n_curve = curve_runs.len();
-    let curve_results = tput_lab::sweep::run_parallel(
-        &curve_runs,
-        o.jobs,
-        |(s, r)| measure(s, o, *r, seed0),
-        |done, (s, r), _| {
-            if (done + 1) % 20 == 0 || done + 1 == n_curve {
-                progress(&format!("[curve {}/{n_curve}] {} at {r} Mbit/s", done + 1, s.key()));
+    Ok(Work {
+        figs,
+        searches,
+        curve_runs,
+    })
+}
+
+/// One simulation: `setup` at `rate_mbps` for `seed`, for a search or a curve.
+#[derive(Debug, Clone, PartialEq)]
+struct Run {
+    setup: Setup,
+    seed: u64,
+    rate_mbps: f64,
+}
+
+impl Run {
+    fn label(&self) -> String {
+        format!("{} seed {} at {} Mbit/s", self.setup.key(), self.seed, self.rate_mbps)
+    }
+
+    /// The plan point's labels, and its identity: a hash of its labels,
+    /// scenario (so of every option that shapes it) and what it keeps.
+    fn point(&self, o: &Options) -> Result<(BTreeMap<String, String>, Scenario), String> {
+        let s = self.setup.scenario(o, self.rate_mbps, self.seed)?;
+        let mut labels: BTreeMap<String, String> =
+            [("setup", self.setup.key()), ("rate_mbps", self.rate_mbps.to_string())]
+                .map(|(k, v)| (k.to_string(), v))
+                .into();
+        let id = tput_lab::plan::plan_scenarios(vec![(labels.clone(), s.clone(), Keep::result())])
+            .map_err(|e| format!("{}: {e}", self.label()))?
+            .remove(0)
+            .plan;
+        labels.insert("id".into(), id);
+        Ok((labels, s))
+    }
+}
+
+/// Rates measured so far, by point identity ([`Run::point`]'s `id`): the
+/// rate point and its simulation's CPU seconds (0 when read from a file),
+/// or why the run failed.
+type Known = BTreeMap<String, Result<(RatePoint, f64), String>>;
+
+/// A search replayed on what is known: done, or the rate it needs next.
+enum Replay {
+    Done(Search),
+    Needs(Run),
+}
+
+/// Replay the search of `setup` for `seed` ([`search_with`]) on `known`:
+/// the rates it tries are the rates a search run here would try, in the
+/// same order, because each decision depends only on the results before it.
+fn replay(o: &Options, setup: &Setup, seed: u64, known: &Known) -> Result<Replay, String> {
+    let mut needs = None;
+    let mut cpu_secs = 0.0;
+    let mut fatal = None;
+    let r = search_with(setup.offered_mbps(), o.resolution_mbps, |rate| {
+        let run = Run {
+            setup: setup.clone(),
+            seed,
+            rate_mbps: rate,
+        };
+        let id = match run.point(o) {
+            Ok((labels, _)) => labels["id"].clone(),
+            Err(e) => {
+                fatal = Some(e.clone());
+                return Err(e);
             }
+        };
+        match known.get(&id) {
+            Some(Ok((p, cpu))) => {
+                cpu_secs += cpu;
+                Ok(p.clone())
+            }
+            Some(Err(e)) => Err(e.clone()),
+            None => {
+                needs = Some(run);
+                Err(String::new())
+            }
+        }
+    });
+    if let Some(e) = fatal {
+        return Err(e);
+    }
+    if let Some(run) = needs {
+        return Ok(Replay::Needs(run));
+    }
+    Ok(Replay::Done(match r {
+        Ok((wmin, reference, points)) => Search {
+            key: setup.key(),
+            seed,
+            wmin_mbps: wmin,
+            reference,
+            points,
+            cpu_secs,
+            error: None,
         },
-    );
-    let mut report = Report::default();
-    for ((s, r), res) in curve_runs.iter().zip(curve_results) {
-        match res {
-            Ok(p) => report.curves.push((s.clone(), p)),
-            Err(e) => report.failures.push(format!("{} at {r} Mbit/s: {e}", s.key())),
+        Err(e) => Search {
+            key: setup.key(),
+            seed,
+            wmin_mbps: f64::NAN,
+            cpu_secs,
+            error: Some(e),
+            ..Search::default()
+        },
+    }))
+}
+
+/// The grid of the search (see [`search_with`]).
+const GRID: [f64; 9] = [90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 20.0, 10.0];
+
+/// The simulations still needed, given `known`: the next rate of every
+/// unfinished search and every curve rate not yet run. A search that needs
+/// its reference also gets every grid rate above its offered load at once
+/// (it tries them in order until one fails, and most fail only near the
+/// load), so that a round-by-round run takes a few rounds: one, then one
+/// per bisection step.
+fn needed(o: &Options, w: &Work, known: &Known) -> Result<Vec<Run>, String> {
+    let mut need: Vec<Run> = Vec::new();
+    let add = |run: Run, need: &mut Vec<Run>| -> Result<(), String> {
+        let id = run.point(o)?.0["id"].clone();
+        if !known.contains_key(&id) && !need.contains(&run) {
+            need.push(run);
+        }
+        Ok(())
+    };
+    for (setup, seed) in &w.searches {
+        if let Replay::Needs(run) = replay(o, setup, *seed, known)? {
+            let reference = run.rate_mbps == 100.0;
+            add(run, &mut need)?;
+            if reference {
+                for r in GRID.into_iter().filter(|&r| r > setup.offered_mbps()) {
+                    let run = Run {
+                        setup: setup.clone(),
+                        seed: *seed,
+                        rate_mbps: r,
+                    };
+                    add(run, &mut need)?;
+                }
+            }
         }
     }
-    report.runs += report.curves.len();
-    for ((s, _), r) in points.iter().zip(results) {
+    for (setup, rate) in &w.curve_runs {
+        let run = Run {
+            setup: setup.clone(),
+            seed: o.seeds[0],
+            rate_mbps: *rate,
+        };
+        add(run, &mut need)?;
+    }
+    Ok(need)
+}
+
+/// `runs` as a plan: each point keeps its whole result (the flows' file
+/// statistics).
+fn plan_of(o: &Options, runs: &[Run]) -> Result<Vec<tput_lab::plan::Point>, String> {
+    let items = runs
+        .iter()
+        .map(|r| r.point(o).map(|(labels, s)| (labels, s, Keep::result())))
+        .collect::<Result<Vec<_>, String>>()?;
+    tput_lab::plan::plan_scenarios(items).map_err(|e| e.to_string())
+}
+
+/// The rate point of a run at `rate_mbps` from its result.
+fn rate_point(rate_mbps: f64, r: &tput_lab::plan::PointResult) -> Result<RatePoint, String> {
+    let result = r.result.as_ref().ok_or("the result keeps no per-flow results")?;
+    Ok(RatePoint {
+        rate_mbps,
+        files: pooled(result.flows.iter().filter_map(|f| f.files.as_ref())),
+        ..RatePoint::default()
+    })
+}
+
+/// The plan of the next round of simulations, given the results in `dir`
+/// (`None`: none yet): what `--plan` (first round) and `--plan --from DIR`
+/// (the rounds after) print. A search's rates depend on its earlier
+/// results, so a reproduction elsewhere runs in rounds: plan, run, plan
+/// again from the results, until the plan is empty (see the module docs).
+/// The rounds are the same simulations a local run makes, in the same
+/// rounds.
+pub fn plan(o: &Options, dir: Option<&Path>) -> Result<Vec<tput_lab::plan::Point>, String> {
+    let w = work(o)?;
+    let known = match dir {
+        Some(d) => known_from(d)?,
+        None => Known::new(),
+    };
+    plan_of(o, &needed(o, &w, &known)?)
+}
+
+/// Every result under `dir` (in it and in its subdirectories, one per
+/// round), by identity.
+fn known_from(dir: &Path) -> Result<Known, String> {
+    let mut dirs = vec![dir.to_path_buf()];
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut subdirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    dirs.extend(subdirs);
+    let mut known = Known::new();
+    for d in dirs {
+        let has_points = std::fs::read_dir(&d)
+            .map_err(|e| format!("cannot read {}: {e}", d.display()))?
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with("point-"));
+        if !has_points {
+            continue;
+        }
+        let c = tput_lab::plan::collect(&d).map_err(|e| e.to_string())?;
+        for r in c.results {
+            let (Some(id), Some(rate)) = (
+                r.vary.get("id"),
+                r.vary.get("rate_mbps").and_then(|x| x.parse::<f64>().ok()),
+            ) else {
+                return Err(format!(
+                    "{}: point {} is not a result of a seed003 plan",
+                    d.display(),
+                    r.index
+                ));
+            };
+            let p = rate_point(rate, &r).map_err(|e| format!("{}: point {}: {e}", d.display(), r.index))?;
+            known.insert(id.clone(), Ok((p, 0.0)));
+        }
+    }
+    Ok(known)
+}
+
+/// Run every figure of `o`; `progress` gets one line per simulation and
+/// one per finished search. The simulations run in the rounds of [`plan`]
+/// (each round's points on [`Options::jobs`] threads, read back as a
+/// collector reads a file of `tputctl sweep run`), so a local run and
+/// [`reproduce_from`] build the figures from the same numbers.
+pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
+    let w = work(o)?;
+    let mut known = Known::new();
+    for round in 1.. {
+        let need = needed(o, &w, &known)?;
+        if need.is_empty() {
+            break;
+        }
+        let plan = plan_of(o, &need)?;
+        let total = plan.len();
+        let ran = tput_lab::sweep::run_parallel(&plan, o.jobs, crate::run_point, |done, p, r| {
+            let line = match r {
+                Ok(_) => "done".to_string(),
+                Err(e) => format!("FAILED {e}"),
+            };
+            progress(&format!(
+                "[round {round}: {done}/{total}] {}: {line}",
+                need[p.index].label()
+            ));
+        });
+        for ((run, p), r) in need.iter().zip(&plan).zip(ran) {
+            let r = r
+                .and_then(|(r, cpu)| Ok((rate_point(run.rate_mbps, &r)?, cpu)))
+                .map_err(|e| format!("{}: {e}", run.setup.key()));
+            known.insert(p.vary["id"].clone(), r);
+        }
+    }
+    build(o, &w, &known, progress)
+}
+
+/// Build the tables and figures of `o` from the results under `dir` (in it
+/// and its subdirectories: what `tputctl sweep run` wrote for every round
+/// of [`plan`] with the same options), without simulating: the same files
+/// as [`reproduce`]. A simulation the figures need and `dir` lacks is a
+/// one-line error naming it.
+pub fn reproduce_from(o: &Options, dir: &Path) -> Result<Report, String> {
+    let w = work(o)?;
+    let known = known_from(dir)?;
+    let need = needed(o, &w, &known)?;
+    if let Some(first) = need.first() {
+        return Err(format!(
+            "{}: no result for {}{}: run the next round (--plan --from {})",
+            dir.display(),
+            first.label(),
+            match need.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            },
+            dir.display()
+        ));
+    }
+    build(o, &w, &known, |_| {})
+}
+
+/// The report, tables and files from the known results (every one the
+/// searches and curves need).
+fn build(o: &Options, w: &Work, known: &Known, mut progress: impl FnMut(&str)) -> Result<Report, String> {
+    let figs = &w.figs;
+    let seed0 = o.seeds[0];
+    let mut report = Report::default();
+    let total = w.searches.len();
+    for (i, (s, seed)) in w.searches.iter().enumerate() {
+        let Replay::Done(r) = replay(o, s, *seed, known)? else {
+            return Err(format!("{} seed {seed}: a result is missing", s.key()));
+        };
+        let line = match &r.error {
+            Some(e) => format!("[{}/{total}] {} seed {seed}: FAILED {e}", i + 1, s.key()),
+            None => format!(
+                "[{}/{total}] {} seed {seed}: W_min {:.1} Mbit/s, D_e(100) {:.3} s, {} runs, {:.1} s CPU",
+                i + 1,
+                s.key(),
+                r.wmin_mbps,
+                r.reference.de(),
+                r.points.iter().filter(|p| !p.overloaded).count(),
+                r.cpu_secs
+            ),
+        };
+        progress(&line);
         if let Some(e) = &r.error {
             report.failures.push(format!("{} seed {}: {e}", s.key(), r.seed));
         }
-        report.runs += r.points.iter().filter(|p| !p.overloaded).count();
         report.searches.push((s.clone(), r));
     }
+    for (s, rate) in &w.curve_runs {
+        let run = Run {
+            setup: s.clone(),
+            seed: seed0,
+            rate_mbps: *rate,
+        };
+        match known.get(&run.point(o)?.0["id"]) {
+            Some(Ok((p, _))) => report.curves.push((s.clone(), p.clone())),
+            Some(Err(e)) => report.failures.push(format!("{} at {rate} Mbit/s: {e}", s.key())),
+            None => return Err(format!("{}: a result is missing", run.label())),
+        }
+    }
+    report.runs = known.len();
     let find = |s: &Setup| -> Vec<&Search> {
         report
             .searches
@@ -702,7 +1012,7 @@ pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<R
             p.files.unfinished
         );
     }
-    for f in &figs {
+    for f in figs {
         let _ = writeln!(text, "\n== {} ==", f.title);
         let xs = figure_xs(f);
         let mut panels = Vec::new();

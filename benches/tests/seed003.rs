@@ -84,10 +84,15 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     let mut lines = Vec::new();
     let r = reproduce(&o, |l| lines.push(l.to_string())).unwrap();
     assert!(r.failures.is_empty(), "{:?}", r.failures);
-    let search_lines = lines.iter().filter(|l| !l.starts_with("[curve")).count();
+    let search_lines = lines.iter().filter(|l| !l.starts_with("[round")).count();
     assert_eq!(search_lines, r.searches.len());
+    // One line per simulation, in rounds.
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("[round")).count(),
+        r.runs,
+        "{lines:?}"
+    );
     // The D_e-vs-rate curves ran on their grid above the offered load.
-    assert!(lines.iter().any(|l| l.starts_with("[curve")), "{lines:?}");
     assert!(!r.curves.is_empty());
     assert!(
         r.curves

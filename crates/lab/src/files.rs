@@ -36,7 +36,7 @@ use tput_netsim::{Addr, Datagram, FileArrivals, FlowId, Host, SimTime};
 use crate::tcp::{Amount, TcpConfig, TcpSender, TcpSink, TcpTransfer};
 
 /// What became of the files of one flow (or, merged, of many).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct FileStats {
     /// Files whose connection was created.
     pub started: u64,

@@ -17,6 +17,9 @@
 //!   `fuzz/` runs under libFuzzer and the test suite replays over the corpus.
 //! - [`sweep`]: running many independent points on all cores, in a fixed
 //!   output order.
+//! - [`plan`]: sweeps as data: points that run anywhere, results merged.
+//! - [`timeouts`]: counting QUIC's probe timeouts and the TCP model's
+//!   retransmission timeouts of a run.
 //!
 //! # Example
 //!
@@ -56,6 +59,7 @@ pub mod report;
 pub mod scenario;
 pub mod sweep;
 pub mod tcp;
+pub mod timeouts;
 
 /// What can go wrong in an experiment.
 #[derive(Debug, thiserror::Error)]

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::report::Summary;
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, Scenario, ScenarioResult};
 
 /// One varied key and its values: `PATH=V1,V2,...`.
 ///
@@ -210,6 +210,88 @@ pub struct Point {
     /// scenario file would leave out, so it reads back as a file would).
     #[serde(serialize_with = "without_nulls")]
     pub scenario: Scenario,
+    /// What the result keeps beyond the summary (absent in a line: nothing,
+    /// as `tputctl sweep plan` writes; see [`Keep`]).
+    #[serde(default, skip_serializing_if = "Keep::is_nothing")]
+    pub keep: Keep,
+}
+
+/// What a point's result keeps beyond its [`Summary`]: a reproduction
+/// builds its figures from per-flow detail (evaluation slots, TCP and file
+/// statistics, interval records) that the summary leaves out. Every part is
+/// as deterministic as the summary. Nothing is kept unless asked for, so a
+/// plain sweep's result files stay small.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Keep {
+    /// Keep the run's whole [`ScenarioResult`] in [`PointResult::result`]:
+    /// every flow (slots, TCP statistics, file times), the bottleneck's and
+    /// every link's counters, and the aggregates; without the three series
+    /// below unless they are asked for too. Controller traces are never
+    /// kept (a point runs without them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub result: bool,
+    /// Keep every flow's sender-side interval records ([`FlowResult::intervals`](crate::scenario::FlowResult::intervals)).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub intervals: bool,
+    /// Keep the per-flow delivered-bytes samples ([`ScenarioResult::delivered`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub delivered: bool,
+    /// Keep the bottleneck's queue samples ([`ScenarioResult::queue`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queue: bool,
+    /// Count the run's timeouts (QUIC senders' probe timeouts, the TCP
+    /// model's retransmission timeouts; see [`crate::timeouts`]) into
+    /// [`PointResult::timeouts`]. A measurement made while the point runs:
+    /// quinn-proto reports its PTOs only as a trace event.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timeouts: bool,
+}
+
+impl Keep {
+    /// The whole result without its series (intervals, delivered, queue).
+    pub fn result() -> Keep {
+        Keep {
+            result: true,
+            ..Keep::default()
+        }
+    }
+
+    /// The whole result with every series.
+    pub fn everything() -> Keep {
+        Keep {
+            result: true,
+            intervals: true,
+            delivered: true,
+            queue: true,
+            timeouts: true,
+        }
+    }
+
+    /// Whether nothing beyond the summary is kept.
+    pub fn is_nothing(&self) -> bool {
+        *self == Keep::default()
+    }
+
+    /// `r` cut down to what `self` keeps (`None` if nothing is).
+    fn apply(&self, mut r: ScenarioResult) -> Option<ScenarioResult> {
+        if !self.result {
+            return None;
+        }
+        for f in &mut r.flows {
+            f.cc_trace = Vec::new();
+            if !self.intervals {
+                f.intervals = Vec::new();
+            }
+        }
+        if !self.delivered {
+            r.delivered = Vec::new();
+        }
+        if !self.queue {
+            r.queue = Vec::new();
+        }
+        Some(r)
+    }
 }
 
 /// `s` as JSON without `null` members: a scenario file has no nulls (TOML
@@ -281,10 +363,56 @@ pub fn plan(base: &str, vary: &[Vary], seeds: &[u64]) -> Result<Vec<Point>, Erro
                 vary: values.clone(),
                 seed,
                 scenario: s,
+                keep: Keep::default(),
             });
         }
     }
     Ok(points)
+}
+
+/// A plan of scenarios built in code (a reproduction's points), in order:
+/// each with its labels (shown as [`Point::vary`], e.g. the figure and the
+/// x value it belongs to) and what its result keeps. Every scenario is
+/// validated here. The plan's identity is a hash of all of it, so two
+/// builds of the same points (same options) have the same identity, and
+/// results of a plan built with other options are never mistaken for them.
+pub fn plan_scenarios(items: Vec<(BTreeMap<String, String>, Scenario, Keep)>) -> Result<Vec<Point>, Error> {
+    let total = items.len();
+    if total > 1_000_000 {
+        return Err(Error::Invalid(format!("{total} points: at most 1000000")));
+    }
+    let mut hash = fnv1a(b"plan_scenarios");
+    for (i, (labels, s, keep)) in items.iter().enumerate() {
+        scenario::validate(s).map_err(|e| Error::Invalid(format!("point {i} {labels:?}: {e}")))?;
+        let text = serde_json::to_string(&(labels, s, keep)).map_err(|e| Error::Run(e.to_string()))?;
+        // Chain the points' hashes: order matters, and no separator is needed.
+        hash = fnv1a(format!("{hash:016x}{text}").as_bytes());
+    }
+    let id = format!("{hash:016x}");
+    Ok(items
+        .into_iter()
+        .enumerate()
+        .map(|(index, (vary, scenario, keep))| Point {
+            plan: id.clone(),
+            index,
+            points: total,
+            vary,
+            seed: scenario.seed,
+            scenario,
+            keep,
+        })
+        .collect())
+}
+
+/// `points` as a plan file's text: one JSON object per line, as `tputctl
+/// sweep plan` writes and [`read_points`] reads.
+pub fn plan_text(points: &[Point]) -> Result<String, Error> {
+    let mut out = String::new();
+    for p in points {
+        out += &serde_json::to_string(p).map_err(|e| Error::Run(e.to_string()))?;
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 /// FNV-1a, 64 bits: a plan's identity (not a security property).
@@ -333,6 +461,36 @@ pub struct PointResult {
     pub seed: u64,
     /// The run's deterministic summary.
     pub summary: Summary,
+    /// The run's result, cut down to what the point's [`Keep`] asks for
+    /// (absent unless it asks for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ScenarioResult>,
+    /// The run's timeouts in time order, if [`Keep::timeouts`] asked for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeouts: Option<Vec<crate::timeouts::Timeout>>,
+}
+
+impl PointResult {
+    /// A result as [`write_result`] writes it (JSON); the error names `what`.
+    pub fn from_json(text: &str, what: &str) -> Result<PointResult, Error> {
+        serde_json::from_str(text).map_err(|e| Error::Invalid(format!("{what}: not a point result: {e}")))
+    }
+
+    /// This result as [`write_result`] writes it, read back: what a
+    /// collector would see. A local run that goes through this sees exactly
+    /// the numbers a run elsewhere leaves in its file (JSON keeps every
+    /// float to the last bit only up to the parser's rounding, so both
+    /// paths must parse the same text).
+    pub fn as_collected(&self) -> Result<PointResult, Error> {
+        PointResult::from_json(&self.file_text()?, "a point result")
+    }
+
+    /// The text of this result's file: indented JSON, but one line when it
+    /// keeps a run's result or timeouts (half the size of indented: a
+    /// reproduction's point files run to megabytes).
+    fn file_text(&self) -> Result<String, Error> {
+        crate::report::to_json(self, self.result.is_none() && self.timeouts.is_none())
+    }
 }
 
 impl Point {
@@ -342,7 +500,12 @@ impl Point {
             no_cc_trace: true,
             ..scenario::RunOptions::default()
         };
-        let r = scenario::run_with(&self.scenario, &opts, |_| {})?;
+        let (r, timeouts) = if self.keep.timeouts {
+            let (r, t) = crate::timeouts::TimeoutCounter::run(|| scenario::run_with(&self.scenario, &opts, |_| {}));
+            (r?, Some(t))
+        } else {
+            (scenario::run_with(&self.scenario, &opts, |_| {})?, None)
+        };
         Ok(PointResult {
             plan: self.plan.clone(),
             index: self.index,
@@ -350,6 +513,8 @@ impl Point {
             vary: self.vary.clone(),
             seed: self.seed,
             summary: Summary::new(&self.scenario, &r),
+            result: self.keep.apply(r),
+            timeouts,
         })
     }
 }
@@ -360,12 +525,13 @@ pub fn result_path(dir: &Path, index: usize) -> PathBuf {
 }
 
 /// Write `r` into `dir` (created if needed) atomically: a collector never
-/// sees half a file.
+/// sees half a file. Indented JSON, or one line for a result that keeps a
+/// run's result or timeouts ([`Keep`]).
 pub fn write_result(dir: &Path, r: &PointResult) -> Result<PathBuf, Error> {
     std::fs::create_dir_all(dir).map_err(|e| Error::Run(format!("cannot create {}: {e}", dir.display())))?;
     let path = result_path(dir, r.index);
     let tmp = dir.join(format!(".point-{:06}.json.tmp", r.index));
-    let text = crate::report::to_json(r, true)?;
+    let text = r.file_text()?;
     std::fs::write(&tmp, text).map_err(|e| Error::Run(format!("cannot write {}: {e}", tmp.display())))?;
     std::fs::rename(&tmp, &path).map_err(|e| Error::Run(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
@@ -393,8 +559,7 @@ pub fn collect(dir: &Path) -> Result<Collected, Error> {
         }
         let text =
             std::fs::read_to_string(&path).map_err(|e| Error::Run(format!("cannot read {}: {e}", path.display())))?;
-        let r: PointResult = serde_json::from_str(&text)
-            .map_err(|e| Error::Invalid(format!("{}: not a point result: {e}", path.display())))?;
+        let r = PointResult::from_json(&text, &path.display().to_string())?;
         results.push(r);
     }
     let Some(first) = results.first() else {
@@ -523,6 +688,101 @@ mod tests {
             n += 1;
         }
         assert!(n >= 3, "{n} scenario files");
+    }
+
+    #[test]
+    fn kept_results_round_trip_and_plans_of_scenarios_have_an_identity() {
+        let s = Scenario::from_toml_str(
+            r#"
+            duration = "2s"
+            interval = "500ms"
+            [topology]
+            kind = "dumbbell"
+            bottleneck = { rate = "10Mbit/s", delay = "5ms", queue_packets = 30 }
+            access = { rate = "1Gbit/s", delay = "1ms", queue_packets = 1000 }
+            [[flows]]
+            cc = "guarantee:target=2Mbit/s"
+            target = "2Mbit/s"
+            eval_slot = "500ms"
+            [[flows]]
+            cc = "newreno"
+            transport = "tcp"
+            "#,
+        )
+        .unwrap();
+        let labels = |x: &str| BTreeMap::from([("figure".to_string(), x.to_string())]);
+        let items = vec![
+            (labels("a"), s.clone(), Keep::default()),
+            (labels("b"), s.clone(), Keep::result()),
+            (labels("c"), s.clone(), Keep::everything()),
+        ];
+        let points = plan_scenarios(items.clone()).unwrap();
+        assert_eq!(points.len(), 3);
+        assert_eq!(plan_scenarios(items.clone()).unwrap(), points, "same points, same plan");
+        let mut other = items.clone();
+        other[2].2 = Keep::result();
+        assert_ne!(plan_scenarios(other).unwrap()[0].plan, points[0].plan);
+        // The plan's text reads back as a plan file, keep included.
+        let path = std::env::temp_dir().join(format!("tput-plan-test-{}.jsonl", std::process::id()));
+        std::fs::write(&path, plan_text(&points).unwrap()).unwrap();
+        let back = read_points(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(back, points);
+        assert!(
+            !plan_text(&points[..1]).unwrap().contains("keep"),
+            "nothing kept, nothing said"
+        );
+
+        let plain = points[0].run().unwrap();
+        assert_eq!(plain.result, None);
+        let some = points[1].run().unwrap();
+        let r = some.result.as_ref().expect("kept");
+        assert!(r.flows.iter().all(|f| f.intervals.is_empty()) && r.delivered.is_empty());
+        assert!(!r.flows[0].slots.is_empty() && r.flows[1].tcp.is_some());
+        assert_eq!(some.summary, plain.summary);
+        let all = points[2].run().unwrap();
+        let r = all.result.as_ref().expect("kept");
+        assert!(!r.flows[0].intervals.is_empty() && !r.delivered.is_empty() && !r.queue.is_empty());
+        assert_eq!(all.as_collected().unwrap(), all, "a kept result survives its file");
+        let dir = std::env::temp_dir().join(format!("tput-plan-results-{}", std::process::id()));
+        let lines = |r: &PointResult| {
+            let path = write_result(&dir, r).unwrap();
+            std::fs::read_to_string(path).unwrap().lines().count()
+        };
+        assert_eq!(lines(&all), 1, "kept results are written on one line");
+        assert!(lines(&plain) > 10, "a summary alone is indented");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(some.timeouts, None);
+
+        // Timeouts are counted while the point runs: a TCP flow cut off for
+        // 400 ms at a time times out (min RTO 200 ms, RFC 6298).
+        let mut cut = Scenario::from_toml_str(
+            r#"
+            duration = "2s"
+            [topology]
+            kind = "dumbbell"
+            bottleneck = { rate = "10Mbit/s", delay = "5ms", queue_packets = 30, cutoff = { period = "800ms", connected = 0.5, mode = "drop" } }
+            access = { rate = "1Gbit/s", delay = "1ms", queue_packets = 1000 }
+            [[flows]]
+            cc = "newreno"
+            transport = "tcp"
+            "#,
+        )
+        .unwrap();
+        cut.seed = 3;
+        let keep = Keep {
+            timeouts: true,
+            ..Keep::default()
+        };
+        let p = plan_scenarios(vec![(labels("d"), cut, keep)]).unwrap();
+        let r = p[0].run().unwrap();
+        assert_eq!(r.result, None);
+        let t = r.timeouts.as_ref().expect("counted");
+        assert!(!t.is_empty(), "a 400 ms cut times a TCP sender out");
+        assert!(t.windows(2).all(|w| w[0].at_secs <= w[1].at_secs), "{t:?}");
+        assert_eq!(r.as_collected().unwrap(), r);
+        let e = PointResult::from_json("{}", "x.json").unwrap_err().to_string();
+        assert!(e.starts_with("x.json: not a point result"), "{e}");
     }
 
     #[test]

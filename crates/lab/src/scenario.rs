@@ -636,7 +636,7 @@ pub struct FilesSpec {
 }
 
 /// What one flow did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlowResult {
     /// Flow id in the simulator (1-based).
     pub flow: u32,
@@ -692,7 +692,7 @@ impl FlowResult {
 }
 
 /// What a scenario produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
     /// The scenario's name.
     pub name: Option<String>,

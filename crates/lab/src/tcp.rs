@@ -297,7 +297,7 @@ pub struct TimeoutRecord {
 }
 
 /// What a sender did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpStats {
     /// Data segments sent, retransmissions included.
     pub segments_sent: u64,

@@ -1,4 +1,5 @@
-//! Counting retransmission timeouts in simulated time, for seed 001.
+//! Counting retransmission timeouts in simulated time (seed 001's timeout
+//! mechanism; a plan point asks for it with [`crate::plan::Keep::timeouts`]).
 //!
 //! quinn-proto's path statistics have no PTO count, so this counts its own
 //! `trace!("PTO fired")` event (emitted once per probe-timeout expiry, RFC
@@ -22,7 +23,7 @@ use tracing::{Event, Metadata, Subscriber};
 
 /// One timeout: when, and how many consecutive timeouts it makes (this one
 /// included).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Timeout {
     /// Simulated time, seconds.
     pub at_secs: f64,

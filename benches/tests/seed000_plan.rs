@@ -1,0 +1,105 @@
+//! Seed 000 as a plan: the points `--plan` prints run anywhere, in any
+//! order, and `--from` builds the same tables and files from their results
+//! as a local run does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tput_benches::seed000::{Options, plan, reproduce, reproduce_from};
+use tput_lab::plan::{read_points, result_path, write_result};
+
+fn options(out: PathBuf) -> Options {
+    Options {
+        point_duration: Duration::from_secs(2),
+        timeline_duration: Duration::from_secs(6),
+        reno_counts: vec![1],
+        targets_pct: vec![10],
+        seeds: vec![1],
+        jobs: 2,
+        figures: ["fig4", "fig6", "fig7", "fig6-tcp"].map(String::from).to_vec(),
+        ..Options::short(out)
+    }
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display()))
+}
+
+#[test]
+fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
+    let base = std::env::temp_dir().join(format!("tput-seed000-plan-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
+
+    let o = options(local.clone());
+    let report = reproduce(&o, |_| {}).expect("the local run");
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    assert!(report.timeline.is_some());
+
+    // The plan as --plan prints it reads back as a plan file.
+    let points = plan(&o).expect("a plan");
+    assert_eq!(points.len(), 1 + 3 + 2 + 4, "timeline, fig6, fig7, fig6-tcp");
+    assert_eq!(points[0].vary["figure"], "fig4");
+    let file = base.join("plan.jsonl");
+    std::fs::create_dir_all(&base).unwrap();
+    std::fs::write(&file, tput_lab::plan::plan_text(&points).unwrap()).unwrap();
+    let read_back = read_points(&file).expect("the plan parses");
+    assert_eq!(read_back, points);
+    assert_eq!(plan(&o).unwrap(), points, "the plan is a function of the options");
+
+    // Run every point as `tputctl sweep run --index N` would, last first,
+    // on one thread: another order and job count than the local run's.
+    for p in read_back.iter().rev() {
+        let r = p.run().unwrap_or_else(|e| panic!("point {}: {e}", p.index));
+        write_result(&results, &r).unwrap();
+    }
+    let o_from = Options {
+        jobs: 1,
+        ..options(from.clone())
+    };
+    let rebuilt = reproduce_from(&o_from, &results).expect("built from the results");
+    assert!(rebuilt.failures.is_empty(), "{:?}", rebuilt.failures);
+    assert_eq!(rebuilt.points.len(), report.points.len());
+    for name in [
+        "tables.txt",
+        "points.csv",
+        "summary_10pct.csv",
+        "fig4_timeline.csv",
+        "fig4_slots.csv",
+        "fig4_cwnd.svg",
+        "fig6_10pct.svg",
+        "fig7_10pct.svg",
+        "fig6_tcp_10pct.svg",
+    ] {
+        assert_eq!(read(&local, name), read(&from, name), "{name} differs");
+    }
+    assert!(read(&local, "tables.txt").contains("Fig. 4/5"));
+    assert!(local.join("cpu.csv").exists() && !from.join("cpu.csv").exists());
+
+    // A missing result is named; so are results of another plan.
+    std::fs::remove_file(result_path(&results, 3)).unwrap();
+    let e = reproduce_from(&o_from, &results).expect_err("point 3 is missing");
+    assert!(e.contains("no result for point 3 (fig6 fixed 10% n=1 seed 1)"), "{e}");
+    assert!(!e.contains('\n'), "one line: {e}");
+    let other = Options {
+        seeds: vec![2],
+        ..options(from.clone())
+    };
+    let e = reproduce_from(&other, &results).expect_err("another seed, another plan");
+    assert!(e.contains("not of this plan"), "{e}");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn the_arguments_choose_plan_from_or_a_local_run() {
+    use tput_benches::Mode;
+    let parse = |a: &[&str]| Mode::parse(a.iter().map(|s| s.to_string()));
+    assert_eq!(parse(&["--bench"]), Ok(Mode::Run));
+    assert_eq!(parse(&["--bench", "--plan"]), Ok(Mode::Plan));
+    assert_eq!(parse(&["--from", "res", "--bench"]), Ok(Mode::From("res".into())));
+    assert!(parse(&["--from"]).unwrap_err().contains("--from needs a directory"));
+    assert_eq!(parse(&["--plan", "--from", "x"]), Ok(Mode::PlanFrom("x".into())));
+    assert!(parse(&["--plan", "--plan"]).unwrap_err().contains("once"));
+    assert!(parse(&["--from", "x", "--from", "y"]).unwrap_err().contains("once"));
+    assert!(parse(&["--plans"]).unwrap_err().contains("`--plans`"));
+}
