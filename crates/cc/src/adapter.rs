@@ -138,7 +138,15 @@ impl ControllerSwitch {
 /// replaces a switch nobody took.
 #[derive(Debug, Clone, Default)]
 pub struct SwitchSlot {
-    slot: Arc<Mutex<Option<ControllerSwitch>>>,
+    slot: Arc<SlotShared>,
+}
+
+#[derive(Debug, Default)]
+struct SlotShared {
+    switch: Mutex<Option<ControllerSwitch>>,
+    /// Whether `switch` may hold one: a driver asks after every event, and
+    /// almost always finds it empty, without taking the lock.
+    full: AtomicBool,
 }
 
 impl SwitchSlot {
@@ -148,10 +156,17 @@ impl SwitchSlot {
     }
     /// The switch of the controller built last, if nobody took it yet.
     pub fn take(&self) -> Option<ControllerSwitch> {
-        self.slot.lock().unwrap_or_else(PoisonError::into_inner).take()
+        if !self.slot.full.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut switch = self.slot.switch.lock().unwrap_or_else(PoisonError::into_inner);
+        self.slot.full.store(false, Ordering::Release);
+        switch.take()
     }
     fn put(&self, switch: ControllerSwitch) {
-        *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(switch);
+        let mut slot = self.slot.switch.lock().unwrap_or_else(PoisonError::into_inner);
+        *slot = Some(switch);
+        self.slot.full.store(true, Ordering::Release);
     }
 }
 
