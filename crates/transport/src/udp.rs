@@ -158,7 +158,12 @@ pub async fn drive(
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || transient(&e) => {}
                 Err(e) => return Err(io_error("receiving")(e)),
             }
-            node.send_more(Instant::now());
+            // Timers fall due while a connection keeps sending, too.
+            let now = Instant::now();
+            if node.poll_timeout().is_some_and(|t| t <= now) {
+                node.handle_timeout(now);
+            }
+            node.send_more(now);
             continue;
         }
         let deadline = node.poll_timeout();
