@@ -38,4 +38,5 @@ tcpu=$(echo "$tu + $ts" | bc)
 echo "tputctl sim --no-cc-trace: cpu $tcpu s, maxrss ${tr} KB"
 ns2run run4
 ncpu=$(echo "$u + $s" | bc)
-echo "ratio to ns-2 (run4): cpu $(echo "scale=2; $tcpu / $ncpu" | bc)x, memory $(echo "scale=2; $tr / $r" | bc)x"
+ratio() { printf '%.2f' "$(echo "scale=4; $1 / $2" | bc)"; }
+echo "ratio to ns-2 (run4): cpu $(ratio "$tcpu" "$ncpu")x, memory $(ratio "$tr" "$r")x"
