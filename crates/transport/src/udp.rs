@@ -147,13 +147,7 @@ pub async fn drive(
             let mut slices: Vec<IoSliceMut<'_>> = bufs.chunks_mut(RECV_SLOT).map(IoSliceMut::new).collect();
             match state.recv(socket.into(), &mut slices, &mut metas) {
                 Ok(n) => {
-                    for (meta, slice) in metas.iter().zip(&slices).take(n) {
-                        let data = &slice[..meta.len.min(slice.len())];
-                        for d in data.chunks(meta.stride.max(1)) {
-                            batch.push((meta.addr, BytesMut::from(d)));
-                        }
-                    }
-                    node.handle_datagrams(Instant::now(), 0, batch.drain(..));
+                    hand_over(node, &slices, &metas, n, &mut batch);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock || transient(&e) => {}
                 Err(e) => return Err(io_error("receiving")(e)),
@@ -180,18 +174,7 @@ pub async fn drive(
                 while handled < RECV_BATCH {
                     let mut slices: Vec<IoSliceMut<'_>> = bufs.chunks_mut(RECV_SLOT).map(IoSliceMut::new).collect();
                     match socket.try_io(Interest::READABLE, || state.recv(socket.into(), &mut slices, &mut metas)) {
-                        Ok(n) => {
-                            for (meta, slice) in metas.iter().zip(&slices).take(n) {
-                                let data = &slice[..meta.len.min(slice.len())];
-                                // A GRO batch: datagrams of `stride` bytes, the last maybe shorter.
-                                for d in data.chunks(meta.stride.max(1)) {
-                                    batch.push((meta.addr, BytesMut::from(d)));
-                                }
-                            }
-                            handled += batch.len();
-                            // Every datagram of the batch first, then each connection once.
-                            node.handle_datagrams(Instant::now(), 0, batch.drain(..));
-                        }
+                        Ok(n) => handled += hand_over(node, &slices, &metas, n, &mut batch),
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                         Err(e) if transient(&e) => tracing::debug!("receive failed: {e}"),
                         Err(e) => return Err(io_error("receiving")(e)),
@@ -201,6 +184,28 @@ pub async fn drive(
             () = sleep => node.handle_timeout(Instant::now()),
         }
     }
+}
+
+/// Hand the datagrams of one receive call's `n` messages to `node`: every
+/// datagram first, then each connection driven once. A message may be a GRO
+/// batch: datagrams of `stride` bytes, the last maybe shorter. `batch` is
+/// scratch space, empty between calls. Returns the datagrams handed over.
+fn hand_over(
+    node: &mut Node,
+    slices: &[IoSliceMut<'_>],
+    metas: &[RecvMeta],
+    n: usize,
+    batch: &mut Vec<(SocketAddr, BytesMut)>,
+) -> usize {
+    for (meta, slice) in metas.iter().zip(slices).take(n) {
+        let data = &slice[..meta.len.min(slice.len())];
+        for d in data.chunks(meta.stride.max(1)) {
+            batch.push((meta.addr, BytesMut::from(d)));
+        }
+    }
+    let count = batch.len();
+    node.handle_datagrams(Instant::now(), 0, batch.drain(..));
+    count
 }
 
 /// CPU time (user plus system) this process has used, in seconds, from
