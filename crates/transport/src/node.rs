@@ -434,7 +434,7 @@ struct Sender {
     /// Size of the next chunk of payload to write, bytes.
     chunk: u64,
     /// Where chunks are cut from.
-    arenas: Arenas,
+    pool: ChunkPool,
     phase: SendPhase,
     // interval records
     next_sample: Option<Instant>,
@@ -470,18 +470,18 @@ struct Sender {
 /// or four raised a 1000-flow simulation's peak from 190 to 223 or 240 MB,
 /// a buffer living until its last chunk is acknowledged.)
 #[derive(Debug, Default)]
-struct Arenas {
+struct ChunkPool {
     current: Option<BytesMut>,
     retired: VecDeque<BytesMut>,
 }
 
 /// Written buffers kept at most (beyond that the oldest is let go).
-const ARENAS_RETIRED: usize = 256;
+const POOL_RETIRED: usize = 256;
 
-impl Arenas {
+impl ChunkPool {
     /// The `n` payload bytes at stream offset `offset`.
     fn cut(&mut self, pattern: &Pattern, offset: u64, n: usize) -> Bytes {
-        let arena = match self.current.take() {
+        let buf = match self.current.take() {
             Some(a) if a.capacity() >= n => a,
             used => {
                 if let Some(used) = used {
@@ -489,26 +489,26 @@ impl Arenas {
                 }
                 let free = self.retired.iter_mut().position(|a| a.try_reclaim(n));
                 let next = free.and_then(|i| self.retired.remove(i));
-                // Other arenas with nothing left in flight are let go: the
+                // Other buffers with nothing left in flight are let go: the
                 // write-ahead shrank (smaller windows, smaller chunks).
                 self.retired.retain_mut(|a| !a.try_reclaim(1));
-                if self.retired.len() > ARENAS_RETIRED {
+                if self.retired.len() > POOL_RETIRED {
                     self.retired.pop_front();
                 }
                 next.unwrap_or_else(|| BytesMut::with_capacity(n))
             }
         };
-        let arena = self.current.insert(arena);
+        let buf = self.current.insert(buf);
         // Filled through a small buffer: `BytesMut` only takes initialised bytes.
         let mut stage = [0u8; 4096];
         let mut done = 0;
         while done < n {
             let m = (n - done).min(stage.len());
             pattern.fill(offset + done as u64, &mut stage[..m]);
-            arena.extend_from_slice(&stage[..m]);
+            buf.extend_from_slice(&stage[..m]);
             done += m;
         }
-        arena.split().freeze()
+        buf.split().freeze()
     }
 }
 
@@ -536,7 +536,7 @@ impl Sender {
             sent: 0,
             pending: Bytes::new(),
             chunk: CHUNK as u64,
-            arenas: Arenas::default(),
+            pool: ChunkPool::default(),
             phase: SendPhase::Sending,
             sample_start: now,
             sample_sent: 0,
@@ -1747,7 +1747,7 @@ impl Node {
                         return Ok(());
                     }
                 }
-                s.pending = s.arenas.cut(&s.pattern, s.sent, n as usize);
+                s.pending = s.pool.cut(&s.pattern, s.sent, n as usize);
             }
             match write_pending(conn.send_stream(id), &mut s.pending) {
                 Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
@@ -1811,7 +1811,7 @@ impl Node {
                         return Ok(());
                     }
                 }
-                s.pending = s.arenas.cut(&s.pattern, buf.start + buf.written, n as usize);
+                s.pending = s.pool.cut(&s.pattern, buf.start + buf.written, n as usize);
             }
             match write_pending(conn.send_stream(buf.id), &mut s.pending) {
                 Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
