@@ -104,6 +104,14 @@ pub struct NodeConfig {
     pub mtu_discovery: bool,
     /// Close a connection after this long without any packet (RFC 9000 §10.1).
     pub idle_timeout: Duration,
+    /// Send a PING after this long without sending anything the peer must
+    /// acknowledge (RFC 9000 §10.1.2); `None` (the default, and the
+    /// simulator's): never. Live clients set it
+    /// ([`udp::transfer`](crate::udp::transfer)): a client that only
+    /// receives may otherwise stay silent after a NAT rebinding, so the
+    /// server never learns its new address (RFC 9000 §9.3) and both wait
+    /// for the idle timeout.
+    pub keep_alive: Option<Duration>,
     /// Connections a server accepts at once; further ones are refused.
     pub max_connections: usize,
     /// `A` and `P` for a guarantee controller sending a download from this
@@ -221,6 +229,7 @@ impl Default for NodeConfig {
             mtu: 1200,
             mtu_discovery: true,
             idle_timeout: Duration::from_secs(10),
+            keep_alive: None,
             max_connections: 64,
             server_bandwidth: None,
             server_aggregate: None,
@@ -881,6 +890,7 @@ impl Node {
         if let Ok(idle) = config.idle_timeout.try_into() {
             t.max_idle_timeout(Some(idle));
         }
+        t.keep_alive_interval(config.keep_alive);
         if let Some(w) = config.receive_window {
             let w = VarInt::from_u64(w).unwrap_or(VarInt::MAX);
             t.stream_receive_window(w);

@@ -45,6 +45,12 @@ const GSO_SEGMENTS: usize = 64;
 /// goodput.
 const TRANSMIT_BUDGET: usize = 20;
 
+/// A live client's keep-alive ([`NodeConfig::keep_alive`]): after a NAT
+/// rebinding a downloading client may have nothing to send, and the server
+/// keeps sending to the old address; a PING after 500 ms of silence shows it
+/// the new one (RFC 9000 §9.3).
+const CLIENT_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Errors a UDP socket reports that concern one peer, not the socket: an
 /// ICMP port-unreachable surfacing as `ConnectionRefused`, for example.
 fn transient(e: &io::Error) -> bool {
@@ -253,7 +259,9 @@ pub async fn transfer(
         IpAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
     let socket = bind(local).await?;
-    let mut node = Node::client(with_cpu_clock(config))?;
+    let mut config = with_cpu_clock(config);
+    config.keep_alive.get_or_insert(CLIENT_KEEP_ALIVE);
+    let mut node = Node::client(config)?;
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(node.start_transfer(Instant::now(), server, server_name, trust, spec)?);
