@@ -303,6 +303,32 @@ pub struct Search {
     pub error: Option<String>,
 }
 
+impl Search {
+    /// The record of a finished search: its `W_min`, reference and points,
+    /// or the error that ended it.
+    fn of(setup: &Setup, seed: u64, r: Result<(f64, RatePoint, Vec<RatePoint>), String>, cpu_secs: f64) -> Search {
+        match r {
+            Ok((wmin, reference, points)) => Search {
+                key: setup.key(),
+                seed,
+                wmin_mbps: wmin,
+                reference,
+                points,
+                cpu_secs,
+                error: None,
+            },
+            Err(e) => Search {
+                key: setup.key(),
+                seed,
+                wmin_mbps: f64::NAN,
+                cpu_secs,
+                error: Some(e),
+                ..Search::default()
+            },
+        }
+    }
+}
+
 /// Run one scenario of `setup` at `rate_mbps`.
 fn measure(setup: &Setup, o: &Options, rate_mbps: f64, seed: u64) -> Result<RatePoint, String> {
     let s = setup.scenario(o, rate_mbps, seed)?;
@@ -390,25 +416,7 @@ pub fn search(setup: &Setup, o: &Options, seed: u64) -> Search {
         measure(setup, o, rate, seed)
     });
     let cpu_secs = cpu0.zip(crate::thread_cpu_secs()).map_or(0.0, |(a, b)| b - a);
-    match r {
-        Ok((wmin, reference, points)) => Search {
-            key: setup.key(),
-            seed,
-            wmin_mbps: wmin,
-            reference,
-            points,
-            cpu_secs,
-            error: None,
-        },
-        Err(e) => Search {
-            key: setup.key(),
-            seed,
-            wmin_mbps: f64::NAN,
-            cpu_secs,
-            error: Some(e),
-            ..Search::default()
-        },
-    }
+    Search::of(setup, seed, r, cpu_secs)
 }
 
 /// What [`reproduce`] made.
@@ -719,25 +727,7 @@ fn replay(o: &Options, setup: &Setup, seed: u64, known: &Known) -> Result<Replay
     if let Some(run) = needs {
         return Ok(Replay::Needs(run));
     }
-    Ok(Replay::Done(match r {
-        Ok((wmin, reference, points)) => Search {
-            key: setup.key(),
-            seed,
-            wmin_mbps: wmin,
-            reference,
-            points,
-            cpu_secs,
-            error: None,
-        },
-        Err(e) => Search {
-            key: setup.key(),
-            seed,
-            wmin_mbps: f64::NAN,
-            cpu_secs,
-            error: Some(e),
-            ..Search::default()
-        },
-    }))
+    Ok(Replay::Done(Search::of(setup, seed, r, cpu_secs)))
 }
 
 /// The grid of the search (see [`search_with`]).
