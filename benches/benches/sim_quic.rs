@@ -90,7 +90,7 @@ fn main() {
                 "fig6",
                 b_secs,
                 vec![
-                    group("guarantee:target=10Mbit/s", 1, Some("10Mbit/s")),
+                    group("guarantee:target=10Mbit/s,mode=paper", 1, Some("10Mbit/s")),
                     group("newreno", 30, None),
                 ],
             ),

@@ -227,9 +227,12 @@ fn mbit(pct_of_bottleneck: f64) -> Rate {
     Rate::from_bits_per_sec((BOTTLENECK_BPS as f64 * pct_of_bottleneck / 100.0).round() as u64)
 }
 
-/// The guarantee controller's spec for a target of `pct` percent, plus `extra` keys.
+/// The paper's guarantee controller (`mode=paper`) for a target of `pct` percent, plus `extra` keys.
 fn guarantee(pct: f64, extra: &str) -> ControllerSpec {
-    spec(&format!("guarantee:target={},eval=32rtt,slot=16rtt{extra}", mbit(pct)))
+    spec(&format!(
+        "guarantee:target={},eval=32rtt,slot=16rtt,mode=paper{extra}",
+        mbit(pct)
+    ))
 }
 
 /// Variants of the Fig. 6 guarantee flow compared with the oracle-fed default:

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 ///
 /// Members join with their own target `bw_i`; their weight is
 /// `w_i = bw_i / Σ bw_j` over the members still connected. The coordinator
-/// changes two inputs of each member's §2.4 rules and nothing else:
+/// changes two inputs of each member's §2.4 rules and caps their floors:
 ///
 /// 1. **Headroom.** With `A` the bandwidth available to the group (the oracle
 ///    counts every member as "own" traffic, so `A = P - background`, the same
@@ -34,7 +34,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 ///    not `n` separate ones. A member's carry returns to 0 when its evaluation
 ///    slot ends (the paper discards the carry there).
 ///
-/// With one member both rules reduce to the paper's: `A_1 = A`, `g = bw + c`.
+/// 3. **Floors** (floor mode, [`GuaranteeMode::Floor`](crate::GuaranteeMode)).
+///    Each member's loss floor is a window a loss does not cut; together the
+///    members' floor rates may claim at most [`FLOOR_SHARE`](Self::FLOOR_SHARE)
+///    of the path's physical bandwidth `P` (from the bandwidth source or the
+///    `physical=` parameter), past which every member's floor is scaled down
+///    by the same factor. Without a known `P` there is no cap.
+///
+/// With one member rules 1 and 2 reduce to the paper's: `A_1 = A`, `g = bw + c`.
 /// The rates `r_j` are the members' latest reports (at their latest ACK).
 /// Members leave when their controller (and every clone of it) is dropped.
 ///
@@ -63,10 +70,20 @@ struct Member {
     rate: f64,
     /// `c_i`, bytes per second.
     carry: f64,
+    /// The floor rate the member wants, bytes per second (floor mode).
+    floor: f64,
     active: bool,
 }
 
 impl Aggregate {
+    /// The share of the path's physical bandwidth `P` that the floors of a
+    /// group's members may claim together (floor mode): half. A floor is a
+    /// window a loss does not reduce; a group whose floors claimed the whole
+    /// path would leave its competitors nothing to share and keep the queue
+    /// full. Half leaves a competing Reno aggregate at least the other half,
+    /// and the members still compete above their floors like Reno.
+    pub const FLOOR_SHARE: f64 = 0.5;
+
     /// An empty group.
     pub fn new() -> Self {
         Self::default()
@@ -94,6 +111,7 @@ impl Aggregate {
             target,
             rate: 0.0,
             carry: 0.0,
+            floor: 0.0,
             active: true,
         };
         // Reuse the seat of a member that left, so that a group whose
@@ -171,6 +189,26 @@ impl Membership {
     }
 }
 
+impl Membership {
+    /// Admission for the floor mode's floors: record the member's wanted floor
+    /// rate and return the rate it may use. The members' floors together may
+    /// claim at most [`Aggregate::FLOOR_SHARE`] of the path's physical
+    /// bandwidth `physical` (bytes per second; unknown = infinite = no cap);
+    /// past that every member's floor is scaled down by the same factor.
+    pub(crate) fn admit_floor(&self, rate: f64, physical: f64) -> f64 {
+        let mut members = self.group.lock();
+        let rate = if rate.is_finite() { rate.max(0.0) } else { 0.0 };
+        members[self.id].floor = rate;
+        let wanted: f64 = members.iter().filter(|m| m.active).map(|m| m.floor).sum();
+        let cap = Aggregate::FLOOR_SHARE * physical;
+        if wanted > cap && wanted > 0.0 {
+            rate * cap / wanted
+        } else {
+            rate
+        }
+    }
+}
+
 impl Drop for Membership {
     fn drop(&mut self) {
         let mut members = self.group.lock();
@@ -178,6 +216,7 @@ impl Drop for Membership {
         m.active = false;
         m.rate = 0.0;
         m.carry = 0.0;
+        m.floor = 0.0;
     }
 }
 

@@ -121,7 +121,7 @@ pub enum AlgorithmState {
         /// The configured rate, bytes per second.
         rate_bytes_per_sec: f64,
     },
-    /// The throughput-guarantee controller (seed 000).
+    /// The throughput-guarantee controller (Yamanegi, Hasegawa, Murata).
     Guarantee {
         /// Current slope `k` (packets per RTT added in congestion avoidance).
         k: f64,
@@ -137,6 +137,21 @@ pub enum AlgorithmState {
         congested: bool,
         /// Last available bandwidth `A` read, bytes per second (0 if unknown).
         available_bytes_per_sec: f64,
+        /// `k_bw` (§2.4) as of the latest ACK, packets per RTT, before the clamp.
+        #[serde(default)]
+        k_bw: f64,
+        /// `k_max` (eqs. (4)/(5)) as of the latest ACK, packets per RTT; `None`
+        /// when unlimited (`A` unknown in an uncongested slot).
+        #[serde(default)]
+        k_max: Option<f64>,
+        /// The window a loss cannot cut below, bytes (floor mode; 0 in the
+        /// paper's mode or while the breaker is open).
+        #[serde(default)]
+        floor_bytes: u64,
+        /// The controller has declared its target infeasible (floor mode's
+        /// breaker tripped and no evaluation slot has met the target since).
+        #[serde(default)]
+        infeasible: bool,
     },
 }
 

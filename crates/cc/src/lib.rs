@@ -69,7 +69,7 @@ pub use cubic::{Cubic, CubicConfig};
 pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
-pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig};
+pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode, QUIC_OVERHEAD};
 pub use newreno::{NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
 pub use vegas::{Vegas, VegasConfig};

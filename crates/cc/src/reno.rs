@@ -130,13 +130,29 @@ impl RenoCore {
     /// configured loss window, and restarts slow start. ECN-CE marks reduce
     /// like loss (§7.1).
     pub(crate) fn on_congestion(&mut self, now: Instant, event: &Congestion) {
+        self.on_congestion_above(now, event, 0);
+    }
+
+    /// [`on_congestion`](Self::on_congestion) with a floor of `floor` bytes
+    /// (the guarantee controller's default mode): with `halved = max(cwnd / 2,
+    /// kMinimumWindow)`, a reduction sets `ssthresh = max(halved, floor)` and
+    /// `cwnd = max(halved, min(cwnd, floor))`, so the window is never cut
+    /// below the floor but never raised by a loss either (below the floor it
+    /// keeps growing in slow start up to it).
+    /// Persistent congestion still collapses the window (RFC 9002 §7.6.2);
+    /// `ssthresh` keeps at least the floor. With `floor = 0` this is RFC
+    /// 9002's rule exactly.
+    pub(crate) fn on_congestion_above(&mut self, now: Instant, event: &Congestion, floor: u64) {
         if self.recovery.enter(now, event.sent) {
-            self.ssthresh = (self.cwnd / 2).max(minimum_window(self.mss));
-            self.cwnd = self.ssthresh;
+            let floor = floor.min(MAX_WINDOW);
+            let halved = (self.cwnd / 2).max(minimum_window(self.mss));
+            self.ssthresh = halved.max(floor);
+            self.cwnd = halved.max(self.cwnd.min(floor));
             self.acked_in_ca = 0;
         }
         if event.kind == CongestionKind::PersistentCongestion {
             self.cwnd = self.loss_packets.saturating_mul(self.mss);
+            self.ssthresh = self.ssthresh.max(floor.min(MAX_WINDOW));
             self.recovery.reset();
         }
     }
@@ -173,7 +189,7 @@ mod tests {
         let config = GuaranteeConfig {
             eval: EvalSlot::Rtts(4),
             slot_rtts: Some(2),
-            ..GuaranteeConfig::new(Rate::from_bytes_per_sec(10_000_000))
+            ..GuaranteeConfig::paper(Rate::from_bytes_per_sec(10_000_000))
         };
         Guarantee::new(config, mss, Some(Arc::new(bw) as Arc<dyn BandwidthSource>))
     }

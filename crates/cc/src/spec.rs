@@ -25,7 +25,7 @@ use crate::cubic::{Cubic, CubicConfig};
 use crate::estimator::{Estimating, EstimatorConfig, InlineEstimator};
 use crate::eval_slot::EvalSlot;
 use crate::fixed::{FixedConfig, FixedWindow};
-use crate::guarantee::{AbwSource, Guarantee, GuaranteeConfig};
+use crate::guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode};
 use crate::newreno::{NewReno, NewRenoConfig};
 use crate::units::Rate;
 use crate::vegas::{Vegas, VegasConfig};
@@ -43,7 +43,7 @@ pub enum ControllerSpec {
     Compound(CompoundConfig),
     /// `fixed:rate=RATE`
     Fixed(FixedConfig),
-    /// `guarantee:target=RATE[,eval=..,slot=..,k_min=..,kmax_cwnd=..,physical=..,abw=..]`
+    /// `guarantee:target=RATE[,eval=..,slot=..,k_min=..,kmax_cwnd=..,physical=..,abw=..,mode=..,margin=..,overhead=..]`
     Guarantee(GuaranteeConfig),
 }
 
@@ -246,6 +246,24 @@ static REGISTRY: [ControllerInfo; 6] = [
                 Some("auto"),
                 "source of A and P: auto = the builder's source, else the inline estimator; inline = always the inline estimator",
             ),
+            p(
+                "mode",
+                "floor|paper",
+                Some("floor"),
+                "floor = a loss never cuts below the window the target needs, with a breaker for infeasible targets; paper = the paper's rules exactly (Reno's halving)",
+            ),
+            p(
+                "margin",
+                "factor",
+                Some("0.1"),
+                "floor mode: the floor steers each evaluation slot's throughput toward (1 + margin) * target",
+            ),
+            p(
+                "overhead",
+                "bytes",
+                Some("35 (floor), 0 (paper)"),
+                "bytes of each acknowledged packet that are not goodput (QUIC header, AEAD tag, STREAM frame header); the target counts goodput",
+            ),
         ],
     },
 ];
@@ -298,6 +316,23 @@ fn parse_abw(key: &str, v: &str) -> Result<AbwSource, String> {
         "auto" => Ok(AbwSource::Auto),
         "inline" => Ok(AbwSource::Inline),
         _ => Err(format!("{key}: `{v}` is not a bandwidth source (auto, inline)")),
+    }
+}
+
+fn parse_mode(key: &str, v: &str) -> Result<GuaranteeMode, String> {
+    match v {
+        "floor" => Ok(GuaranteeMode::Floor),
+        "paper" => Ok(GuaranteeMode::Paper),
+        _ => Err(format!("{key}: `{v}` is not a mode (floor, paper)")),
+    }
+}
+
+impl fmt::Display for GuaranteeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GuaranteeMode::Floor => "floor",
+            GuaranteeMode::Paper => "paper",
+        })
     }
 }
 
@@ -433,6 +468,18 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             if let Some(v) = get("abw") {
                 c.abw = parse_abw("abw", v)?;
             }
+            if let Some(v) = get("mode") {
+                c.mode = parse_mode("mode", v)?;
+            }
+            if let Some(v) = get("margin") {
+                c.margin = parse_f64("margin", v)?;
+            }
+            if let Some(v) = get("overhead") {
+                c.overhead = Some(
+                    v.parse::<u32>()
+                        .map_err(|_| format!("overhead: `{v}` is not a whole number of bytes"))?,
+                );
+            }
             ControllerSpec::Guarantee(c)
         }
         other => unreachable!("registry entry {other} has no parser"),
@@ -463,6 +510,28 @@ impl ControllerSpec {
             Self::Compound(c) => c.validate(),
             Self::Fixed(c) => c.validate(),
             Self::Guarantee(c) => c.validate(),
+        }
+    }
+
+    /// The same spec for a transport whose acknowledged bytes are all payload
+    /// (the simulator's TCP model counts segment payload): a guarantee
+    /// controller with no explicit `overhead` gets 0, so that its target is
+    /// not scaled up for QUIC's headers. Other specs are returned unchanged.
+    ///
+    /// ```
+    /// use tput_cc::ControllerSpec;
+    /// let spec: ControllerSpec = "guarantee:target=10Mbit/s".parse().unwrap();
+    /// assert_eq!(spec.for_payload_acks().to_string(), "guarantee:target=10Mbit/s,overhead=0");
+    /// let spec: ControllerSpec = "guarantee:target=10Mbit/s,overhead=40".parse().unwrap();
+    /// assert_eq!(spec.for_payload_acks(), spec);
+    /// ```
+    pub fn for_payload_acks(&self) -> ControllerSpec {
+        match self {
+            Self::Guarantee(c) if c.overhead.is_none() => Self::Guarantee(GuaranteeConfig {
+                overhead: Some(0),
+                ..c.clone()
+            }),
+            other => other.clone(),
         }
     }
 
@@ -583,6 +652,11 @@ impl fmt::Display for ControllerSpec {
                     put(true, "physical", r.to_string());
                 }
                 put(c.abw != d.abw, "abw", c.abw.to_string());
+                put(c.mode != d.mode, "mode", c.mode.to_string());
+                put(c.margin != d.margin, "margin", c.margin.to_string());
+                if let Some(o) = c.overhead {
+                    put(true, "overhead", o.to_string());
+                }
             }
         }
         f.write_str(self.name())?;
@@ -618,6 +692,8 @@ mod tests {
             "guarantee:target=20Mbit/s,abw=inline",
             "guarantee:target=20Mbit/s,abw=auto",
             "guarantee:target=20Mbit/s,physical=100Mbit/s,abw=inline",
+            "guarantee:target=20Mbit/s,mode=paper",
+            "guarantee:target=20Mbit/s,mode=floor,margin=0.2,overhead=0",
         ] {
             let spec: ControllerSpec = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             let printed = spec.to_string();
@@ -674,6 +750,16 @@ mod tests {
             (
                 "guarantee:target=1Mbit/s,abw=oracle",
                 "abw: `oracle` is not a bandwidth source",
+            ),
+            ("guarantee:target=1Mbit/s,mode=strict", "mode: `strict` is not a mode"),
+            ("guarantee:target=1Mbit/s,margin=2", "margin: 2 must be in [0, 1]"),
+            (
+                "guarantee:target=1Mbit/s,overhead=-1",
+                "overhead: `-1` is not a whole number",
+            ),
+            (
+                "guarantee:target=1Mbit/s,overhead=1500",
+                "overhead: 1500 bytes must be below",
             ),
         ];
         for (s, want) in cases {

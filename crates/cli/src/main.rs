@@ -676,9 +676,10 @@ async fn run_send(
             opts.cc
         );
         // With --reverse too: the server sends its interval records.
-        println!("{}", live::INTERVAL_HEADER);
+        println!("{}", live::interval_header(opts.target.is_some()));
     }
     let json = opts.json;
+    let target_bps = opts.target.map(|t| t.bits_per_sec());
     let config = NodeConfig {
         qlog_dir: qlog_dir(opts.qlog.as_deref())?,
         client_identity,
@@ -688,7 +689,7 @@ async fn run_send(
     let cpu_before = live::process_cpu_secs();
     let outcomes = udp::transfer(server, server_name, trust, config, specs, |id, s| {
         if !json {
-            println!("{}", live::interval_line(id, s));
+            println!("{}", live::interval_line(id, s, target_bps));
         }
     })
     .await

@@ -40,7 +40,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let guarantee = group("guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt", 1, 0)
+    let guarantee = group("guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt,mode=paper", 1, 0)
         .with_target("20Mbit/s".parse().expect("valid rate"));
     let mut flows = vec![guarantee, group("newreno", 1, 0)];
     if secs > 5 {

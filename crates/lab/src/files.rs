@@ -211,7 +211,10 @@ impl TcpFileClient {
         {
             let conn = self.started.len() as u32;
             self.started.push(Started { created: t, bytes });
-            let cc = self.cc.build_in(self.cfg.segment as u16, self.bandwidth.clone(), None);
+            let cc = self
+                .cc
+                .for_payload_acks()
+                .build_in(self.cfg.segment as u16, self.bandwidth.clone(), None);
             let transfer = TcpTransfer {
                 dst: self.dst,
                 flow: self.flow,

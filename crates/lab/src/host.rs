@@ -41,22 +41,43 @@ pub struct CcSample {
     pub k: Option<f64>,
     /// The guarantee controller's control slot `s`, RTTs; `None` for other controllers.
     pub slot_rtts: Option<u32>,
+    /// The guarantee controller's `k_bw` before the clamp; `None` for other controllers.
+    pub k_bw: Option<f64>,
+    /// The guarantee controller's `k_max` (infinite when unlimited); `None` for other controllers.
+    pub k_max: Option<f64>,
+    /// The guarantee controller's control-slot goal `g_i`, bytes per second; `None` for other controllers.
+    pub goal_bytes_per_sec: Option<f64>,
+    /// The guarantee controller's loss floor, bytes (0 in the paper's mode); `None` for other controllers.
+    pub floor_bytes: Option<u64>,
 }
 
 impl CcSample {
     /// The sample of `snap` at `time_secs`.
     pub fn new(time_secs: f64, snap: &Snapshot) -> Self {
-        let (k, slot_rtts) = match snap.state {
-            AlgorithmState::Guarantee { k, slot_rtts, .. } => (Some(k), Some(slot_rtts)),
-            _ => (None, None),
-        };
-        Self {
+        let mut sample = Self {
             time_secs,
             cwnd_bytes: snap.cwnd_bytes,
             ssthresh_bytes: snap.ssthresh_bytes,
+            ..Self::default()
+        };
+        if let AlgorithmState::Guarantee {
             k,
             slot_rtts,
+            k_bw,
+            k_max,
+            goal_bytes_per_sec,
+            floor_bytes,
+            ..
+        } = snap.state
+        {
+            sample.k = Some(k);
+            sample.slot_rtts = Some(slot_rtts);
+            sample.k_bw = Some(k_bw);
+            sample.k_max = Some(k_max.unwrap_or(f64::INFINITY));
+            sample.goal_bytes_per_sec = Some(goal_bytes_per_sec);
+            sample.floor_bytes = Some(floor_bytes);
         }
+        sample
     }
 
     /// Whether the traced fields equal those of `other` (the time aside).

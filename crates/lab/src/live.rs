@@ -33,6 +33,11 @@ pub struct TransferSummary {
     pub lost_packets: u64,
     /// Congestion events (window reductions) at the senders.
     pub congestion_events: u64,
+    /// Interval records at whose end the sending controller declared its
+    /// target infeasible (a guarantee controller whose breaker is open).
+    pub infeasible_intervals: usize,
+    /// Interval records, all transfers.
+    pub intervals: usize,
     /// CPU seconds this process used during the run (user + system), if known.
     pub local_cpu_secs: Option<f64>,
     /// CPU seconds the peer's process used during the transfers (user +
@@ -85,6 +90,8 @@ impl TransferSummary {
             rtt_max_ms: max,
             lost_packets: all().map(|i| i.lost_packets).sum(),
             congestion_events: all().map(|i| i.congestion_events).sum(),
+            infeasible_intervals: all().filter(|i| infeasible(i)).count(),
+            intervals: all().count(),
             local_cpu_secs,
             remote_cpu_secs: outcomes
                 .iter()
@@ -115,6 +122,13 @@ impl TransferSummary {
             out += &format!(
                 "[SUM] RTT min/mean/max {min:.2}/{mean:.2}/{max:.2} ms, {} packets lost, {} congestion events\n",
                 self.lost_packets, self.congestion_events
+            );
+        }
+        if self.infeasible_intervals > 0 {
+            out += &format!(
+                "[SUM] the controller declared its target infeasible at the end of {} of {} intervals \
+                 (its breaker opened: it fell back to Reno and retries later; see docs/guarantee.md)\n",
+                self.infeasible_intervals, self.intervals
             );
         }
         let pct = |cpu: f64| 100.0 * cpu / self.seconds.max(1e-9);
@@ -164,12 +178,22 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// The header of the interval lines.
-pub const INTERVAL_HEADER: &str = "[id]  interval          bytes      goodput         cwnd        srtt     lost";
+/// The header of the interval lines; with a target, a `target` column.
+pub fn interval_header(target: bool) -> String {
+    let mut h = "[id]  interval          bytes      goodput         cwnd        srtt     lost".to_string();
+    if target {
+        h += "  target";
+    }
+    h
+}
 
-/// One interval line of transfer `id`.
-pub fn interval_line(id: u64, s: &IntervalStats) -> String {
-    format!(
+/// One interval line of transfer `id`. With a target (bits per second) the
+/// line ends with the interval's verdict: `met` if the goodput the receiver
+/// verified in it reached the target, `MISS` if not, and `infeasible` while
+/// the sending guarantee controller declares its target infeasible (its
+/// breaker is open: it has fallen back to Reno).
+pub fn interval_line(id: u64, s: &IntervalStats, target_bps: Option<u64>) -> String {
+    let mut line = format!(
         "[{id:>2}]  {:>6.2}-{:<6.2} s {:>10} {:>14} {:>10} {:>8.2} ms {:>6}",
         s.start_secs,
         s.end_secs,
@@ -178,6 +202,21 @@ pub fn interval_line(id: u64, s: &IntervalStats) -> String {
         human_bytes(s.cwnd_bytes),
         s.srtt_ms,
         s.lost_packets
+    );
+    if let Some(t) = target_bps {
+        line += if s.goodput_bps >= t as f64 { "  met" } else { "  MISS" };
+    }
+    if infeasible(s) {
+        line += "  infeasible";
+    }
+    line
+}
+
+/// Whether the record's controller snapshot declares its target infeasible.
+pub fn infeasible(s: &IntervalStats) -> bool {
+    matches!(
+        s.controller.map(|c| c.state),
+        Some(tput_cc::AlgorithmState::Guarantee { infeasible: true, .. })
     )
 }
 
@@ -256,6 +295,48 @@ mod tests {
             cpu_secs: None,
             error: None,
         }
+    }
+
+    #[test]
+    fn interval_lines_judge_the_target_and_say_when_it_is_infeasible() {
+        use tput_cc::{AlgorithmState, Phase, Snapshot};
+        let r = record(10.0, 4.0, 0, 0); // 8000 bit/s
+        assert!(!interval_line(1, &r, None).contains("met"));
+        assert!(interval_line(1, &r, Some(8000)).ends_with("  met"));
+        assert!(interval_line(1, &r, Some(8001)).ends_with("  MISS"));
+        assert!(interval_header(true).ends_with("target") && !interval_header(false).contains("target"));
+        let snapshot = |infeasible| Snapshot {
+            cwnd_bytes: 12_000,
+            ssthresh_bytes: None,
+            phase: Phase::CongestionAvoidance,
+            state: AlgorithmState::Guarantee {
+                k: 1.0,
+                slot_rtts: 16,
+                eval_rtts: 32,
+                goal_bytes_per_sec: 1e6,
+                control_slot: 1,
+                congested: true,
+                available_bytes_per_sec: 0.0,
+                k_bw: 0.0,
+                k_max: None,
+                floor_bytes: 0,
+                infeasible,
+            },
+        };
+        let mut bad = record(10.0, 4.0, 0, 0);
+        bad.controller = Some(snapshot(true));
+        assert!(interval_line(1, &bad, Some(9000)).ends_with("  MISS  infeasible"));
+        let mut good = r.clone();
+        good.controller = Some(snapshot(false));
+        let s = TransferSummary::new(&[outcome(vec![bad, good.clone(), good], 3000, 3.0)], None);
+        assert_eq!((s.infeasible_intervals, s.intervals), (1, 3));
+        assert!(
+            s.lines().contains("infeasible at the end of 1 of 3 intervals"),
+            "{}",
+            s.lines()
+        );
+        let s = TransferSummary::new(&[outcome(vec![r], 1000, 1.0)], None);
+        assert!(!s.lines().contains("infeasible"));
     }
 
     #[test]

@@ -1189,6 +1189,7 @@ mod tests {
                     ssthresh_bytes: None,
                     k: cc.starts_with("guarantee").then_some(cwnd as f64 / 1000.0),
                     slot_rtts: cc.starts_with("guarantee").then_some(16),
+                    ..CcSample::default()
                 })
                 .collect(),
             slots: Vec::new(),

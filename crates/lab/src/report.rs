@@ -105,6 +105,10 @@ pub struct FlowSummary {
     /// Files refused, failed or unfinished at the end (file workloads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_lost: Option<u64>,
+    /// Interval records at whose end the sending controller declared its
+    /// target infeasible (a guarantee controller whose breaker is open).
+    #[serde(default)]
+    pub infeasible_intervals: usize,
     /// What went wrong, if anything.
     pub errors: Vec<String>,
 }
@@ -144,6 +148,7 @@ impl Summary {
                         .then(|| f.file_times.iter().sum::<f64>() / f.file_times.len() as f64),
                     mean_transfer_secs: f.files.as_ref().and_then(|x| x.mean_transfer_secs()),
                     files_lost: f.files.as_ref().map(|x| x.lost()),
+                    infeasible_intervals: f.intervals.iter().filter(|i| crate::live::infeasible(i)).count(),
                     errors: f.errors.clone(),
                 })
                 .collect(),
@@ -199,6 +204,12 @@ impl Summary {
                 success,
                 files
             );
+            if f.infeasible_intervals > 0 {
+                out += &format!(
+                    "      the controller declared its target infeasible at the end of {} intervals (breaker open: Reno)\n",
+                    f.infeasible_intervals
+                );
+            }
             for e in &f.errors {
                 out += &format!("      error: {e}\n");
             }
@@ -347,6 +358,10 @@ struct CcRow {
     ssthresh_bytes: Option<u64>,
     k: Option<f64>,
     slot_rtts: Option<u32>,
+    k_bw: Option<f64>,
+    k_max: Option<f64>,
+    goal_bytes_per_sec: Option<f64>,
+    floor_bytes: Option<u64>,
 }
 
 #[derive(Serialize, Default)]
@@ -486,6 +501,10 @@ pub fn render_outputs(
             ssthresh_bytes: c.ssthresh_bytes,
             k: c.k,
             slot_rtts: c.slot_rtts,
+            k_bw: c.k_bw,
+            k_max: c.k_max,
+            goal_bytes_per_sec: c.goal_bytes_per_sec,
+            floor_bytes: c.floor_bytes,
         })
     }))?;
     let charts = plot::scenario_charts(s, r);

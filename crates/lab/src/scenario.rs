@@ -1246,7 +1246,9 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             let target_bps = g.target.map_or(0.0, |t| t.bits_per_sec() as f64);
             let sink = TcpSink::new(cfg.clone(), s.interval, slot, target_bps);
             let sink_id = net.sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
-            let cc = g.cc.build_in(cfg.segment as u16, oracle.clone(), aggregate.as_ref());
+            let cc =
+                g.cc.for_payload_acks()
+                    .build_in(cfg.segment as u16, oracle.clone(), aggregate.as_ref());
             let amount = match g.bytes {
                 Some(b) => Amount::Bytes(b),
                 None => Amount::Until(SimTime::from_duration(stop)),

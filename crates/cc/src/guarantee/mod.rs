@@ -24,6 +24,9 @@ use crate::eval_slot::EvalSlot;
 use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
 
+mod floor;
+use floor::Floor;
+
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -36,10 +39,25 @@ pub enum AbwSource {
     Inline,
 }
 
+/// Which rules a [`Guarantee`] follows on loss (spec key `mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuaranteeMode {
+    /// The default: the paper's slope, and a loss response that never cuts
+    /// below the window the target needs, with a breaker for infeasible
+    /// targets (see [`Guarantee`], "Floor").
+    #[default]
+    Floor,
+    /// The paper's rules exactly (§2): Reno's halving on loss.
+    Paper,
+}
+
 /// Parameters of [`Guarantee`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GuaranteeConfig {
-    /// Target throughput `bw`.
+    /// Target throughput `bw`. In [`GuaranteeMode::Floor`] it counts the
+    /// goodput the receiver sees (see [`overhead`](Self::overhead)); in
+    /// [`GuaranteeMode::Paper`], acknowledged bytes, as the paper counts packets.
     pub target: Rate,
     /// Evaluation slot length; default 32 RTTs (the paper's `d = 32`).
     pub eval: EvalSlot,
@@ -56,10 +74,35 @@ pub struct GuaranteeConfig {
     /// Where `A` and `P` come from when built by [`ControllerSpec`](crate::ControllerSpec); default `auto`.
     #[serde(default)]
     pub abw: AbwSource,
+    /// The loss response: the floor (default) or the paper's.
+    #[serde(default)]
+    pub mode: GuaranteeMode,
+    /// Floor mode: the floor steers the slot throughput toward `(1 + margin) * bw`; default 0.1.
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+    /// Bytes of each acknowledged packet that are not goodput (headers,
+    /// framing), so that the target counts what the receiver sees: the
+    /// controller aims at `bw * mss / (mss - overhead)` acknowledged bytes.
+    /// `None`: [`QUIC_OVERHEAD`] in floor mode, 0 in paper mode. A transport
+    /// whose acknowledged bytes are payload (the simulator's TCP model) sets 0.
+    #[serde(default)]
+    pub overhead: Option<u32>,
 }
 
+/// The floor mode's default margin.
+fn default_margin() -> f64 {
+    0.1
+}
+
+/// Bytes of a full QUIC 1-RTT packet carrying one STREAM frame that are not
+/// stream payload, as quinn-proto builds them (RFC 9000 §17.3.1, §19.8):
+/// 1 flag byte, an 8-byte destination connection ID, a 2-byte packet number,
+/// the 16-byte AEAD tag (RFC 9001 §5.3), and the frame's type, stream ID,
+/// 4-byte offset and 2-byte length: 1 + 8 + 2 + 16 + 1 + 1 + 4 + 2.
+pub const QUIC_OVERHEAD: u32 = 35;
+
 impl GuaranteeConfig {
-    /// The paper's defaults for a target of `target`.
+    /// The default (floor) mode with the paper's slot parameters, for a target of `target`.
     pub fn new(target: Rate) -> Self {
         Self {
             target,
@@ -69,7 +112,26 @@ impl GuaranteeConfig {
             kmax_cwnd: 2.0,
             physical: None,
             abw: AbwSource::Auto,
+            mode: GuaranteeMode::Floor,
+            margin: default_margin(),
+            overhead: None,
         }
+    }
+
+    /// The paper's controller (§2 exactly) for a target of `target`.
+    pub fn paper(target: Rate) -> Self {
+        Self {
+            mode: GuaranteeMode::Paper,
+            ..Self::new(target)
+        }
+    }
+
+    /// [`overhead`](Self::overhead) with its mode default resolved.
+    pub fn overhead_bytes(&self) -> u32 {
+        self.overhead.unwrap_or(match self.mode {
+            GuaranteeMode::Floor => QUIC_OVERHEAD,
+            GuaranteeMode::Paper => 0,
+        })
     }
 
     /// Check the parameters.
@@ -102,6 +164,15 @@ impl GuaranteeConfig {
         }
         if self.physical.is_some_and(|p| p.bits_per_sec() == 0) {
             return Err("physical: must be positive".into());
+        }
+        if !(self.margin >= 0.0 && self.margin <= 1.0) {
+            return Err(format!("margin: {} must be in [0, 1]", self.margin));
+        }
+        if self.overhead.is_some_and(|o| o >= 1200) {
+            return Err(format!(
+                "overhead: {} bytes must be below QUIC's smallest datagram (1200 bytes)",
+                self.overhead.unwrap_or(0)
+            ));
         }
         Ok(())
     }
@@ -200,12 +271,23 @@ pub struct Guarantee {
     bandwidth: Option<Arc<dyn BandwidthSource>>,
     /// Seat in an [`Aggregate`]; shared by clones, leaves when the last one drops.
     member: Option<Arc<Membership>>,
-    /// Target `bw`, bytes per second.
+    /// Target `bw` in acknowledged bytes per second: the configured target
+    /// scaled by `mss / (mss - overhead)`.
     bw: f64,
+    /// The loss floor and breaker (floor mode only).
+    floor: Option<Floor>,
+    /// The latest smoothed RTT, for the floor window.
+    srtt: Duration,
+    /// The floor rate as of the latest ACK, bytes per second (0 in paper mode).
+    floor_rate: f64,
     /// Window, threshold and recovery: Reno's, shared with [`NewReno`](crate::NewReno).
     reno: RenoCore,
     /// Current slope, packets per RTT.
     k: f64,
+    /// `k_bw` and `k_max` as of the latest ACK (for the snapshot; `k_max`
+    /// infinite when unlimited).
+    k_bw: f64,
+    k_max: f64,
     /// `d`; 0 until known ([`EvalSlot::Time`] before the first ACK).
     eval_rtts: u32,
     /// `s`; 0 until `d` is known.
@@ -344,9 +426,15 @@ impl Guarantee {
             }
             EvalSlot::Time(_) => (0, 0),
         };
+        let floor = (config.mode == GuaranteeMode::Floor).then(|| Floor::new(config.margin));
         Self {
-            bw: config.target.bytes_per_sec(),
+            bw: acked_target(&config, mss),
+            floor,
+            srtt: Duration::ZERO,
+            floor_rate: 0.0,
             k: config.k_min,
+            k_bw: 0.0,
+            k_max: f64::INFINITY,
             config,
             bandwidth,
             member: None,
@@ -365,7 +453,7 @@ impl Guarantee {
     /// the other members, as described in [`Aggregate`]. Without other members
     /// the controller behaves exactly as alone.
     pub fn with_aggregate(mut self, group: &Aggregate) -> Self {
-        self.member = Some(Arc::new(group.join(self.bw)));
+        self.member = Some(Arc::new(group.join(self.config.target.bytes_per_sec())));
         self
     }
 
@@ -434,6 +522,41 @@ impl Guarantee {
         (self.evals_completed, self.evals_met)
     }
 
+    /// Whether the controller has declared its target infeasible: in floor
+    /// mode, the breaker tripped (consecutive evaluation slots missed the
+    /// target with the floor engaged) and no slot has met it since. Always
+    /// `false` in paper mode.
+    pub fn infeasible(&self) -> bool {
+        self.floor.is_some_and(|f| f.infeasible())
+    }
+
+    /// How often the breaker has tripped (0 in paper mode).
+    pub fn breaker_trips(&self) -> u64 {
+        self.floor.map_or(0, |f| f.trips())
+    }
+
+    /// The floor factor `f` (`None` in paper mode).
+    pub fn floor_factor(&self) -> Option<f64> {
+        self.floor.map(|f| f.factor())
+    }
+
+    /// The window a loss cannot cut below now, bytes: `f * bw * srtt`,
+    /// within an [`Aggregate`]'s admission cap (as of the latest ACK); 0 in
+    /// paper mode, while the breaker is open, or before an RTT is known.
+    pub fn floor_window(&self) -> u64 {
+        Floor::window(self.floor_rate, self.srtt)
+    }
+
+    /// The floor rate `f * bw`, bytes per second, within an [`Aggregate`]'s admission cap.
+    fn admitted_floor_rate(&self, now: Instant) -> f64 {
+        let Some(floor) = self.floor else { return 0.0 };
+        let rate = floor.rate(self.bw);
+        match &self.member {
+            Some(m) => m.admit_floor(rate, self.physical(now)),
+            None => rate,
+        }
+    }
+
     /// Slot bookkeeping and the slope for an ACK at `now`. The slot state is
     /// updated in place (it is copied out only when a control slot closes).
     fn track(&mut self, now: Instant, ack: &Ack) {
@@ -475,12 +598,25 @@ impl Guarantee {
             },
         }
         self.available = available;
+        if !ack.rtt.smoothed.is_zero() {
+            self.srtt = ack.rtt.smoothed;
+        }
+        if self.floor.is_some() {
+            self.floor_rate = self.admitted_floor_rate(now);
+        }
         let Some(slots) = self.slots.as_mut() else { return };
         slots.acked += ack.bytes;
         slots.eval_acked += ack.bytes;
         let n = slots.rtts_elapsed(nanos(elapsed));
         if let Some(slots) = self.slots.as_ref() {
-            self.k = self.slope(now, slots, n);
+            let (k, k_bw, k_max) = self.slope(now, slots, n);
+            (self.k_bw, self.k_max) = (k_bw, k_max);
+            // The breaker open: plain Reno until the retry.
+            self.k = if self.floor.is_some_and(|f| !f.engaged()) {
+                self.config.k_min
+            } else {
+                k
+            };
         }
     }
 
@@ -544,6 +680,9 @@ impl Guarantee {
         let secs = now.saturating_duration_since(slots.eval_start).as_secs_f64();
         let tput = slots.eval_acked as f64 / secs;
         let met = tput >= self.bw;
+        if let Some(floor) = self.floor.as_mut() {
+            floor.on_evaluation_end(tput, self.bw);
+        }
         self.last_eval_throughput = Some(tput);
         self.evals_completed += 1;
         self.evals_met += u64::from(met);
@@ -555,13 +694,14 @@ impl Guarantee {
     }
 
     /// `k = max(k_min, min(k_bw, k_max))`, §2.4, with `n` whole RTTs elapsed.
-    fn slope(&self, now: Instant, slots: &Slots, n: u64) -> f64 {
+    /// Also returns `(k_bw, k_max)` for the snapshot.
+    fn slope(&self, now: Instant, slots: &Slots, n: u64) -> (f64, f64, f64) {
         let mss = self.reno.mss() as f64;
         let s = f64::from(self.slot_rtts);
         let cwnd_pkts = self.cwnd() / mss;
         let k_bw = Self::k_bw(slots.goal_pkts, s, n as f64, cwnd_pkts, slots.acked as f64 / mss);
-        k_bw.min(self.k_max(now, slots, slots.srtt_secs, cwnd_pkts))
-            .max(self.config.k_min)
+        let k_max = self.k_max(now, slots, slots.srtt_secs, cwnd_pkts);
+        (k_bw.min(k_max).max(self.config.k_min), k_bw, k_max)
     }
 
     /// `k_max`, eqs. (4)/(5) with the factor `kmax_cwnd` on `cwnd`.
@@ -590,6 +730,14 @@ impl Guarantee {
             .or_else(|| self.config.physical.map(Rate::bytes_per_sec))
             .unwrap_or(f64::INFINITY)
     }
+}
+
+/// The target in acknowledged bytes per second: `target * mss / (mss - overhead)`,
+/// the payload share taken as at least half a packet.
+fn acked_target(config: &GuaranteeConfig, mss: u64) -> f64 {
+    let overhead = u64::from(config.overhead_bytes());
+    let payload = mss.saturating_sub(overhead).max(mss.div_ceil(2)).max(1);
+    config.target.bytes_per_sec() * mss as f64 / payload as f64
 }
 
 /// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
@@ -643,11 +791,13 @@ impl CongestionController for Guarantee {
         // Reno's halving once per round trip, and the timeout analogue
         // (persistent congestion: RFC 9002's minimum window of 2 datagrams,
         // where the paper's Reno drops to 1 packet), then slow start again.
-        self.reno.on_congestion(now, event);
+        // In floor mode the halving stops at the floor (see `floor.rs`).
+        self.reno.on_congestion_above(now, event, self.floor_window());
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.reno.on_mtu_update(max_datagram_size);
+        self.bw = acked_target(&self.config, self.reno.mss());
         let (s, mss) = (self.slot_rtts, self.reno.mss());
         if let Some(slots) = self.slots.as_mut() {
             slots.prime(s, mss);
@@ -675,6 +825,10 @@ impl CongestionController for Guarantee {
                 control_slot: self.slots.map_or(1, |s| s.index),
                 congested: self.slots.is_some_and(|s| s.congested),
                 available_bytes_per_sec: self.available.unwrap_or(0.0),
+                k_bw: self.k_bw,
+                k_max: self.k_max.is_finite().then_some(self.k_max),
+                floor_bytes: self.floor_window(),
+                infeasible: self.infeasible(),
             },
         }
     }
@@ -685,603 +839,4 @@ impl CongestionController for Guarantee {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bandwidth::SharedBandwidth;
-    use crate::controller::{CongestionKind, Phase, minimum_window};
-    use crate::testutil::*;
-
-    const MS: Duration = Duration::from_millis(1);
-
-    /// The `AlgorithmState::Guarantee` fields of a snapshot.
-    #[derive(Debug, PartialEq)]
-    struct State {
-        k: f64,
-        slot_rtts: u32,
-        eval_rtts: u32,
-        goal: f64,
-        control_slot: u32,
-        congested: bool,
-        available: f64,
-    }
-
-    fn state(cc: &Guarantee) -> State {
-        match cc.snapshot().state {
-            AlgorithmState::Guarantee {
-                k,
-                slot_rtts,
-                eval_rtts,
-                goal_bytes_per_sec,
-                control_slot,
-                congested,
-                available_bytes_per_sec,
-            } => State {
-                k,
-                slot_rtts,
-                eval_rtts,
-                goal: goal_bytes_per_sec,
-                control_slot,
-                congested,
-                available: available_bytes_per_sec,
-            },
-            other => panic!("not a guarantee snapshot: {other:?}"),
-        }
-    }
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
-    }
-
-    #[track_caller]
-    fn assert_close(a: f64, b: f64) {
-        assert!(close(a, b), "{a} != {b}");
-    }
-
-    fn config(target_bytes_per_sec: u64, eval: EvalSlot, slot: Option<u32>) -> GuaranteeConfig {
-        GuaranteeConfig {
-            eval,
-            slot_rtts: slot,
-            ..GuaranteeConfig::new(Rate::from_bytes_per_sec(target_bytes_per_sec))
-        }
-    }
-
-    fn harness(config: GuaranteeConfig, bw: Option<&SharedBandwidth>) -> Harness<Guarantee> {
-        let source = bw.map(|b| Arc::new(b.clone()) as Arc<dyn BandwidthSource>);
-        Harness::new(Guarantee::new(config, MSS, source), RTT)
-    }
-
-    /// Acknowledge `bytes` at `t0 + ms` (sent one RTT earlier; srtt = min RTT = 20 ms).
-    fn ack_at(h: &mut Harness<Guarantee>, t0: Instant, ms: u64, bytes: u64) {
-        h.now = t0 + Duration::from_millis(ms);
-        h.ack(bytes);
-    }
-
-    /// Bytes per second as SharedBandwidth's bits per second.
-    fn bits(bytes_per_sec: u64) -> u64 {
-        bytes_per_sec * 8
-    }
-
-    // ---- Reno base -------------------------------------------------------
-
-    #[test]
-    fn slow_start_is_reno() {
-        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
-        assert_eq!(h.cc.window(), 12_000);
-        h.round();
-        assert_eq!(h.cc.window(), 24_000);
-        h.round();
-        assert_eq!(h.cc.window(), 48_000);
-        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
-        assert_eq!(h.cc.snapshot().ssthresh_bytes, None);
-    }
-
-    #[test]
-    fn loss_halves_once_per_round_trip() {
-        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
-        h.round();
-        h.round();
-        let before = h.cc.window(); // 48_000
-        let sent = h.now - RTT / 2;
-        for _ in 0..3 {
-            h.lose(sent, CongestionKind::Loss);
-        }
-        assert_eq!(h.cc.window(), before / 2);
-        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(before / 2));
-        assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
-        h.ack_sent_at(sent, MSS); // sent before the reduction: no growth
-        assert_eq!(h.cc.window(), before / 2);
-        // Recovery ends with the ACK of a packet sent after it began; that ACK
-        // counts towards growth: with k = 1, one mss per 24_000 bytes acked,
-        // so the 20th such ACK grows the window to 25_200.
-        h.advance(RTT + MS);
-        h.ack(MSS);
-        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
-        assert_eq!(h.cc.k(), 1.0);
-        for _ in 0..18 {
-            h.ack(MSS);
-        }
-        assert_eq!(h.cc.window(), 24_000);
-        h.ack(MSS);
-        assert_eq!(h.cc.window(), 25_200);
-        h.lose(h.now - RTT / 4, CongestionKind::Loss);
-        assert_eq!(h.cc.window(), 12_600);
-        // ECN reduces like loss.
-        h.advance(RTT);
-        h.lose(h.now, CongestionKind::Ecn);
-        assert_eq!(h.cc.window(), 6_300);
-    }
-
-    #[test]
-    fn congestion_avoidance_at_k_min_is_reno() {
-        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
-        h.round();
-        h.lose(h.now - RTT / 2, CongestionKind::Loss); // cwnd = ssthresh = 12_000
-        assert_eq!(h.cc.window(), 12_000);
-        h.round(); // acks of the flight sent before the reduction: no growth
-        assert_eq!(h.cc.window(), 12_000);
-        // 10 acks of 1200 bytes: one window acknowledged, one mss more
-        // (eq. (1) with k = 1, counted as RFC 9002 §7.3.3 counts it).
-        h.round();
-        assert_eq!(h.cc.k(), 1.0);
-        assert_eq!(h.cc.window(), 13_200);
-        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
-    }
-
-    #[test]
-    fn persistent_congestion_collapses_to_minimum_window_and_slow_starts() {
-        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), None);
-        h.round();
-        h.round();
-        h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
-        assert_eq!(h.cc.window(), minimum_window(MSS));
-        assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(24_000));
-        assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
-        h.flight.clear();
-        h.advance(RTT);
-        h.round();
-        assert_eq!(h.cc.window(), 4 * MSS);
-    }
-
-    // ---- the slope k -----------------------------------------------------
-
-    #[test]
-    fn rtts_elapsed_steps_like_the_division() {
-        // Irregular ACK gaps, small and large, against (now - start) / srtt.
-        let t0 = Instant::now();
-        for srtt_us in [1u64, 7, 20_000, 123_457] {
-            let srtt = Duration::from_micros(srtt_us);
-            let mut slots = Slots::new(t0, srtt, 1.0);
-            let mut now = t0;
-            let mut x = 12345u64;
-            for _ in 0..2000 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let gap = match x >> 60 {
-                    0 => srtt * 20,
-                    1..=3 => srtt + Duration::from_nanos(x % 1000),
-                    _ => Duration::from_nanos((x >> 20) % (srtt_us * 400 + 1)),
-                };
-                now += gap;
-                let want = nanos(now - t0) / nanos(srtt);
-                assert_eq!(
-                    slots.rtts_elapsed(nanos(now - t0)),
-                    want,
-                    "srtt {srtt:?} at {:?}",
-                    now - t0
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn k_bw_closed_form() {
-        // m = 8 - 2 - 1 = 5: 2 * (100 - 5*10 - 20) / (5*6) = 60 / 30.
-        assert_eq!(Guarantee::k_bw(100.0, 8.0, 2.0, 10.0, 20.0), 2.0);
-        // m = 16 - 0 - 1 = 15: 2 * (2000 - 15*19 - 10) / (15*16) = 3410 / 240.
-        assert_close(Guarantee::k_bw(2000.0, 16.0, 0.0, 19.0, 10.0), 3410.0 / 240.0);
-        // m = 1 is the formula itself: 2 * (40 - 10 - 1) / 2 = 29.
-        assert_eq!(Guarantee::k_bw(40.0, 2.0, 0.0, 10.0, 1.0), 29.0);
-        // m <= 0 is defined as m = 1: missing - cwnd = (100 - 60) - 10.
-        assert_eq!(Guarantee::k_bw(100.0, 8.0, 7.0, 10.0, 60.0), 30.0);
-        assert_eq!(Guarantee::k_bw(100.0, 8.0, 9.0, 10.0, 60.0), 30.0);
-        // Ahead of the goal: negative.
-        assert!(Guarantee::k_bw(10.0, 8.0, 2.0, 10.0, 20.0) < 0.0);
-    }
-
-    #[test]
-    fn controller_uses_k_bw_including_the_slot_end_rule() {
-        // goal = 7.5e6 B/s * 20 ms * 8 / 1200 B = 1000 packets per control slot.
-        let mut h = harness(config(7_500_000, EvalSlot::Rtts(16), Some(8)), None);
-        let t0 = h.now;
-        ack_at(&mut h, t0, 20, MSS); // slot starts; n = 0, m = 7, cwnd 10, acked 1
-        assert_close(h.cc.k(), 2.0 * (1000.0 - 7.0 * 10.0 - 1.0) / (7.0 * 8.0));
-        assert_close(h.cc.k(), Guarantee::k_bw(1000.0, 8.0, 0.0, 10.0, 1.0));
-        ack_at(&mut h, t0, 20 + 45, MSS); // n = 2, m = 5, cwnd 11, acked 2
-        assert_close(h.cc.k(), 2.0 * (1000.0 - 5.0 * 11.0 - 2.0) / (5.0 * 6.0));
-        ack_at(&mut h, t0, 20 + 150, MSS); // n = 7, m = 0 -> 1: 1000 - 3 - 12
-        assert_close(h.cc.k(), 985.0);
-        assert_close(h.cc.k(), Guarantee::k_bw(1000.0, 8.0, 7.0, 12.0, 3.0));
-        assert_eq!(state(&h.cc).control_slot, 1);
-    }
-
-    #[test]
-    fn k_stays_at_k_min_when_the_goal_is_met_easily() {
-        let bw = SharedBandwidth::new();
-        bw.set_available(1_000_000_000);
-        let mut h = harness(config(1000, EvalSlot::Rtts(32), None), Some(&bw));
-        for _ in 0..4 {
-            h.round();
-            assert_eq!(h.cc.k(), 1.0);
-        }
-        h.lose(h.now - RTT / 2, CongestionKind::Loss);
-        for _ in 0..40 {
-            h.round();
-            assert_eq!(h.cc.k(), 1.0);
-        }
-        let st = state(&h.cc);
-        assert_eq!(st.available, 125_000_000.0);
-        assert!(!st.congested);
-    }
-
-    #[test]
-    fn k_rises_above_k_min_when_behind() {
-        let bw = SharedBandwidth::new();
-        bw.set_available(1_000_000_000); // A*srtt = 2083.3 packets: no clamp
-        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
-        h.round();
-        // Last of the 10 ACKs: s = 16, goal = 7.5e6*0.02*16/1200 = 2000 packets,
-        // n = 0, m = 15, cwnd 19 before its growth, acked 10.
-        assert_close(h.cc.k(), 2.0 * (2000.0 - 15.0 * 19.0 - 10.0) / (15.0 * 16.0));
-        assert!(h.cc.k() > 14.0);
-        // In congestion avoidance the window grows k packets per RTT, not one.
-        h.lose(h.now - RTT / 2, CongestionKind::Loss);
-        h.round();
-        let w = h.cc.window();
-        h.round();
-        assert!(h.cc.window() > w + 5 * MSS, "{} -> {}", w, h.cc.window());
-    }
-
-    #[test]
-    fn k_is_clamped_by_uncongested_k_max() {
-        // A*srtt = 1.5e6 B/s * 20 ms / 1200 B = 25 packets; k_max = 25 - 2*10 = 5.
-        let bw = SharedBandwidth::new();
-        bw.set_available(bits(1_500_000));
-        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
-        let t0 = h.now;
-        ack_at(&mut h, t0, 20, MSS);
-        let k_bw = Guarantee::k_bw(2000.0, 16.0, 0.0, 10.0, 1.0);
-        assert!(k_bw > 15.0);
-        assert_close(h.cc.k(), 5.0);
-        assert_eq!(state(&h.cc).available, 1_500_000.0);
-        // kmax_cwnd = 1 (eqs. (4)/(5) as printed): 25 - 10 = 15, still below k_bw.
-        let mut c = config(7_500_000, EvalSlot::Rtts(32), None);
-        c.kmax_cwnd = 1.0;
-        let mut h = harness(c, Some(&bw));
-        ack_at(&mut h, t0, 20, MSS);
-        assert_close(h.cc.k(), 15.0);
-        // k_max below k_min: k = k_min.
-        bw.set_available(bits(1_200_000)); // 20 - 2*10 = 0
-        let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
-        ack_at(&mut h, t0, 20, MSS);
-        assert_eq!(h.cc.k(), 1.0);
-    }
-
-    /// Slot 1 (40 ms) misses; at the first ACK of slot 2 the congested k_max applies.
-    fn congested_k(physical_source: Option<u64>, physical_config: Option<u64>) -> (f64, State) {
-        let bw = SharedBandwidth::new();
-        if let Some(p) = physical_source {
-            bw.set_physical(bits(p));
-        }
-        let mut c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
-        c.physical = physical_config.map(Rate::from_bytes_per_sec);
-        let mut h = harness(c, Some(&bw));
-        let t0 = h.now;
-        bw.set_available(bits(1_200_000));
-        ack_at(&mut h, t0, 20, MSS);
-        // Uncongested: k_max = 1.2e6*0.02/1200 - 2*10 = 0, k_bw = 29: k = k_min.
-        assert_eq!(h.cc.k(), 1.0);
-        bw.set_available(bits(2_400_000));
-        ack_at(&mut h, t0, 30, MSS);
-        bw.set_available(bits(2_400_000));
-        ack_at(&mut h, t0, 60, MSS);
-        (h.cc.k(), state(&h.cc))
-    }
-
-    #[test]
-    fn k_is_clamped_by_congested_k_max() {
-        // Slot 1 = [20, 60) ms: 2400 B / 40 ms = 60 kB/s < g_1 = 1.2 MB/s: missed.
-        // g_2 = 1.2e6 + 1.2e6 - 6e4 = 2.34e6. avgA_1 is time-weighted:
-        // (1.2e6 * 10 ms + 2.4e6 * 30 ms) / 40 ms = 2.1e6 (the plain mean would be 1.8e6).
-        // k_max = (2.4e6 + 2.34e6 - 2.1e6) * 0.02 / 1200 - 2 * 12 = 44 - 24 = 20;
-        // k_bw = 2 * (78 - 1*12 - 1) / 2 = 65.
-        let (k, st) = congested_k(None, None);
-        assert!(st.congested);
-        assert_eq!(st.control_slot, 2);
-        assert_close(st.goal, 2_340_000.0);
-        assert_close(k, 20.0);
-        // P = 1.8e6 B/s < 2.64e6: k_max = 1.8e6 * 0.02 / 1200 - 24 = 6,
-        // from the source or from the configuration.
-        assert_close(congested_k(Some(1_800_000), None).0, 6.0);
-        assert_close(congested_k(None, Some(1_800_000)).0, 6.0);
-        assert_close(congested_k(Some(1_800_000), Some(100_000_000)).0, 6.0);
-    }
-
-    #[test]
-    fn without_a_there_is_no_uncongested_k_max_and_p_bounds_the_congested_one() {
-        let mut c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
-        c.physical = Some(Rate::from_bytes_per_sec(1_800_000));
-        let mut h = harness(c, None);
-        let t0 = h.now;
-        ack_at(&mut h, t0, 20, MSS);
-        assert_close(h.cc.k(), 29.0); // k_bw unclamped
-        assert_eq!(state(&h.cc).available, 0.0);
-        ack_at(&mut h, t0, 40, MSS);
-        ack_at(&mut h, t0, 60, MSS); // slot 1 missed: k_max = P*srtt - 2*cwnd = 30 - 24
-        assert!(state(&h.cc).congested);
-        assert_close(h.cc.k(), 6.0);
-    }
-
-    // ---- goals and slots -------------------------------------------------
-
-    #[test]
-    fn deficit_carries_to_the_next_control_slot_and_is_discarded_at_the_evaluation_end() {
-        // d = 4, s = 2: two control slots of 40 ms; one 1200 B ACK per 20 ms.
-        let mut h = harness(config(1_200_000, EvalSlot::Rtts(4), Some(2)), None);
-        let t0 = h.now;
-        ack_at(&mut h, t0, 20, MSS);
-        ack_at(&mut h, t0, 40, MSS);
-        let st = state(&h.cc);
-        assert_eq!((st.control_slot, st.goal, st.congested), (1, 1_200_000.0, false));
-        ack_at(&mut h, t0, 60, MSS); // tput_1 = 2400 B / 40 ms = 60 kB/s
-        let st = state(&h.cc);
-        assert_eq!(st.control_slot, 2);
-        assert_close(st.goal, 1_200_000.0 + (1_200_000.0 - 60_000.0));
-        assert!(st.congested);
-        ack_at(&mut h, t0, 80, MSS);
-        ack_at(&mut h, t0, 100, MSS); // slot 2 ends, and with it the evaluation slot
-        let st = state(&h.cc);
-        assert_eq!((st.control_slot, st.goal, st.congested), (1, 1_200_000.0, false));
-        assert_close(h.cc.last_eval_throughput().unwrap(), 4800.0 / 0.08);
-        assert_eq!(h.cc.evaluations(), (1, 0));
-        assert_eq!(h.cc.slot_rtts(), Some(2)); // would halve, but 2 is the floor
-
-        // A surplus carries too: g_2 = 1000 + (1000 - 60000) < 0.
-        let mut h = harness(config(1000, EvalSlot::Rtts(4), Some(2)), None);
-        for ms in [20, 40, 60] {
-            ack_at(&mut h, t0, ms, MSS);
-        }
-        let st = state(&h.cc);
-        assert_eq!(st.control_slot, 2);
-        assert_close(st.goal, -58_000.0);
-        assert!(!st.congested);
-        assert_eq!(h.cc.k(), 1.0);
-    }
-
-    // ---- aggregate -------------------------------------------------------
-
-    #[test]
-    fn a_lone_aggregate_member_behaves_as_the_paper_controller() {
-        let bw = SharedBandwidth::new();
-        bw.set_available(bits(2_000_000));
-        let group = Aggregate::new();
-        let c = config(1_200_000, EvalSlot::Rtts(8), Some(2));
-        let mut alone = harness(c.clone(), Some(&bw));
-        let mut member = harness(c, Some(&bw));
-        member.cc = member.cc.with_aggregate(&group);
-        member.now = alone.now;
-        for h in [&mut alone, &mut member] {
-            // Slow start to ~80 packets, then congestion avoidance with a loss
-            // every 6 rounds: control and evaluation slots close, goals carry.
-            for r in 0..40 {
-                h.round();
-                if r % 6 == 2 {
-                    h.lose_oldest();
-                }
-            }
-        }
-        assert_eq!(member.cc.snapshot(), alone.cc.snapshot());
-        assert_eq!(member.cc.k(), alone.cc.k());
-        assert_eq!(member.cc.evaluations(), alone.cc.evaluations());
-        assert!(alone.cc.evaluations().0 >= 2, "{:?}", alone.cc.evaluations());
-    }
-
-    #[test]
-    fn aggregate_members_split_the_headroom_and_pool_their_carry() {
-        // A = 1.5e6 B/s for the group. Member b reports a rate of 10 packets
-        // per 20 ms = 600 kB/s; a (same target, same rate) then gets
-        // A_a = 600e3 + 0.5 * (1.5e6 - 1.2e6) = 750 kB/s instead of 1.5e6:
-        // k_max = 750e3 * 0.02 / 1200 - 2 * 10 = -7.5 -> k = k_min (alone: 5).
-        let bw = SharedBandwidth::new();
-        bw.set_available(bits(1_500_000));
-        let group = Aggregate::new();
-        let c = config(7_500_000, EvalSlot::Rtts(32), None);
-        let mut a = harness(c.clone(), Some(&bw));
-        a.cc = a.cc.with_aggregate(&group);
-        let mut b = harness(c, Some(&bw));
-        b.cc = b.cc.with_aggregate(&group);
-        b.now = a.now;
-        let t0 = a.now;
-        ack_at(&mut b, t0, 20, MSS);
-        ack_at(&mut a, t0, 20, MSS);
-        assert_eq!(state(&a.cc).available, 750_000.0);
-        assert_eq!(a.cc.k(), 1.0);
-        drop(b);
-        ack_at(&mut a, t0, 21, MSS);
-        assert_eq!(state(&a.cc).available, 1_500_000.0);
-        // Alone again: k_max = 25 - 2 * 11 (slow start grew cwnd by one packet).
-        assert_close(a.cc.k(), 3.0);
-    }
-
-    #[test]
-    fn a_member_ahead_lowers_the_goal_of_one_behind() {
-        // d = 4, s = 2 as in the carry test (control slots of 40 ms). Member b
-        // delivers 120 kB in its first slot (ahead), member a 2400 B (behind).
-        let group = Aggregate::new();
-        let c = config(1_200_000, EvalSlot::Rtts(4), Some(2));
-        let mut a = harness(c.clone(), None);
-        a.cc = a.cc.with_aggregate(&group);
-        let mut b = harness(c, None);
-        b.cc = b.cc.with_aggregate(&group);
-        b.now = a.now;
-        let t0 = a.now;
-        ack_at(&mut b, t0, 20, MSS);
-        ack_at(&mut b, t0, 40, 120_000 - MSS);
-        ack_at(&mut b, t0, 60, MSS); // tput_b = 120 kB / 40 ms = 3e6: carry -1.8e6
-        assert_close(state(&b.cc).goal, 1_200_000.0 - 0.5 * 1_800_000.0);
-        for ms in [20, 40, 60] {
-            ack_at(&mut a, t0, ms, MSS); // tput_a = 60e3: carry +1.14e6
-        }
-        // Pooled carry: -1.8e6 + 1.14e6 = -0.66e6, half of it each.
-        assert_close(state(&a.cc).goal, 1_200_000.0 - 330_000.0);
-        // Alone, a would chase 2.34e6.
-    }
-
-    #[test]
-    fn a_long_gap_closes_one_slot_over_the_whole_gap() {
-        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(2)), None);
-        let t0 = h.now;
-        ack_at(&mut h, t0, 20, MSS);
-        ack_at(&mut h, t0, 220, MSS); // five slots' worth of silence
-        let st = state(&h.cc);
-        assert_eq!(st.control_slot, 2);
-        // tput_1 = 1200 B / 200 ms = 6 kB/s.
-        assert_close(st.goal, 2.0 * 1_200_000.0 - 6_000.0);
-        ack_at(&mut h, t0, 240, MSS);
-        assert_eq!(state(&h.cc).control_slot, 2); // the new slot started at 220 ms
-    }
-
-    #[test]
-    fn s_halves_when_congested_and_missed() {
-        // d = 8, s = 4: two control slots of 80 ms; 60 kB/s against 1.2 MB/s.
-        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(4)), None);
-        let t0 = h.now;
-        for ms in (20..=340).step_by(20) {
-            ack_at(&mut h, t0, ms, MSS);
-            let expected = if ms < 180 { 4 } else { 2 };
-            assert_eq!(h.cc.slot_rtts(), Some(expected), "at {ms} ms");
-            assert_eq!(state(&h.cc).slot_rtts, expected);
-        }
-        // The second evaluation slot (4 x 40 ms) ended at 340 ms: s stays at 2.
-        assert_eq!(h.cc.evaluations(), (2, 0));
-
-        // s = d: the single control slot missing its goal counts as congested.
-        let mut h = harness(config(1_200_000, EvalSlot::Rtts(8), Some(8)), None);
-        for ms in (20..=180).step_by(20) {
-            ack_at(&mut h, t0, ms, MSS);
-        }
-        assert_eq!(h.cc.evaluations(), (1, 0));
-        assert_eq!(h.cc.slot_rtts(), Some(4));
-    }
-
-    #[test]
-    fn s_doubles_when_uncongested_met_and_fast_enough() {
-        // d = 8, s = 2; 60 kB/s against 1 kB/s; cwnd/srtt >= 12000 B / 20 ms.
-        let mut h = harness(config(1000, EvalSlot::Rtts(8), Some(2)), None);
-        let t0 = h.now;
-        for ms in (20..=500).step_by(20) {
-            ack_at(&mut h, t0, ms, MSS);
-            let expected = match ms {
-                ..180 => 2,    // first evaluation slot: 4 x 40 ms
-                180..340 => 4, // second: 2 x 80 ms
-                _ => 8,        // third: 1 x 160 ms, ends at 500 ms; 8 = d is the ceiling
-            };
-            assert_eq!(h.cc.slot_rtts(), Some(expected), "at {ms} ms");
-        }
-        assert_eq!(h.cc.evaluations(), (3, 3));
-        assert_eq!(state(&h.cc).eval_rtts, 8);
-    }
-
-    #[test]
-    fn s_stays_otherwise() {
-        // d = 16, s = 4: four control slots of 80 ms, evaluation slot [20, 340) ms.
-        let t0 = Instant::now();
-        // (a) Uncongested and met, but cwnd/srtt = 12000 B / 20 ms = 600 kB/s < 900 kB/s.
-        // ACK frames of 24 000 B every 20 ms: 1.2 MB/s; app-limited, so cwnd stays.
-        let mut h = harness(config(900_000, EvalSlot::Rtts(16), Some(4)), None);
-        h.app_limited = true;
-        for ms in (20..=340).step_by(20) {
-            ack_at(&mut h, t0, ms, 24_000);
-        }
-        assert_eq!(h.cc.window(), 12_000);
-        assert_eq!(h.cc.evaluations(), (1, 1));
-        assert!(!state(&h.cc).congested);
-        assert_eq!(h.cc.slot_rtts(), Some(4));
-        // Same with target 600 kB/s = cwnd/srtt: it doubles (the boundary case).
-        let mut h = harness(config(600_000, EvalSlot::Rtts(16), Some(4)), None);
-        h.app_limited = true;
-        for ms in (20..=340).step_by(20) {
-            ack_at(&mut h, t0, ms, 24_000);
-        }
-        assert_eq!(h.cc.slot_rtts(), Some(8));
-
-        // (b) Congested (slot 1: 4800 B / 80 ms = 60 kB/s < 600 kB/s) but met:
-        // (4800 + 12 * 24000) B / 320 ms = 915 kB/s >= 600 kB/s.
-        let mut h = harness(config(600_000, EvalSlot::Rtts(16), Some(4)), None);
-        h.app_limited = true;
-        for ms in (20..=340).step_by(20) {
-            ack_at(&mut h, t0, ms, if ms < 100 { MSS } else { 24_000 });
-            if ms == 100 {
-                assert!(state(&h.cc).congested);
-            }
-        }
-        assert_close(h.cc.last_eval_throughput().unwrap(), 915_000.0);
-        assert_eq!(h.cc.evaluations(), (1, 1));
-        assert_eq!(h.cc.slot_rtts(), Some(4));
-    }
-
-    #[test]
-    fn eval_time_is_rounded_to_a_power_of_two_in_log_scale() {
-        let cases = [
-            (1000, None, 64, 32),  // 50 -> 2^round(5.64) = 64
-            (928, None, 64, 32),   // 46.4 -> 2^round(5.54) = 64 (linear rounding: 32)
-            (900, None, 32, 16),   // 45 -> 2^round(5.49) = 32
-            (640, None, 32, 16),   // exactly 32
-            (10, None, 2, 2),      // 0.5 -> at least 2
-            (100, Some(16), 4, 4), // 5 -> 4; the configured s is clamped to d
-        ];
-        for (ms, slot, d, s) in cases {
-            let mut h = harness(config(1000, EvalSlot::Time(Duration::from_millis(ms)), slot), None);
-            assert_eq!((h.cc.eval_rtts(), h.cc.slot_rtts()), (None, None));
-            assert_eq!(state(&h.cc).eval_rtts, 0);
-            h.advance(RTT);
-            h.ack(MSS);
-            assert_eq!(h.cc.eval_rtts(), Some(d), "{ms} ms");
-            assert_eq!(h.cc.slot_rtts(), Some(s), "{ms} ms");
-            // d is fixed once: a smaller min RTT later does not change it.
-            h.rtt = RTT / 2;
-            h.advance(RTT);
-            h.ack(MSS);
-            assert_eq!(h.cc.eval_rtts(), Some(d));
-        }
-    }
-
-    #[test]
-    fn survives_odd_inputs() {
-        // Zero and Duration::MAX RTTs reach the slot-end test and n_j; with an
-        // oracle that reads 0 and u64::MAX / 2 bits per second in turn.
-        for a in [0, u64::MAX / 2] {
-            let bw = SharedBandwidth::new();
-            bw.set_available(a);
-            bw.set_physical(100_000_000);
-            let mut cc = Guarantee::new(config(20_000_000, EvalSlot::Rtts(4), Some(2)), MSS, Some(Arc::new(bw)));
-            crate::testutil::fuzz_odd_inputs(&mut cc, |cc| assert!(cc.k().is_finite() && cc.k() >= 1.0));
-        }
-    }
-
-    #[test]
-    fn window_is_finite_and_at_least_the_minimum() {
-        let bw = SharedBandwidth::new();
-        bw.set_available(u64::MAX / 2);
-        let mut h = harness(config(u64::MAX / 16, EvalSlot::Rtts(2), None), Some(&bw));
-        h.round();
-        h.lose(h.now - RTT / 2, CongestionKind::Loss);
-        for _ in 0..20 {
-            h.advance(RTT);
-            h.ack(MSS);
-        }
-        assert!(h.cc.k().is_finite());
-        assert!(h.cc.window() >= minimum_window(MSS));
-        assert_eq!(h.cc.snapshot().cwnd_bytes, h.cc.window());
-        h.lose(h.now, CongestionKind::PersistentCongestion);
-        assert_eq!(h.cc.window(), minimum_window(MSS));
-    }
-}
+mod tests;
