@@ -4,6 +4,11 @@
 //!   guaranteed (predictable) throughput" — Figs. 4/5, 6 and 7, the aggregate
 //!   controller and Fig. 6 with the inline estimator
 //!   (`cargo bench -p tput-benches --bench seed000`).
+//! - [`guarantee`]: does the throughput guarantee hold, and at what cost:
+//!   the guarantee controller's default mode beside the paper's, NewReno and
+//!   a fixed window, against QUIC NewReno, CUBIC and TCP Reno, Fig. 7's five
+//!   flows, an overbooked link, the mechanism, and live through the relay
+//!   (`cargo bench -p tput-benches --bench guarantee`).
 //! - [`seed001`]: Morokoshi, Yakoh, periodic data-link cut-offs vs TCP
 //!   throughput — throughput vs occupancy, the timeout mechanism, the two
 //!   remedies (`cargo bench -p tput-benches --bench seed001`).
@@ -26,7 +31,9 @@
 //!   flows and file size, for the TCP model and QUIC
 //!   (`cargo bench -p tput-benches --bench seed003`).
 
+pub mod guarantee;
 pub mod live_faults;
+pub mod repro;
 pub mod seed000;
 pub mod seed001;
 /// Counting timeouts in simulated time: [`tput_lab::timeouts`], where a
@@ -279,6 +286,71 @@ pub fn spawn_server(
         .recv_timeout(std::time::Duration::from_secs(10))
         .map_err(|_| "the server did not start".to_string())??;
     Ok((addr, fail_rx))
+}
+
+/// The relay of `tputctl relay` on a thread of its own, between a client
+/// and the server at `to`, with the link model `links`; [`finish`](Self::finish)
+/// stops it and returns its counters.
+pub struct LiveRelay {
+    /// The address clients send to.
+    pub addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: std::sync::mpsc::Receiver<Result<tput_lab::relay::RelayStats, String>>,
+}
+
+impl LiveRelay {
+    /// Start the relay on 127.0.0.1 (an ephemeral port), seeded with `seed`.
+    pub fn start(to: std::net::SocketAddr, links: tput_lab::relay::RelayLinks, seed: u64) -> Result<Self, String> {
+        use tput_lab::relay::{Relay, RelayConfig};
+        let (forward, reverse) = links.configs().map_err(|e| e.to_string())?;
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            runtime().block_on(async move {
+                let relay = match Relay::bind(RelayConfig {
+                    listen: "127.0.0.1:0".parse().expect("an address"),
+                    to,
+                    forward,
+                    reverse,
+                    seed,
+                })
+                .await
+                {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = addr_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                let _ = addr_tx.send(relay.local_addr().map_err(|e| e.to_string()));
+                let stop = async move {
+                    let _ = stop_rx.await;
+                };
+                let stats = relay
+                    .run(stop, std::time::Duration::ZERO, |_| {})
+                    .await
+                    .map_err(|e| e.to_string());
+                let _ = done_tx.send(stats);
+            });
+        });
+        let addr = addr_rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .map_err(|_| "the relay did not start".to_string())??;
+        Ok(Self {
+            addr,
+            stop: Some(stop_tx),
+            done: done_rx,
+        })
+    }
+
+    /// Stop the relay; its counters.
+    pub fn finish(mut self) -> Result<tput_lab::relay::RelayStats, String> {
+        drop(self.stop.take());
+        self.done
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .map_err(|_| "the relay did not stop".to_string())?
+    }
 }
 
 /// Where reproductions write their files: `$CARGO_TARGET_DIR/repro`, else the

@@ -161,7 +161,7 @@ use std::time::{Duration, Instant};
 use tput_cc::{ControllerSpec, units::Rate};
 use tput_lab::plan::Keep;
 use tput_lab::plot::{Series, line_chart};
-use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats};
+use tput_lab::relay::RelayLinks;
 use tput_lab::scenario::{DelayedAck, FlowGroup, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec};
 use tput_lab::sweep::run_parallel;
 use tput_lab::tcp::Recovery;
@@ -1161,77 +1161,21 @@ fn start_server() -> Result<(SocketAddr, Identity), String> {
     Ok((addr, id))
 }
 
-/// The relay of `tputctl relay` on its own thread, emulating the bottleneck
-/// at `rtt_ms` (half each way).
-struct RunningRelay {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    done: std_mpsc::Receiver<Result<RelayStats, String>>,
-}
-
-impl RunningRelay {
-    fn start(to: SocketAddr, rtt_ms: u32, seed: u64) -> Result<Self, String> {
-        let link = LinkSpec::new(
-            Rate::from_bits_per_sec(BOTTLENECK_BPS),
-            Duration::from_micros(u64::from(rtt_ms) * 500),
-        )
-        .with_queue_packets(QUEUE_PACKETS);
-        let links = RelayLinks {
+/// The relay of `tputctl relay` emulating the bottleneck at `rtt_ms` (half each way).
+fn start_relay(to: SocketAddr, rtt_ms: u32, seed: u64) -> Result<crate::LiveRelay, String> {
+    let link = LinkSpec::new(
+        Rate::from_bits_per_sec(BOTTLENECK_BPS),
+        Duration::from_micros(u64::from(rtt_ms) * 500),
+    )
+    .with_queue_packets(QUEUE_PACKETS);
+    crate::LiveRelay::start(
+        to,
+        RelayLinks {
             forward: link,
             reverse: None,
-        };
-        let (forward, reverse) = links.configs().map_err(|e| e.to_string())?;
-        let (addr_tx, addr_rx) = std_mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let (done_tx, done_rx) = std_mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = match rt() {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = addr_tx.send(Err(e));
-                    return;
-                }
-            };
-            rt.block_on(async move {
-                let relay = match Relay::bind(RelayConfig {
-                    listen: "127.0.0.1:0".parse().expect("an address"),
-                    to,
-                    forward,
-                    reverse,
-                    seed,
-                })
-                .await
-                {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let _ = addr_tx.send(Err(e.to_string()));
-                        return;
-                    }
-                };
-                let _ = addr_tx.send(relay.local_addr().map_err(|e| e.to_string()));
-                let stop = async move {
-                    let _ = stop_rx.await;
-                };
-                let stats = relay.run(stop, Duration::ZERO, |_| {}).await.map_err(|e| e.to_string());
-                let _ = done_tx.send(stats);
-            });
-        });
-        let addr = addr_rx
-            .recv_timeout(Duration::from_secs(10))
-            .map_err(|_| "the relay did not start".to_string())??;
-        Ok(Self {
-            addr,
-            stop: Some(stop_tx),
-            done: done_rx,
-        })
-    }
-
-    fn finish(mut self) -> Result<RelayStats, String> {
-        drop(self.stop.take());
-        self.done
-            .recv_timeout(Duration::from_secs(10))
-            .map_err(|_| "the relay did not stop".to_string())?
-    }
+        },
+        seed,
+    )
 }
 
 fn live_sweep(o: &Options, progress: &mut impl FnMut(&str)) -> Result<Vec<LivePoint>, String> {
@@ -1242,7 +1186,7 @@ fn live_sweep(o: &Options, progress: &mut impl FnMut(&str)) -> Result<Vec<LivePo
     for &rtt_ms in &o.live_rtts_ms {
         for &n in &o.live_buffers {
             let load = load_average();
-            let relay = RunningRelay::start(server, rtt_ms, o.seed)?;
+            let relay = start_relay(server, rtt_ms, o.seed)?;
             let mut spec = TransferSpec::upload(0, spec("cubic"));
             spec.bytes = None;
             spec.duration = Some(o.live_duration);

@@ -1,0 +1,31 @@
+//! Does the throughput guarantee hold, and at what cost? See
+//! `tput_benches::guarantee` for the set-up and docs/guarantee.md for the
+//! measured figures.
+//!
+//! `cargo bench -p tput-benches --bench guarantee` runs the full size (about
+//! 1 200 simulations of 120 s, then two traced runs and six live runs of
+//! 60 s; an hour or more on two cores). Environment:
+//!
+//! - `TPUT_BENCH_SHORT=1`: every figure at toy size (N in {1, 10}, one seed,
+//!   5 s points, live runs of 6 s against 3 connections);
+//! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
+//! - `TPUT_BENCH_FIGURES=grid,live`: only these (`grid`, `fig7`,
+//!   `overbooked`, `mechanism`, `live`);
+//! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`.
+//!
+//! Arguments (after `--`): `--plan` prints the simulations of `grid`, `fig7`
+//! and `overbooked` as plan points for `tputctl sweep run`; `--from DIR`
+//! builds the tables and figures from their results (the `mechanism` and
+//! `live` figures run where `--from` runs).
+
+use tput_benches::guarantee::{Guarantee, Options};
+
+fn main() {
+    tput_benches::repro::bench_main("guarantee", |env| {
+        let mut options = if env.short { Options::short() } else { Options::full() };
+        if let Some(f) = &env.figures {
+            options.figures = f.clone();
+        }
+        Ok(Guarantee { options })
+    })
+}

@@ -1,0 +1,219 @@
+//! The `live` figure: the guarantee controller over real UDP through the
+//! relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, a 30-packet queue), one
+//! tested connection (`tputctl send --cc SPEC --target 10Mbit/s`) against
+//! ten competing connections (`tputctl send -P 10 --cc newreno`, then
+//! `cubic`), judged as `tputctl send` judges it: the receiver's 1-s slots.
+//!
+//! Wall-clock experiments on a shared machine: the relay reports the
+//! datagrams it dropped because it fell behind its schedule (`overload`),
+//! and the table prints the load average beside each run.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use tput_cc::units::Rate;
+use tput_cc::{ControllerSpec, EvalSlot};
+use tput_lab::live::TransferSummary;
+use tput_lab::relay::RelayLinks;
+use tput_lab::scenario::LinkSpec;
+use tput_transport::{Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
+
+/// The tested flows, as `tputctl send --cc` takes them.
+pub const TESTED: [(&str, &str); 3] = [
+    ("default", "guarantee:target=10Mbit/s"),
+    ("paper", "guarantee:target=10Mbit/s,eval=32rtt,slot=16rtt,mode=paper"),
+    ("newreno", "newreno"),
+];
+/// The competitors' controllers.
+pub const COMPETITORS: [&str; 2] = ["newreno", "cubic"];
+/// The target, bits per second.
+const TARGET_BPS: u64 = 10_000_000;
+
+/// One live run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveRow {
+    /// The tested flow.
+    pub variant: String,
+    /// The competitors' controller.
+    pub competitor: String,
+    /// Competing connections.
+    pub competitors: u32,
+    /// The tested connection's success ratio as `tputctl send` prints it.
+    pub success: f64,
+    /// The tested connection's goodput, Mbit/s over its transfer.
+    pub tested_mbps: f64,
+    /// A competing connection's mean goodput, Mbit/s.
+    pub competitor_mbps: f64,
+    /// Intervals at whose end the tested controller declared its target infeasible.
+    pub infeasible_intervals: usize,
+    /// Every transfer ended cleanly with every byte verified.
+    pub verified: bool,
+    /// Forward-direction drops at the relay's queue.
+    pub queue_drops: u64,
+    /// Datagrams the relay dropped because it ran behind its schedule.
+    pub overload_drops: u64,
+    /// The 1-minute load average before the run.
+    pub load: f64,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+}
+
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+fn node_config() -> NodeConfig {
+    NodeConfig {
+        idle_timeout: Duration::from_secs(10),
+        mtu: 1200,
+        mtu_discovery: false,
+        ..NodeConfig::default()
+    }
+}
+
+/// `count` uploads of `cc` for `duration`, judged against the target over 1-s slots.
+fn specs(cc: &str, count: u32, duration: Duration) -> Result<Vec<TransferSpec>, String> {
+    let cc: ControllerSpec = cc.parse().map_err(|e: tput_cc::SpecError| e.to_string())?;
+    Ok((0..count)
+        .map(|i| {
+            let mut s = TransferSpec::upload(0, cc.clone());
+            s.bytes = None;
+            s.duration = Some(duration);
+            s.target = Some(Rate::from_bits_per_sec(TARGET_BPS));
+            s.eval_slot = EvalSlot::Time(Duration::from_secs(1));
+            s.interval = Duration::from_secs(1);
+            s.flow = i;
+            s
+        })
+        .collect())
+}
+
+/// Run `specs` from a client of its own on a thread of its own.
+fn client(
+    relay: std::net::SocketAddr,
+    trust: ServerTrust,
+    specs: Vec<TransferSpec>,
+    limit: Duration,
+) -> std::thread::JoinHandle<Result<Vec<TransferOutcome>, String>> {
+    std::thread::spawn(move || {
+        crate::runtime().block_on(async move {
+            match tokio::time::timeout(
+                limit,
+                udp::transfer(relay, "localhost", &trust, node_config(), specs, |_, _| {}),
+            )
+            .await
+            {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(_) => Err(format!("no result within {} s", limit.as_secs())),
+            }
+        })
+    })
+}
+
+/// Every (tested, competitor) pair for `duration` against `competitors`
+/// connections; `progress` gets one line per run.
+pub fn run(duration: Duration, competitors: u32, mut progress: impl FnMut(&str)) -> Result<Vec<LiveRow>, String> {
+    let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let (server, _failed) = crate::spawn_server(id, node_config(), |_| {})?;
+    let link = LinkSpec::new(Rate::from_bits_per_sec(100_000_000), Duration::from_millis(10)).with_queue_packets(30);
+    let mut rows = Vec::new();
+    for comp in COMPETITORS {
+        for (variant, cc) in TESTED {
+            let load = load_average();
+            let relay = crate::LiveRelay::start(
+                server,
+                RelayLinks {
+                    forward: link.clone(),
+                    reverse: None,
+                },
+                1,
+            )?;
+            let limit = duration + Duration::from_secs(40);
+            let others = client(relay.addr, trust.clone(), specs(comp, competitors, duration)?, limit);
+            let tested = client(relay.addr, trust.clone(), specs(cc, 1, duration)?, limit);
+            let joined = |h: std::thread::JoinHandle<_>| h.join().unwrap_or_else(|_| Err("a client panicked".into()));
+            let (tested, others) = (joined(tested), joined(others));
+            let stats = relay.finish()?;
+            let mut row = LiveRow {
+                variant: variant.into(),
+                competitor: comp.into(),
+                competitors,
+                load,
+                queue_drops: stats.forward.dropped_queue.packets,
+                overload_drops: stats.forward.dropped_overload.packets,
+                ..LiveRow::default()
+            };
+            match (tested, others) {
+                (Ok(t), Ok(o)) => {
+                    let ts = TransferSummary::new(&t, None);
+                    let os = TransferSummary::new(&o, None);
+                    row.success = ts.success_ratio.unwrap_or(f64::NAN);
+                    row.tested_mbps = ts.goodput_bps / 1e6;
+                    row.competitor_mbps = os.goodput_bps / 1e6 / f64::from(competitors.max(1));
+                    row.infeasible_intervals = ts.infeasible_intervals;
+                    row.verified = ts.ok && os.ok;
+                    if !row.verified {
+                        row.error = t.iter().chain(&o).find_map(|x| x.error.clone());
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => row.error = Some(e),
+            }
+            progress(&format!(
+                "[live] {variant} vs {competitors} {comp}: success {:.2}, {:.2} Mbit/s, competitors {:.2} Mbit/s each, {}{}",
+                row.success,
+                row.tested_mbps,
+                row.competitor_mbps,
+                if row.verified {
+                    "every byte verified"
+                } else {
+                    "NOT verified"
+                },
+                row.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+            ));
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// The table of `rows`.
+pub fn table(rows: &[LiveRow], duration: Duration) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "\n== live: through the relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, 30 packets), {} s, target 10 Mbit/s of goodput ==\n\
+         {:<9} {:>16} {:>8} {:>8} {:>13} {:>10} {:>9} {:>13} {:>5}",
+        duration.as_secs(),
+        "tested",
+        "competitors",
+        "success",
+        "Mbit/s",
+        "each other",
+        "verified",
+        "infeas.",
+        "drops q/late",
+        "load"
+    );
+    for r in rows {
+        let _ = writeln!(
+            t,
+            "{:<9} {:>16} {:>8.2} {:>8.2} {:>13.2} {:>10} {:>9} {:>13} {:>5.1}{}",
+            r.variant,
+            format!("{} x {}", r.competitors, r.competitor),
+            r.success,
+            r.tested_mbps,
+            r.competitor_mbps,
+            if r.verified { "yes" } else { "NO" },
+            r.infeasible_intervals,
+            format!("{}/{}", r.queue_drops, r.overload_drops),
+            r.load,
+            r.error.as_ref().map_or(String::new(), |e| format!("  FAILED: {e}"))
+        );
+    }
+    t
+}

@@ -1,0 +1,826 @@
+//! Does the guarantee hold, and at what cost? The throughput-guarantee
+//! controller's default mode (the loss floor, [`tput_cc::GuaranteeMode::Floor`])
+//! beside the paper's rules (`mode=paper`; Yamanegi, Hasegawa, Murata,
+//! "Congestion control mechanism of TCP for achieving predictable
+//! throughput"), a NewReno flow in the same seat and the fixed window, on the
+//! paper's dumbbell (`cargo bench -p tput-benches --bench guarantee`).
+//!
+//! # Set-up
+//!
+//! - Dumbbell: bottleneck 100 Mbit/s, 5 ms, DropTail 30 packets; access links
+//!   1 Gbit/s, 2.5 ms; propagation RTT 20 ms; 1200-byte QUIC datagrams,
+//!   1000-byte TCP segments. Every flow starts at a seeded instant in
+//!   `[0, 100 ms)`; runs of 120 s (5 s in short mode).
+//! - One tested flow with a target of 10 % or 20 % of the bottleneck
+//!   (10 / 20 Mbit/s of *goodput*: the receiver judges verified payload
+//!   over 1-s slots; the first slot holds the handshake and slow start).
+//! - Tested variants: `default` (`guarantee:target=T`: floor mode, `A` from
+//!   the simulator's oracle), `paper` (`mode=paper,eval=32rtt,slot=16rtt`,
+//!   the reproduction's settings), `newreno` in the same seat, `fixed`
+//!   (`cwnd = T * min_rtt`, never reduced), `default-inline` (`A` and `P`
+//!   measured by the inline estimator instead of the oracle), and
+//!   `tcp-default` / `tcp-paper`: the guarantee flow over the simulator's TCP
+//!   model with SACK recovery (RFC 6675), 200 ms minimum RTO.
+//! - Competitors, N = 1 ... 40 of one kind: QUIC NewReno, QUIC CUBIC, TCP
+//!   Reno (the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its defaults:
+//!   Reno recovery, initial window 2, loss window 1, no delayed ACKs,
+//!   Limited Transmit) or TCP CUBIC (the same model with CUBIC and SACK).
+//!   The goal (0.95 of slots) is judged for each transport against its own
+//!   kind; the cross cells (a TCP-model flow against paced QUIC flows) are
+//!   measured too.
+//! - Beside each success ratio: the tested flow's goodput, the competitors'
+//!   mean goodput and Jain's index among them, the goodput utilisation
+//!   (every flow's verified payload over 120 s against 100 Mbit/s) and the
+//!   bottleneck's drop rate (DropTail drops per offered packet).
+//! - The cost bound the issue set: each competitor loses at most
+//!   `1.1 * (T - fair) / N` against the run with NewReno in the seat, `fair`
+//!   being what that NewReno flow got.
+//!
+//! # Figures
+//!
+//! - `grid`: the above, 3 seeds.
+//! - `fig7`: the paper's Fig. 7, five guarantee flows of T/5 each against N
+//!   QUIC NewReno flows, independent or coordinated by one
+//!   [`tput_cc::Aggregate`], in both modes; per-flow and aggregate success.
+//! - `overbooked`: six flows asking 20 % each (120 % of the link) against ten
+//!   QUIC NewReno flows: the breaker must hand the link back.
+//! - `mechanism`: why the paper's rule misses at N = 30, 10 %: one traced run
+//!   per mode (simulated where the figures are built, as the traces are not
+//!   kept in plan results): which bound sets `k`, the slot `s`, the goal
+//!   `g_i`, the window against the one the target needs, halvings per RTT.
+//! - `live`: through the relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, 30
+//!   packets), one tested flow against ten QUIC connections for 60 s, judged
+//!   as `tputctl send` judges it (run where the figures are built).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use tput_cc::units::Rate;
+use tput_cc::{ControllerSpec, EvalSlot};
+use tput_lab::plan::{Keep, PointResult};
+use tput_lab::plot::{Series, line_chart};
+use tput_lab::report::{csv, write_files};
+use tput_lab::scenario::{
+    AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec,
+};
+use tput_lab::tcp::Recovery;
+use tput_netsim::Rng;
+
+use crate::repro::{Built, Measurements, Planned, Reproduction};
+
+pub mod live;
+pub mod mechanism;
+
+/// Bottleneck rate, bits per second.
+const BOTTLENECK_BPS: u64 = 100_000_000;
+/// QUIC datagram size, bytes.
+const MTU: u16 = 1200;
+/// Every figure name `TPUT_BENCH_FIGURES` accepts.
+pub const FIGURES: [&str; 5] = ["grid", "fig7", "overbooked", "mechanism", "live"];
+/// Tested variants of the grid, in table order.
+pub const VARIANTS: [&str; 7] = [
+    "default",
+    "paper",
+    "newreno",
+    "fixed",
+    "default-inline",
+    "tcp-default",
+    "tcp-paper",
+];
+/// Competitor kinds of the grid, in table order.
+pub const COMPETITORS: [&str; 4] = ["quic-newreno", "quic-cubic", "tcp-reno", "tcp-cubic"];
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Simulated time of a point.
+    pub duration: Duration,
+    /// Numbers of competing flows (the x axis).
+    pub counts: Vec<u32>,
+    /// Targets, percent of the bottleneck.
+    pub targets_pct: Vec<u32>,
+    /// Seeds per point.
+    pub seeds: Vec<u64>,
+    /// Figures to run (see [`FIGURES`]).
+    pub figures: Vec<String>,
+    /// Duration of a live run.
+    pub live_duration: Duration,
+    /// Competing connections in a live run.
+    pub live_competitors: u32,
+}
+
+impl Options {
+    /// The full size: N in {1, 2, 5, 10, 15, 20, 30, 40}, 10 % and 20 %, 3 seeds, 120 s; live runs of 60 s.
+    pub fn full() -> Self {
+        Self {
+            duration: Duration::from_secs(120),
+            counts: vec![1, 2, 5, 10, 15, 20, 30, 40],
+            targets_pct: vec![10, 20],
+            seeds: vec![1, 2, 3],
+            figures: FIGURES.iter().map(|f| f.to_string()).collect(),
+            live_duration: Duration::from_secs(60),
+            live_competitors: 10,
+        }
+    }
+
+    /// A smoke run of every figure: N in {1, 10}, one seed, 5 s; live runs of 6 s against 3 connections.
+    pub fn short() -> Self {
+        Self {
+            duration: Duration::from_secs(5),
+            counts: vec![1, 10],
+            seeds: vec![1],
+            live_duration: Duration::from_secs(6),
+            live_competitors: 3,
+            ..Self::full()
+        }
+    }
+
+    fn wants(&self, figure: &str) -> bool {
+        self.figures.iter().any(|f| f == figure)
+    }
+}
+
+/// One simulation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    /// `grid`, `fig7` or `overbooked`.
+    pub figure: &'static str,
+    /// The tested flow(s): one of [`VARIANTS`], or for `fig7`
+    /// `default`/`paper` with `-aggregate` for the coordinated five.
+    pub variant: String,
+    /// One of [`COMPETITORS`].
+    pub competitor: &'static str,
+    /// Target of each tested flow, percent of the bottleneck (Fig. 7: the five flows' sum).
+    pub target_pct: u32,
+    /// Competing flows.
+    pub n: u32,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// What one simulation measured.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Measured {
+    /// Mean success ratio of the tested flows (1-s slots).
+    pub success: f64,
+    /// Success of the tested flows judged as one (their summed throughput per slot).
+    pub aggregate_success: f64,
+    /// Mean goodput of a tested flow, Mbit/s over the run.
+    pub tested_mbps: f64,
+    /// Mean goodput of a competitor, Mbit/s over the run.
+    pub competitor_mbps: f64,
+    /// Jain's fairness index among the competitors.
+    pub jain: f64,
+    /// Every flow's verified payload over the run's duration, per bottleneck rate.
+    pub goodput_utilisation: f64,
+    /// Bottleneck DropTail drops per packet offered to it.
+    pub drop_rate: f64,
+    /// Interval records (1 s) that ended with a tested flow's controller
+    /// declaring its target infeasible, summed over the tested flows.
+    pub infeasible_intervals: usize,
+}
+
+/// The reproduction.
+#[derive(Debug, Clone)]
+pub struct Guarantee {
+    /// What to run.
+    pub options: Options,
+}
+
+fn spec(text: &str) -> ControllerSpec {
+    text.parse()
+        .unwrap_or_else(|e| panic!("built-in controller spec {text:?}: {e}"))
+}
+
+fn mbit(pct: f64) -> Rate {
+    Rate::from_bits_per_sec((BOTTLENECK_BPS as f64 * pct / 100.0).round() as u64)
+}
+
+/// The TCP model with ns-2 2.35's defaults and the given recovery.
+fn tcp_spec(recovery: Recovery) -> TcpSpec {
+    TcpSpec {
+        recovery: Some(recovery),
+        segment: Some(1000),
+        delayed_ack: Some(DelayedAck::Switch(false)),
+        limited_transmit: Some(true),
+        ..TcpSpec::default()
+    }
+}
+
+/// A competitor of kind `competitor`.
+fn competitor(kind: &str) -> FlowGroup {
+    match kind {
+        "quic-newreno" => FlowGroup::new(spec("newreno")),
+        "quic-cubic" => FlowGroup::new(spec("cubic")),
+        "tcp-reno" => FlowGroup::new(spec("newreno:iw=2,lw=1")).over_tcp(tcp_spec(Recovery::Reno)),
+        "tcp-cubic" => FlowGroup::new(spec("cubic")).over_tcp(tcp_spec(Recovery::Sack)),
+        other => panic!("unknown competitor {other}"),
+    }
+}
+
+/// The tested flow `variant` with a target of `pct` percent, judged over 1-s slots.
+fn tested(variant: &str, pct: f64) -> FlowGroup {
+    let t = mbit(pct);
+    let paper = format!("guarantee:target={t},eval=32rtt,slot=16rtt,mode=paper");
+    let g = match variant {
+        "default" => FlowGroup::new(spec(&format!("guarantee:target={t}"))),
+        "paper" => FlowGroup::new(spec(&paper)),
+        "newreno" => FlowGroup::new(spec("newreno")),
+        "fixed" => FlowGroup::new(spec(&format!("fixed:rate={t}"))),
+        "default-inline" => FlowGroup::new(spec(&format!("guarantee:target={t},abw=inline"))),
+        "tcp-default" => FlowGroup::new(spec(&format!("guarantee:target={t}"))).over_tcp(tcp_spec(Recovery::Sack)),
+        "tcp-paper" => FlowGroup::new(spec(&paper)).over_tcp(tcp_spec(Recovery::Sack)),
+        other => panic!("unknown variant {other}"),
+    };
+    let mut g = g.with_target(t);
+    g.eval_slot = Some(EvalSlot::Time(Duration::from_secs(1)));
+    g
+}
+
+/// The dumbbell with `tested` (its `count` flows one group each, or one
+/// group if aggregated) and `n` competitors like `comp`, every group starting
+/// at a seeded instant in `[0, 100 ms)`.
+fn scenario(tested: FlowGroup, n: u32, comp: &FlowGroup, seed: u64, duration: Duration) -> Scenario {
+    let mut rng = Rng::derive(seed, 0x9a4a_0000);
+    let mut jitter = || Duration::from_nanos(rng.below(100_000_000));
+    let start = jitter();
+    let tested = tested.with_start_jitter(Duration::ZERO).starting(start);
+    let mut flows = if tested.aggregate {
+        vec![tested]
+    } else {
+        vec![tested.clone().times(1); tested.count as usize]
+    };
+    for _ in 0..n {
+        flows.push(comp.clone().starting(jitter()).with_start_jitter(Duration::ZERO));
+    }
+    let link = |bps, delay, queue| LinkSpec::new(Rate::from_bits_per_sec(bps), delay).with_queue_packets(queue);
+    let topology = TopologySpec::dumbbell(
+        link(BOTTLENECK_BPS, Duration::from_millis(5), 30),
+        link(1_000_000_000, Duration::from_micros(2500), 1000),
+    );
+    Scenario {
+        name: Some("guarantee".into()),
+        seed,
+        mtu: MTU,
+        interval: Duration::from_secs(1),
+        ..Scenario::new(duration, topology, flows)
+    }
+}
+
+/// How many tested flows (groups, or flows of group 0 if aggregated) a point has.
+fn tested_flows(p: &Point) -> usize {
+    match (p.figure, p.variant.as_str()) {
+        ("fig7", _) => 5,
+        ("overbooked", _) => 6,
+        _ => 1,
+    }
+}
+
+impl Guarantee {
+    fn planned(&self, p: Point) -> Planned<Point> {
+        let o = &self.options;
+        let pct = f64::from(p.target_pct);
+        let (group, comp) = match p.figure {
+            "grid" => (tested(&p.variant, pct), competitor(p.competitor)),
+            "fig7" => {
+                let (mode, aggregate) = match p.variant.strip_suffix("-aggregate") {
+                    Some(m) => (m, true),
+                    None => (p.variant.as_str(), false),
+                };
+                let mut g = tested(mode, pct / 5.0).times(5);
+                if aggregate {
+                    g = g.aggregated();
+                }
+                (g, competitor(p.competitor))
+            }
+            _ => (tested(&p.variant, pct).times(6), competitor(p.competitor)),
+        };
+        let labels = [
+            ("figure", p.figure.to_string()),
+            ("variant", p.variant.clone()),
+            ("competitor", p.competitor.to_string()),
+            ("target_pct", p.target_pct.to_string()),
+            ("n", p.n.to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
+        Planned {
+            scenario: scenario(group, p.n, &comp, p.seed, o.duration),
+            labels,
+            keep: Keep::result(),
+            point: p,
+        }
+    }
+}
+
+fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
+    let (mut n, mut s) = (0usize, 0.0);
+    for x in v {
+        n += 1;
+        s += x;
+    }
+    if n == 0 { f64::NAN } else { s / n as f64 }
+}
+
+/// Jain's fairness index of `x` (1 = all equal); NaN without values.
+fn jain(x: &[f64]) -> f64 {
+    let (s, q): (f64, f64) = x.iter().fold((0.0, 0.0), |(s, q), v| (s + v, q + v * v));
+    if x.is_empty() || q == 0.0 {
+        f64::NAN
+    } else {
+        s * s / (x.len() as f64 * q)
+    }
+}
+
+/// Measure a run: the first `tested` flows (in flow order) are the tested ones.
+fn measure_run(r: &ScenarioResult, tested: usize, duration: Duration, target_bps: f64) -> Result<Measured, String> {
+    if let Some(f) = r.flows.iter().find(|f| !f.errors.is_empty()) {
+        return Err(format!("flow {} failed: {}", f.flow, f.errors.join("; ")));
+    }
+    let secs = duration.as_secs_f64();
+    let mbps = |f: &FlowResult| f.bytes as f64 * 8.0 / secs / 1e6;
+    let (t, c) = r.flows.split_at(tested.min(r.flows.len()));
+    let mut ratios = Vec::new();
+    for f in t {
+        ratios.push(
+            f.success_ratio
+                .ok_or_else(|| format!("flow {} completed no evaluation slot", f.flow))?,
+        );
+    }
+    let each: Vec<&FlowResult> = t.iter().collect();
+    let aggregate = AggregateResult::judge(0, target_bps * tested as f64, &each)
+        .success_ratio
+        .unwrap_or(f64::NAN);
+    let comp: Vec<f64> = c.iter().map(mbps).collect();
+    let offered = r.bottleneck.delivered.packets + r.bottleneck.dropped_queue.packets;
+    Ok(Measured {
+        success: mean(ratios),
+        aggregate_success: aggregate,
+        tested_mbps: mean(t.iter().map(mbps)),
+        competitor_mbps: mean(comp.iter().copied()),
+        jain: jain(&comp),
+        goodput_utilisation: r.flows.iter().map(mbps).sum::<f64>() * 1e6 / BOTTLENECK_BPS as f64,
+        drop_rate: r.bottleneck.dropped_queue.packets as f64 / offered.max(1) as f64,
+        infeasible_intervals: t
+            .iter()
+            .flat_map(|f| &f.intervals)
+            .filter(|i| tput_lab::live::infeasible(i))
+            .count(),
+    })
+}
+
+impl Reproduction for Guarantee {
+    type Point = Point;
+    type Measured = Measured;
+
+    fn name(&self) -> &'static str {
+        "guarantee"
+    }
+
+    fn points(&self) -> Result<Vec<Planned<Point>>, String> {
+        let o = &self.options;
+        for f in &o.figures {
+            if !FIGURES.contains(&f.as_str()) {
+                return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
+            }
+        }
+        let mut out = Vec::new();
+        let mut add = |figure, variant: &str, competitor, target_pct, n, seed| {
+            out.push(self.planned(Point {
+                figure,
+                variant: variant.to_string(),
+                competitor,
+                target_pct,
+                n,
+                seed,
+            }))
+        };
+        if o.wants("grid") {
+            for comp in COMPETITORS {
+                for &pct in &o.targets_pct {
+                    for v in VARIANTS {
+                        for &n in &o.counts {
+                            for &seed in &o.seeds {
+                                add("grid", v, comp, pct, n, seed);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if o.wants("fig7") {
+            for &pct in &o.targets_pct {
+                for v in ["default", "default-aggregate", "paper", "paper-aggregate"] {
+                    for &n in &o.counts {
+                        for &seed in &o.seeds {
+                            add("fig7", v, "quic-newreno", pct, n, seed);
+                        }
+                    }
+                }
+            }
+        }
+        if o.wants("overbooked") {
+            for v in ["default", "paper", "newreno"] {
+                for &seed in &o.seeds {
+                    add("overbooked", v, "quic-newreno", 20, 10, seed);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn label(&self, p: &Point) -> String {
+        format!(
+            "{} {} {}% vs {} {} seed {}",
+            p.figure, p.variant, p.target_pct, p.n, p.competitor, p.seed
+        )
+    }
+
+    fn measure(&self, p: &Point, r: &PointResult) -> Result<Measured, String> {
+        let result = r
+            .result
+            .as_ref()
+            .ok_or("the point's result keeps no per-flow results (not from this bench's plan)")?;
+        let each = if p.figure == "fig7" {
+            f64::from(p.target_pct) / 5.0
+        } else {
+            f64::from(p.target_pct)
+        };
+        measure_run(
+            result,
+            tested_flows(p),
+            self.options.duration,
+            mbit(each).bits_per_sec() as f64,
+        )
+    }
+
+    fn progress(&self, m: &Measured) -> String {
+        format!(
+            "success {:.3}, tested {:.2} Mbit/s, competitors {:.2} Mbit/s",
+            m.success, m.tested_mbps, m.competitor_mbps
+        )
+    }
+
+    fn build(&self, out: &Path, measured: &Measurements<Point, Measured>) -> Result<Built, String> {
+        let o = &self.options;
+        let mut built = Built::default();
+        let ok: Vec<(&Point, &Measured)> = measured
+            .iter()
+            .filter_map(|(p, m)| m.as_ref().ok().map(|m| (p, m)))
+            .collect();
+        let _ = writeln!(
+            built.text,
+            "Guarantee: {} s runs, seeds {:?}, 1-s slots, targets in goodput (docs/guarantee.md)",
+            o.duration.as_secs(),
+            o.seeds
+        );
+        let mut files: Vec<(String, String)> = Vec::new();
+        if o.wants("grid") {
+            grid_tables(o, &ok, &mut built.text, &mut files);
+        }
+        if o.wants("fig7") {
+            fig7_tables(o, &ok, &mut built.text, &mut files);
+        }
+        if o.wants("overbooked") {
+            overbooked_table(&ok, &mut built.text);
+        }
+        if o.wants("mechanism") {
+            match mechanism::traced(o.duration) {
+                Ok(m) => {
+                    built.text.push_str(&m.table());
+                    files.extend(m.files());
+                }
+                Err(e) => {
+                    built.failed = true;
+                    let _ = writeln!(built.text, "\nmechanism: FAILED: {e}");
+                }
+            }
+        }
+        if o.wants("live") {
+            let live = live::run(o.live_duration, o.live_competitors, |l| eprintln!("{l}"));
+            match live {
+                Ok(rows) => {
+                    built.text.push_str(&live::table(&rows, o.live_duration));
+                    files.push(("live.csv".into(), csv(rows.iter().cloned()).map_err(|e| e.to_string())?));
+                    built.failed |= rows.iter().any(|r| r.error.is_some());
+                }
+                Err(e) => {
+                    built.failed = true;
+                    let _ = writeln!(built.text, "\nlive: FAILED: {e}");
+                }
+            }
+        }
+        let rows: Vec<PointRow> = measured
+            .iter()
+            .filter_map(|(p, m)| m.as_ref().ok().map(|m| PointRow::new(p, m)))
+            .collect();
+        files.push(("points.csv".into(), csv(rows).map_err(|e| e.to_string())?));
+        let refs: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        built.files = write_files(out, &refs).map_err(|e| e.to_string())?;
+        Ok(built)
+    }
+}
+
+/// One row of `points.csv`.
+#[derive(Debug, Clone, Default, Serialize)]
+struct PointRow {
+    figure: String,
+    variant: String,
+    competitor: String,
+    target_pct: u32,
+    n: u32,
+    seed: u64,
+    success: f64,
+    aggregate_success: f64,
+    tested_mbps: f64,
+    competitor_mbps: f64,
+    jain: f64,
+    goodput_utilisation: f64,
+    drop_rate: f64,
+    infeasible_intervals: usize,
+}
+
+impl PointRow {
+    fn new(p: &Point, m: &Measured) -> Self {
+        Self {
+            figure: p.figure.into(),
+            variant: p.variant.clone(),
+            competitor: p.competitor.into(),
+            target_pct: p.target_pct,
+            n: p.n,
+            seed: p.seed,
+            success: m.success,
+            aggregate_success: m.aggregate_success,
+            tested_mbps: m.tested_mbps,
+            competitor_mbps: m.competitor_mbps,
+            jain: m.jain,
+            goodput_utilisation: m.goodput_utilisation,
+            drop_rate: m.drop_rate,
+            infeasible_intervals: m.infeasible_intervals,
+        }
+    }
+}
+
+/// The measurements of one (figure, variant, competitor, target, n) over its seeds.
+fn cell<'a>(
+    ok: &'a [(&Point, &Measured)],
+    figure: &str,
+    variant: &str,
+    comp: &str,
+    pct: u32,
+    n: u32,
+) -> Vec<&'a Measured> {
+    ok.iter()
+        .filter(|(p, _)| {
+            p.figure == figure && p.variant == variant && p.competitor == comp && p.target_pct == pct && p.n == n
+        })
+        .map(|(_, m)| *m)
+        .collect()
+}
+
+fn avg(ms: &[&Measured], f: impl Fn(&Measured) -> f64) -> f64 {
+    mean(ms.iter().map(|m| f(m)))
+}
+
+fn min_of(ms: &[&Measured], f: impl Fn(&Measured) -> f64) -> f64 {
+    ms.iter().map(|m| f(m)).fold(f64::INFINITY, f64::min)
+}
+
+/// The issue's success goal: 0.95 of slots at every N for the default mode
+/// against NewReno and CUBIC, over QUIC and TCP with SACK.
+const GOAL: f64 = 0.95;
+
+fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files: &mut Vec<(String, String)>) {
+    let header = |t: &mut String| {
+        let _ = write!(t, "{:<16}", "variant \\ N");
+        for n in &o.counts {
+            let _ = write!(t, "{:>12}", n);
+        }
+        t.push('\n');
+    };
+    let mut misses = Vec::new();
+    for comp in COMPETITORS {
+        for &pct in &o.targets_pct {
+            let target = mbit(f64::from(pct)).bits_per_sec() as f64 / 1e6;
+            let _ = writeln!(
+                text,
+                "\n== grid: success ratio, mean over seeds (min), target {target} Mbit/s ({pct} %), N competitors {comp} =="
+            );
+            header(text);
+            let mut series = Vec::new();
+            for v in VARIANTS {
+                let _ = write!(text, "{v:<16}");
+                let mut points = Vec::new();
+                for &n in &o.counts {
+                    let c = cell(ok, "grid", v, comp, pct, n);
+                    let (m, lo) = (avg(&c, |m| m.success), min_of(&c, |m| m.success));
+                    let _ = write!(text, "{:>12}", format!("{m:.2} ({lo:.2})"));
+                    points.push((f64::from(n), m));
+                    // Each transport against its own kind: QUIC against QUIC
+                    // NewReno and CUBIC, TCP-SACK against TCP Reno and CUBIC.
+                    let judged = matches!(
+                        (v, comp),
+                        ("default", "quic-newreno" | "quic-cubic") | ("tcp-default", "tcp-reno" | "tcp-cubic")
+                    );
+                    if judged && lo < GOAL {
+                        misses.push(format!("{v} vs {n} {comp} at {pct} %: {lo:.2}"));
+                    }
+                }
+                text.push('\n');
+                series.push(Series {
+                    name: v.to_string(),
+                    points,
+                });
+            }
+            files.push((
+                format!("success_{comp}_{pct}.svg"),
+                line_chart(
+                    &format!("Success at {target} Mbit/s vs N {comp} flows"),
+                    "competing flows N",
+                    "fraction of 1-s slots met",
+                    &series,
+                ),
+            ));
+            cost_table(o, ok, comp, pct, text, files);
+        }
+    }
+    let _ = writeln!(
+        text,
+        "\ngoal: the default mode meets {GOAL} of slots at every N against NewReno and CUBIC of its own transport, over QUIC and TCP-SACK (worst seed): {}",
+        if misses.is_empty() {
+            "met".to_string()
+        } else {
+            format!("missed in {} cell(s): {}", misses.len(), misses.join("; "))
+        }
+    );
+}
+
+/// What the tested flow costs the others: against NewReno in the same seat.
+fn cost_table(
+    o: &Options,
+    ok: &[(&Point, &Measured)],
+    comp: &str,
+    pct: u32,
+    text: &mut String,
+    files: &mut Vec<(String, String)>,
+) {
+    let target = mbit(f64::from(pct)).bits_per_sec() as f64 / 1e6;
+    let _ = writeln!(
+        text,
+        "-- cost, means over seeds: tested flow and competitor goodput (Mbit/s) for default / paper / newreno in the seat;\n   \
+         loss per competitor against the newreno seat, bound 1.1 * (target - fair) / N; Jain among competitors;\n   \
+         goodput utilisation and drop % for default / newreno seat"
+    );
+    let _ = writeln!(
+        text,
+        "{:>4} {:>20} {:>20} {:>15} {:>7} {:>13} {:>13}",
+        "N", "tested d/p/n", "competitor d/p/n", "loss vs bound", "Jain d", "util d/n", "drop% d/n"
+    );
+    let (mut bound_line, mut loss_line, mut paper_line) = (Vec::new(), Vec::new(), Vec::new());
+    for &n in &o.counts {
+        let [d, p, r] = ["default", "paper", "newreno"].map(|v| cell(ok, "grid", v, comp, pct, n));
+        let fair = avg(&r, |m| m.tested_mbps);
+        let loss = avg(&r, |m| m.competitor_mbps) - avg(&d, |m| m.competitor_mbps);
+        let loss_paper = avg(&r, |m| m.competitor_mbps) - avg(&p, |m| m.competitor_mbps);
+        let bound = (1.1 * (target - fair) / f64::from(n)).max(0.0);
+        let _ = writeln!(
+            text,
+            "{n:>4} {:>20} {:>20} {:>15} {:>7.3} {:>13} {:>13}",
+            format!(
+                "{:.1}/{:.1}/{:.1}",
+                avg(&d, |m| m.tested_mbps),
+                avg(&p, |m| m.tested_mbps),
+                fair
+            ),
+            format!(
+                "{:.2}/{:.2}/{:.2}",
+                avg(&d, |m| m.competitor_mbps),
+                avg(&p, |m| m.competitor_mbps),
+                avg(&r, |m| m.competitor_mbps)
+            ),
+            format!("{loss:.2}/{bound:.2}{}", if loss <= bound + 1e-9 { "" } else { " !" }),
+            avg(&d, |m| m.jain),
+            format!(
+                "{:.3}/{:.3}",
+                avg(&d, |m| m.goodput_utilisation),
+                avg(&r, |m| m.goodput_utilisation)
+            ),
+            format!(
+                "{:.2}/{:.2}",
+                100.0 * avg(&d, |m| m.drop_rate),
+                100.0 * avg(&r, |m| m.drop_rate)
+            ),
+        );
+        let x = f64::from(n);
+        bound_line.push((x, bound));
+        loss_line.push((x, loss));
+        paper_line.push((x, loss_paper));
+    }
+    files.push((
+        format!("cost_{comp}_{pct}.svg"),
+        line_chart(
+            &format!("Loss per {comp} flow to a {target} Mbit/s guarantee"),
+            "competing flows N",
+            "loss per competitor vs NewReno seat, Mbit/s",
+            &[
+                Series {
+                    name: "default".into(),
+                    points: loss_line,
+                },
+                Series {
+                    name: "paper".into(),
+                    points: paper_line,
+                },
+                Series {
+                    name: "bound 1.1 (T - fair) / N".into(),
+                    points: bound_line,
+                },
+            ],
+        ),
+    ));
+}
+
+fn fig7_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files: &mut Vec<(String, String)>) {
+    for &pct in &o.targets_pct {
+        let each = mbit(f64::from(pct) / 5.0).bits_per_sec() as f64 / 1e6;
+        let _ = writeln!(
+            text,
+            "\n== fig7: five flows of {each} Mbit/s each ({pct} % together) against N QUIC NewReno: \
+             per-flow success / the five judged as one, competitor Mbit/s =="
+        );
+        let _ = write!(text, "{:<20}", "variant \\ N");
+        for n in &o.counts {
+            let _ = write!(text, "{:>18}", n);
+        }
+        text.push('\n');
+        let mut series = Vec::new();
+        for v in ["default", "default-aggregate", "paper", "paper-aggregate"] {
+            let _ = write!(text, "{v:<20}");
+            let mut points = Vec::new();
+            for &n in &o.counts {
+                let c = cell(ok, "fig7", v, "quic-newreno", pct, n);
+                let _ = write!(
+                    text,
+                    "{:>18}",
+                    format!(
+                        "{:.2}/{:.2} {:.2}",
+                        avg(&c, |m| m.success),
+                        avg(&c, |m| m.aggregate_success),
+                        avg(&c, |m| m.competitor_mbps)
+                    )
+                );
+                points.push((f64::from(n), avg(&c, |m| m.success)));
+            }
+            text.push('\n');
+            series.push(Series { name: v.into(), points });
+        }
+        files.push((
+            format!("fig7_{pct}.svg"),
+            line_chart(
+                &format!("Five flows of {each} Mbit/s vs N QUIC NewReno"),
+                "competing flows N",
+                "mean per-flow fraction of 1-s slots met",
+                &series,
+            ),
+        ));
+    }
+}
+
+fn overbooked_table(ok: &[(&Point, &Measured)], text: &mut String) {
+    let _ = writeln!(
+        text,
+        "\n== overbooked: six flows asking 20 Mbit/s each (120 % of the link) against 10 QUIC NewReno, means over seeds ==\n\
+         {:<10} {:>9} {:>13} {:>17} {:>7} {:>22}",
+        "six flows", "success", "each Mbit/s", "NewReno Mbit/s", "drop %", "infeasible intervals"
+    );
+    let mut rows = BTreeMap::new();
+    for v in ["default", "paper", "newreno"] {
+        let c = cell(ok, "overbooked", v, "quic-newreno", 20, 10);
+        let _ = writeln!(
+            text,
+            "{v:<10} {:>9.2} {:>13.2} {:>17.2} {:>7.2} {:>22.1}",
+            avg(&c, |m| m.success),
+            avg(&c, |m| m.tested_mbps),
+            avg(&c, |m| m.competitor_mbps),
+            100.0 * avg(&c, |m| m.drop_rate),
+            avg(&c, |m| m.infeasible_intervals as f64)
+        );
+        rows.insert(v, (avg(&c, |m| m.competitor_mbps), avg(&c, |m| m.drop_rate)));
+    }
+    if let (Some(d), Some(p)) = (rows.get("default"), rows.get("paper")) {
+        let _ = writeln!(
+            text,
+            "goal: the NewReno flows get at least what they get beside the paper's mode ({:.2} vs {:.2} Mbit/s: {}), \
+             with no more drops ({:.2} vs {:.2} %: {})",
+            d.0,
+            p.0,
+            if d.0 >= p.0 { "met" } else { "missed" },
+            100.0 * d.1,
+            100.0 * p.1,
+            if d.1 <= p.1 { "met" } else { "missed" }
+        );
+    }
+}
