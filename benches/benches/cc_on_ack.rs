@@ -38,6 +38,11 @@ fn on_ack(c: &mut Criterion) {
         ("newreno", 1000, "newreno+slots"),
         ("guarantee:target=20Mbit/s", 1000, "guarantee+slots"),
         (
+            "guarantee:target=20Mbit/s,mode=paper",
+            1000,
+            "guarantee+slots,mode=paper",
+        ),
+        (
             "guarantee:target=20Mbit/s,abw=inline",
             1000,
             "guarantee+slots,abw=inline",

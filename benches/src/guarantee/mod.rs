@@ -19,8 +19,9 @@
 //!   the reproduction's settings), `newreno` in the same seat, `fixed`
 //!   (`cwnd = T * min_rtt`, never reduced), `default-inline` (`A` and `P`
 //!   measured by the inline estimator instead of the oracle), and
-//!   `tcp-default` / `tcp-paper`: the guarantee flow over the simulator's TCP
-//!   model with SACK recovery (RFC 6675), 200 ms minimum RTO.
+//!   `tcp-default` / `tcp-paper` / `tcp-newreno`: the same over the
+//!   simulator's TCP model with SACK recovery (RFC 6675), 200 ms minimum RTO;
+//!   [`runs_against`] says which variant meets which competitors.
 //! - Competitors, N = 1 ... 40 of one kind: QUIC NewReno, QUIC CUBIC, TCP
 //!   Reno (the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its defaults:
 //!   Reno recovery, initial window 2, loss window 1, no delayed ACKs,
@@ -81,7 +82,7 @@ const MTU: u16 = 1200;
 /// Every figure name `TPUT_BENCH_FIGURES` accepts.
 pub const FIGURES: [&str; 5] = ["grid", "fig7", "overbooked", "mechanism", "live"];
 /// Tested variants of the grid, in table order.
-pub const VARIANTS: [&str; 7] = [
+pub const VARIANTS: [&str; 8] = [
     "default",
     "paper",
     "newreno",
@@ -89,7 +90,21 @@ pub const VARIANTS: [&str; 7] = [
     "default-inline",
     "tcp-default",
     "tcp-paper",
+    "tcp-newreno",
 ];
+/// Whether the grid runs `variant` against `competitor`: the QUIC
+/// variants against every kind, the fixed window against QUIC NewReno and
+/// TCP Reno, the inline estimator against QUIC NewReno and CUBIC, the TCP
+/// variants against TCP Reno and CUBIC and, as a cross check, QUIC NewReno.
+pub fn runs_against(variant: &str, competitor: &str) -> bool {
+    match variant {
+        "default" | "paper" | "newreno" => true,
+        "fixed" => matches!(competitor, "quic-newreno" | "tcp-reno"),
+        "default-inline" => matches!(competitor, "quic-newreno" | "quic-cubic"),
+        _ => matches!(competitor, "tcp-reno" | "tcp-cubic" | "quic-newreno"),
+    }
+}
+
 /// Competitor kinds of the grid, in table order.
 pub const COMPETITORS: [&str; 4] = ["quic-newreno", "quic-cubic", "tcp-reno", "tcp-cubic"];
 
@@ -233,6 +248,7 @@ fn tested(variant: &str, pct: f64) -> FlowGroup {
         "default-inline" => FlowGroup::new(spec(&format!("guarantee:target={t},abw=inline"))),
         "tcp-default" => FlowGroup::new(spec(&format!("guarantee:target={t}"))).over_tcp(tcp_spec(Recovery::Sack)),
         "tcp-paper" => FlowGroup::new(spec(&paper)).over_tcp(tcp_spec(Recovery::Sack)),
+        "tcp-newreno" => FlowGroup::new(spec("newreno")).over_tcp(tcp_spec(Recovery::Sack)),
         other => panic!("unknown variant {other}"),
     };
     let mut g = g.with_target(t);
@@ -401,7 +417,7 @@ impl Reproduction for Guarantee {
         if o.wants("grid") {
             for comp in COMPETITORS {
                 for &pct in &o.targets_pct {
-                    for v in VARIANTS {
+                    for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
                         for &n in &o.counts {
                             for &seed in &o.seeds {
                                 add("grid", v, comp, pct, n, seed);
@@ -611,7 +627,7 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
             );
             header(text);
             let mut series = Vec::new();
-            for v in VARIANTS {
+            for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
                 let _ = write!(text, "{v:<16}");
                 let mut points = Vec::new();
                 for &n in &o.counts {
@@ -644,7 +660,18 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                     &series,
                 ),
             ));
-            cost_table(o, ok, comp, pct, text, files);
+            cost_table(o, ok, comp, pct, ["default", "paper", "newreno"], text, files);
+            if comp.starts_with("tcp") {
+                cost_table(
+                    o,
+                    ok,
+                    comp,
+                    pct,
+                    ["tcp-default", "tcp-paper", "tcp-newreno"],
+                    text,
+                    files,
+                );
+            }
         }
     }
     let _ = writeln!(
@@ -664,15 +691,17 @@ fn cost_table(
     ok: &[(&Point, &Measured)],
     comp: &str,
     pct: u32,
+    trio: [&str; 3],
     text: &mut String,
     files: &mut Vec<(String, String)>,
 ) {
     let target = mbit(f64::from(pct)).bits_per_sec() as f64 / 1e6;
     let _ = writeln!(
         text,
-        "-- cost, means over seeds: tested flow and competitor goodput (Mbit/s) for default / paper / newreno in the seat;\n   \
+        "-- cost, means over seeds: tested flow and competitor goodput (Mbit/s) for {} / {} / {} in the seat;\n   \
          loss per competitor against the newreno seat, bound 1.1 * (target - fair) / N; Jain among competitors;\n   \
-         goodput utilisation and drop % for default / newreno seat"
+         goodput utilisation and drop % for {} / {}",
+        trio[0], trio[1], trio[2], trio[0], trio[2]
     );
     let _ = writeln!(
         text,
@@ -681,7 +710,7 @@ fn cost_table(
     );
     let (mut bound_line, mut loss_line, mut paper_line) = (Vec::new(), Vec::new(), Vec::new());
     for &n in &o.counts {
-        let [d, p, r] = ["default", "paper", "newreno"].map(|v| cell(ok, "grid", v, comp, pct, n));
+        let [d, p, r] = trio.map(|v| cell(ok, "grid", v, comp, pct, n));
         let fair = avg(&r, |m| m.tested_mbps);
         let loss = avg(&r, |m| m.competitor_mbps) - avg(&d, |m| m.competitor_mbps);
         let loss_paper = avg(&r, |m| m.competitor_mbps) - avg(&p, |m| m.competitor_mbps);
@@ -720,18 +749,18 @@ fn cost_table(
         paper_line.push((x, loss_paper));
     }
     files.push((
-        format!("cost_{comp}_{pct}.svg"),
+        format!("cost_{}_{comp}_{pct}.svg", trio[0]),
         line_chart(
             &format!("Loss per {comp} flow to a {target} Mbit/s guarantee"),
             "competing flows N",
             "loss per competitor vs NewReno seat, Mbit/s",
             &[
                 Series {
-                    name: "default".into(),
+                    name: trio[0].into(),
                     points: loss_line,
                 },
                 Series {
-                    name: "paper".into(),
+                    name: trio[1].into(),
                     points: paper_line,
                 },
                 Series {

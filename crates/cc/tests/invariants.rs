@@ -55,6 +55,9 @@ fn specs() -> Vec<ControllerSpec> {
         "guarantee:target=900Mbit/s,eval=4rtt,slot=2rtt",
         "guarantee:target=10Mbit/s,eval=100ms,physical=100Mbit/s",
         "guarantee:target=20Mbit/s,abw=inline",
+        "guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt,mode=paper",
+        "guarantee:target=900Mbit/s,eval=4rtt,slot=2rtt,mode=paper,margin=0",
+        "guarantee:target=1Gbit/s,eval=2rtt,margin=1,overhead=1199",
     ]
     .iter()
     .map(|s| s.parse().unwrap())

@@ -155,11 +155,53 @@ fn loopback_verifies_its_bytes() {
     let text = stdout(&o);
     assert!(text.contains("receiver verified"), "{text}");
     assert!(text.contains("evaluation slots met"), "{text}");
-    let intervals = text
+    let intervals: Vec<&str> = text
         .lines()
         .filter(|l| l.starts_with("[ 0]") && l.contains(" s "))
-        .count();
-    assert!(intervals >= 4, "{text}");
+        .collect();
+    assert!(intervals.len() >= 4, "{text}");
+    // With a target every interval line ends with its verdict, and the
+    // summary gives the success ratio.
+    assert!(
+        text.lines().any(|l| l.starts_with("[id]") && l.ends_with("target")),
+        "{text}"
+    );
+    for l in &intervals {
+        assert!(l.ends_with("  met") || l.ends_with("  MISS"), "{l}");
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("[SUM]") && l.contains("success ratio")),
+        "{text}"
+    );
+}
+
+/// A guarantee controller asked for more than the path can carry (a
+/// sender rate limit of 2 Mbit/s against a 50 Mbit/s target) trips its
+/// breaker: the interval lines and the summary say the target is infeasible.
+#[test]
+fn an_infeasible_target_is_reported() {
+    let o = tputctl(&[
+        "loopback",
+        "--time",
+        "4s",
+        "--cc",
+        "guarantee:target=50Mbit/s,eval=100ms",
+        "--target",
+        "50Mbit/s",
+        "--rate-limit",
+        "2M",
+        "--interval",
+        "500ms",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.lines().any(|l| l.ends_with("MISS  infeasible")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("[SUM]") && l.contains("declared its target infeasible")),
+        "{text}"
+    );
 }
 
 #[test]

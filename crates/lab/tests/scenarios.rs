@@ -41,24 +41,30 @@ fn target_flow_against_five_newreno(cc: &str) -> (f64, f64) {
     (ratio, mbps)
 }
 
-/// The guarantee controller (oracle `A`, the default `k_max = A*srtt - 2*cwnd` of the paper's summary)
-/// must take more than the fair share and meet its target far more often than
-/// NewReno in the same seat. Measured: 0.60 vs 0.10 success, 21.6 vs 15.3 Mbit/s.
-/// The issue asked for >= 0.90 here; the gap is open (see the closing note of the
-/// transport issue), so this test pins the comparison, not the paper's figure.
+/// The paper's guarantee controller (oracle `A`, the default `k_max = A*srtt - 2*cwnd`
+/// of the paper's summary) must take more than the fair share and meet its
+/// target far more often than NewReno in the same seat (measured: 0.55 vs
+/// 0.03 success, 20.3 vs 14.0 Mbit/s); the default mode, whose loss response
+/// stops at a floor, must meet it in nearly every slot (measured: 1.00,
+/// 23.2 Mbit/s).
 #[test]
 fn guarantee_beats_newreno_at_20_percent_against_five_newreno_flows() {
-    let (g_ratio, g_mbps) = target_flow_against_five_newreno("guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt");
+    let (p_ratio, p_mbps) =
+        target_flow_against_five_newreno("guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt,mode=paper");
+    let (d_ratio, d_mbps) = target_flow_against_five_newreno("guarantee:target=20Mbit/s");
     let (r_ratio, r_mbps) = target_flow_against_five_newreno("newreno");
     assert!(
-        g_mbps > 100.0 / 6.0 + 2.0,
-        "guarantee flow got {g_mbps} Mbit/s, not more than its fair share"
+        p_mbps > 100.0 / 6.0 + 2.0,
+        "guarantee flow got {p_mbps} Mbit/s, not more than its fair share"
     );
-    assert!(g_mbps > r_mbps + 3.0, "guarantee {g_mbps} vs newreno {r_mbps} Mbit/s");
+    assert!(p_mbps > r_mbps + 3.0, "guarantee {p_mbps} vs newreno {r_mbps} Mbit/s");
     assert!(
-        g_ratio >= r_ratio + 0.3,
-        "success: guarantee {g_ratio} vs newreno {r_ratio}"
+        p_ratio >= r_ratio + 0.3,
+        "success: guarantee {p_ratio} vs newreno {r_ratio}"
     );
+    // The first slot holds the handshake and slow start; every other must meet 20 Mbit/s.
+    assert!(d_ratio >= 0.95, "default mode: success {d_ratio}, {d_mbps} Mbit/s");
+    assert!(d_ratio > p_ratio, "default {d_ratio} vs paper {p_ratio}");
 }
 
 #[test]
