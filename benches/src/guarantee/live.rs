@@ -113,16 +113,23 @@ fn client(
     })
 }
 
-/// Every (tested, competitor) pair for `duration` against `competitors`
-/// connections; `progress` gets one line per run.
-pub fn run(duration: Duration, competitors: u32, mut progress: impl FnMut(&str)) -> Result<Vec<LiveRow>, String> {
+/// Every pair of `tested` (name, spec) and `kinds` (the competitors'
+/// controller) for `duration` against `competitors` connections; `progress`
+/// gets one line per run.
+pub fn run(
+    tested: &[(&str, &str)],
+    kinds: &[&str],
+    duration: Duration,
+    competitors: u32,
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<LiveRow>, String> {
     let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
     let trust = ServerTrust::Pinned(id.fingerprint());
     let (server, _failed) = crate::spawn_server(id, node_config(), |_| {})?;
     let link = LinkSpec::new(Rate::from_bits_per_sec(100_000_000), Duration::from_millis(10)).with_queue_packets(30);
     let mut rows = Vec::new();
-    for comp in COMPETITORS {
-        for (variant, cc) in TESTED {
+    for &comp in kinds {
+        for &(variant, cc) in tested {
             let load = load_average();
             let relay = crate::LiveRelay::start(
                 server,

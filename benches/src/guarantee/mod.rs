@@ -516,7 +516,13 @@ impl Reproduction for Guarantee {
             }
         }
         if o.wants("live") {
-            let live = live::run(o.live_duration, o.live_competitors, |l| eprintln!("{l}"));
+            let live = live::run(
+                &live::TESTED,
+                &live::COMPETITORS,
+                o.live_duration,
+                o.live_competitors,
+                |l| eprintln!("{l}"),
+            );
             match live {
                 Ok(rows) => {
                     built.text.push_str(&live::table(&rows, o.live_duration));
