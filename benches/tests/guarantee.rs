@@ -74,5 +74,8 @@ fn the_live_toy_verifies_every_byte() {
     assert!((0.0..=1.0).contains(&r.success), "{r:?}");
     assert!(r.tested_mbps > 0.0 && r.competitor_mbps > 0.0, "{r:?}");
     let t = live::table(&rows, Duration::from_secs(3));
-    assert!(t.contains("default") && t.contains("2 x newreno") && t.contains(" yes "), "{t}");
+    assert!(
+        t.contains("default") && t.contains("2 x newreno") && t.contains(" yes "),
+        "{t}"
+    );
 }

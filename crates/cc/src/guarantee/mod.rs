@@ -192,7 +192,8 @@ impl GuaranteeConfig {
 ///   per `cwnd / k` bytes acked (`k` as of that ACK). With `k = 1` this is
 ///   exactly [`NewReno`](crate::NewReno): both run one Reno core.
 /// - Loss or ECN: `ssthresh = cwnd / 2`, `cwnd = ssthresh` (not below the
-///   minimum window), once per round trip (RFC 9002 §7.3.2).
+///   minimum window), once per round trip (RFC 9002 §7.3.2); in the default
+///   mode not below the floor either (see "Floor" below).
 /// - Persistent congestion (the timeout analogue): `cwnd` = RFC 9002's minimum
 ///   window of 2 datagrams (§7.2); the paper's Reno uses 1 packet. Slow start again.
 /// - No growth in recovery or while application-limited (RFC 9002 §7.8, as
@@ -265,6 +266,31 @@ impl GuaranteeConfig {
 /// that actually ran under eq. (5) would make `s = d` (one control slot)
 /// absorbing, since that slot can never run congested, whereas the paper's
 /// Fig. 5 shows `s` shrinking after a calm phase in which it could grow.
+///
+/// # Floor (the default mode, [`GuaranteeMode::Floor`])
+///
+/// The paper's rule "on loss, behave as Reno" loses the time the window
+/// spends below what the target needs after each halving; against many flows
+/// on a small DropTail queue that time decides the slot (docs/seed000.md has
+/// the trace). The default mode keeps every rule above and changes two:
+///
+/// - **Loss response.** A loss or ECN mark sets `ssthresh = max(cwnd / 2,
+///   floor)` and `cwnd = max(cwnd / 2, min(cwnd, floor))` with
+///   `floor = f * bw * srtt` (the latest smoothed RTT): never below the
+///   floor, never raised by a loss. Persistent congestion still collapses
+///   the window (RFC 9002 §7.6.2); `ssthresh` keeps the floor.
+/// - **The target in goodput.** `bw` is the configured target scaled by
+///   `mss / (mss - overhead)` ([`GuaranteeConfig::overhead`]).
+///
+/// `f` is adapted once per evaluation slot from the slot's own throughput `x`
+/// toward `(1 + margin) * bw`: after a miss `f <- max(f * (1 + margin) * bw /
+/// x, 1)`, after a met slot `f <- max(f * sqrt((1 + margin) * bw / x), f -
+/// 0.02)`, always within `[0.5, 2]`. After 3 consecutive missed evaluation
+/// slots the breaker opens: no floor, `k = k_min`, and
+/// [`infeasible`](Self::infeasible) is true; it retries after 8 evaluation
+/// slots, doubling the wait after each failed retry up to 64; a met slot
+/// clears it. In an [`Aggregate`] the members' floors together claim at most
+/// [`Aggregate::FLOOR_SHARE`] of `P`.
 #[derive(Debug, Clone)]
 pub struct Guarantee {
     config: GuaranteeConfig,
