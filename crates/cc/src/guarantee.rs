@@ -646,6 +646,10 @@ impl CongestionController for Guarantee {
         self.reno.on_congestion(now, event);
     }
 
+    fn on_recovery_end(&mut self, _now: Instant) {
+        self.reno.end_recovery();
+    }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.reno.on_mtu_update(max_datagram_size);
         let (s, mss) = (self.slot_rtts, self.reno.mss());

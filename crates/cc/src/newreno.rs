@@ -104,6 +104,10 @@ impl CongestionController for NewReno {
         self.core.on_congestion(now, event);
     }
 
+    fn on_recovery_end(&mut self, _now: Instant) {
+        self.core.end_recovery();
+    }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.core.on_mtu_update(max_datagram_size);
     }
@@ -172,6 +176,28 @@ mod tests {
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
         h.lose(h.now - RTT / 4, CongestionKind::Loss);
         assert_eq!(h.cc.window(), before / 4);
+    }
+
+    #[test]
+    fn the_transport_can_end_recovery_before_a_later_packet_is_acked() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        h.round();
+        let sent = h.now - RTT / 2;
+        h.lose(sent, CongestionKind::Loss);
+        let w = h.cc.window();
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
+        // TCP's fast recovery ends with the ACK that covers `recover`
+        // (RFC 6582 §3.2 step 3); that ACK itself does not grow the window.
+        h.ack_sent_at(sent, MSS);
+        h.cc.on_recovery_end(h.now);
+        assert_eq!(h.cc.window(), w);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        // From then on packets sent before the reduction count towards growth.
+        h.ack_sent_at(sent, w);
+        assert_eq!(h.cc.window(), w + MSS);
+        // A new loss reduces again at once, even about an old packet.
+        h.lose(sent, CongestionKind::Loss);
+        assert_eq!(h.cc.window(), (w + MSS) / 2);
     }
 
     #[test]

@@ -141,6 +141,12 @@ impl RenoCore {
         }
     }
 
+    /// The transport's fast recovery ended
+    /// ([`CongestionController::on_recovery_end`](crate::CongestionController::on_recovery_end)).
+    pub(crate) fn end_recovery(&mut self) {
+        self.recovery.end();
+    }
+
     /// A new maximum datagram size: the window is kept, but not below the
     /// new minimum window (RFC 9002 §7.2), or the loss window if smaller.
     pub(crate) fn on_mtu_update(&mut self, max_datagram_size: u16) {
@@ -295,6 +301,36 @@ mod tests {
         }
         assert!(ca_growths > 20, "congestion avoidance grew only {ca_growths} times");
         assert!(guarantee.evaluations().0 > 0, "no evaluation slot ended");
+    }
+
+    /// Loss, an ACK inside recovery, the transport's end of recovery, a new loss.
+    fn ends_recovery_when_told<C: CongestionController>(name: &str, cc: C) {
+        use crate::testutil::{Harness, RTT};
+        let mut h = Harness::new(cc, RTT);
+        h.round();
+        h.round();
+        let sent = h.now - RTT / 2;
+        h.lose(sent, CongestionKind::Loss);
+        let w = h.cc.window();
+        h.ack_sent_at(sent, 1200);
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery, "{name}");
+        assert_eq!(h.cc.window(), w, "{name}: no growth in recovery");
+        h.cc.on_recovery_end(h.now);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance, "{name}");
+        // The next loss is a new reduction, whenever its packet was sent.
+        h.lose(sent, CongestionKind::Loss);
+        assert!(h.cc.window() < w, "{name}: {} after {w}", h.cc.window());
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery, "{name}");
+    }
+
+    #[test]
+    fn every_controller_with_a_recovery_period_ends_it_when_the_transport_says_so() {
+        use crate::{Compound, CompoundConfig, Cubic, CubicConfig, Vegas, VegasConfig};
+        ends_recovery_when_told("newreno", NewReno::new(NewRenoConfig::default(), 1200));
+        ends_recovery_when_told("cubic", Cubic::new(CubicConfig::default(), 1200));
+        ends_recovery_when_told("vegas", Vegas::new(VegasConfig::default(), 1200));
+        ends_recovery_when_told("ctcp", Compound::new(CompoundConfig::default(), 1200));
+        ends_recovery_when_told("guarantee", pinned_guarantee(1200));
     }
 
     #[test]
