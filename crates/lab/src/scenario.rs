@@ -480,6 +480,20 @@ pub struct TcpSpec {
     /// [`MAX_UNSCALED_WINDOW`] bytes: a larger one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_scaling: Option<bool>,
+    /// RTO before the first RTT sample (default 1 s, RFC 6298 §2.1; ns-2: 3 s).
+    #[serde(default, with = "human_duration::option", skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Duration>,
+    /// Whether a fast retransmit restarts the retransmission timer (default
+    /// on, as ns-2 and Linux; RFC 6298 §5 does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_timer_on_fast_retransmit: Option<bool>,
+    /// When the controller's recovery period ends: `tcp` (default, with fast
+    /// recovery) or `rfc9002` (one round trip later, QUIC's rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_recovery: Option<tcp::ControllerRecovery>,
+    /// Pace segments at Linux's rate (default off, as ns-2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
 }
 
 /// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
@@ -518,6 +532,12 @@ impl TcpSpec {
             sack: self.sack.unwrap_or(recovery == Recovery::Sack),
             receive_window: self.receive_window.unwrap_or(d.receive_window),
             limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
+            initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
+            restart_timer_on_fast_retransmit: self
+                .restart_timer_on_fast_retransmit
+                .unwrap_or(d.restart_timer_on_fast_retransmit),
+            controller_recovery: self.controller_recovery.unwrap_or(d.controller_recovery),
+            pacing: self.pacing.unwrap_or(d.pacing),
             ..d
         };
         c.validate()?;
