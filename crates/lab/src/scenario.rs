@@ -734,6 +734,27 @@ pub struct ScenarioResult {
     pub simulated_secs: f64,
     /// One entry per group with `aggregate = true`.
     pub aggregates: Vec<AggregateResult>,
+    /// The links' counters over the measured window only (the drain left
+    /// out): what utilisation and drop counts in reports are computed from.
+    /// `bottleneck` and `links` above cover the whole run.
+    #[serde(default)]
+    pub window: MeasuredWindow,
+}
+
+/// The scenario's measured window: from time 0 to its `duration`, the time
+/// during which flows send. The drain after it (the runner goes on so that
+/// transfers can deliver their last bytes and close) is not in it, so a
+/// link's utilisation over the window is busy time over `duration`, not over
+/// the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredWindow {
+    /// End of the window (it starts at 0), seconds: the scenario's duration.
+    pub end_secs: f64,
+    /// The forward bottleneck's counters at the end of the window
+    /// (`utilisation` = busy time / `end_secs`).
+    pub bottleneck: LinkStats,
+    /// Every link's counters at the end of the window, in link-id order.
+    pub links: Vec<LinkStats>,
 }
 
 /// A coordinated group judged as one flow: evaluation slot `i` of the group
@@ -1347,6 +1368,13 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     net.sim.run_until_with(end, step, |sim| {
         progress(sim.now().as_secs_f64() / s.duration.as_secs_f64())
     });
+    let window = MeasuredWindow {
+        end_secs: s.duration.as_secs_f64(),
+        bottleneck: net.sim.link_stats(net.bottleneck),
+        links: (0..net.sim.link_count())
+            .map(|i| net.sim.link_stats(LinkId(i as u32)))
+            .collect(),
+    };
     let drain = s
         .flows
         .iter()
@@ -1486,6 +1514,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         trace_hash: net.sim.trace_hash(),
         link_packets: net.sim.link_packets(),
         simulated_secs: net.sim.now().as_secs_f64(),
+        window,
     })
 }
 

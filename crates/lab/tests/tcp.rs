@@ -671,3 +671,43 @@ fn pacing_spreads_a_window_over_the_round_trip() {
     // Pacing at twice the window per RTT costs little time in slow start.
     assert!(t_paced < t_unpaced * 1.3, "{gaps:?}");
 }
+
+#[test]
+fn utilisation_is_reported_over_the_measured_window_not_the_drain() {
+    use tput_lab::report::Summary;
+    use tput_lab::scenario::{Scenario, run};
+    // Ten NewReno flows of the TCP model on seed 000's dumbbell for 20 s.
+    let s = Scenario::from_toml_str(
+        r#"
+        duration = "20s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "100Mbit/s", delay = "5ms", queue_packets = 30 }
+        access = { rate = "1Gbit/s", delay = "2.5ms" }
+        [[flows]]
+        cc = "newreno"
+        count = 10
+        transport = "tcp"
+        "#,
+    )
+    .unwrap();
+    let r = run(&s, |_| {}).unwrap();
+    let summary = Summary::new(&s, &r);
+    let b = &summary.bottleneck;
+    assert_eq!(b.window_secs, 20.0);
+    // Busy time over the 20 s the flows send; over the whole run (the 5 s
+    // drain included) the same busy time would read as two thirds of it.
+    let busy_secs = r.window.bottleneck.busy_ns as f64 / 1e9;
+    assert!((b.utilisation - busy_secs / 20.0).abs() < 1e-12, "{b:?}");
+    assert!(b.utilisation >= 0.78, "{b:?}");
+    // The drain adds only the last windows' delivery to the busy time.
+    let drain_busy = r.bottleneck.busy_ns - r.window.bottleneck.busy_ns;
+    assert!(drain_busy < 100_000_000, "{drain_busy} ns busy in the drain");
+    assert_eq!(r.simulated_secs, 25.0);
+    assert!(r.bottleneck.utilisation < 0.81 * b.utilisation, "{}", r.bottleneck.utilisation);
+    // The flows' own goodput agrees: their payload over the window.
+    let payload: u64 = r.flows.iter().map(|f| f.bytes).sum();
+    let goodput_share = payload as f64 * 8.0 / 20.0 / 100e6;
+    assert!((goodput_share / b.utilisation - 1000.0 / 1040.0).abs() < 0.02, "{goodput_share}");
+    assert!(summary.table().contains(&format!("bottleneck utilisation {:.3} over 0-20 s", b.utilisation)));
+}
