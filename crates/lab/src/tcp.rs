@@ -601,6 +601,22 @@ impl TcpSender {
         ((seq - self.una) / self.seg) as usize
     }
 
+    /// Whether the congestion window is not what holds the sender back, as
+    /// the controller must know (RFC 9002 §7.8: no growth while the window is
+    /// not fully used; Linux's `tcp_is_cwnd_limited`, RFC 7661): it has room
+    /// for another segment, but the receive window or the end of the data
+    /// kept it from being sent. Waiting for the pacer does not count.
+    /// Without it a receive-window-limited flow's controller grows far
+    /// beyond what it can use, and a loss then halves a window the sender
+    /// never had (ns-2 halves `min(cwnd_, window_)`).
+    fn app_limited(&self) -> bool {
+        let flight = self.max - self.una;
+        let cwnd_room = flight + self.seg <= self.cc.window();
+        let rwnd_room = self.max + self.seg <= self.una + self.rwnd.max(self.seg);
+        let data = self.end.is_none_or(|e| self.max < e);
+        cwnd_room && !(rwnd_room && data)
+    }
+
     /// RFC 6675 §4 `pipe`, bytes.
     fn pipe(&self) -> u64 {
         let mut pipe = 0;
@@ -805,6 +821,7 @@ impl TcpSender {
             min: self.min_rtt.unwrap_or(self.latest_rtt),
         };
         let at = self.instant(now);
+        let app_limited = self.app_limited();
         for (sent, bytes) in covered {
             let sent = self.instant(sent);
             self.cc.on_ack(
@@ -813,7 +830,7 @@ impl TcpSender {
                     sent,
                     bytes,
                     rtt,
-                    app_limited: false,
+                    app_limited,
                 },
             );
         }
@@ -911,10 +928,15 @@ impl TcpSender {
                 self.inflation = u64::from(self.cfg.dupack_threshold) * self.seg;
             }
             Recovery::Sack => {
-                // RFC 6675 §5 step 4: the first hole is lost and resent first.
+                // RFC 6675 §5 step (4.3): the first hole is lost and is
+                // resent at once, whatever `pipe` says; the rest follows
+                // NextSeg as `pipe` allows. (Waiting for `pipe` to fall
+                // below the halved window delayed it by half a round trip,
+                // long enough for a timeout behind a standing queue.)
                 if let Some(s) = self.segs.front_mut() {
                     s.lost = true;
                 }
+                self.rexmit = Some(self.una);
             }
             Recovery::Gbn => {
                 self.nxt = self.una;
