@@ -67,8 +67,8 @@ fn env_num<T: std::str::FromStr>(key: &str) -> Option<T> {
 
 fn main() {
     let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
-    let parts: Vec<String> = env_list("TPUT_BENCH_PARTS")
-        .unwrap_or_else(|| vec!["dumbbell".into(), "window".into(), "cutoff".into()]);
+    let parts: Vec<String> =
+        env_list("TPUT_BENCH_PARTS").unwrap_or_else(|| vec!["dumbbell".into(), "window".into(), "cutoff".into()]);
     let jobs: usize = env_num("TPUT_BENCH_JOBS").unwrap_or(1);
     let out = std::env::var_os("TPUT_BENCH_OUT")
         .map(PathBuf::from)

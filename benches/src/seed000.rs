@@ -204,7 +204,8 @@ pub struct PointResult {
     pub tested_mbps: f64,
     /// Mean goodput of one Reno flow, Mbit/s.
     pub reno_mbps: f64,
-    /// Bottleneck utilisation (busy fraction, drain included).
+    /// Bottleneck utilisation: busy fraction of the point's duration (the
+    /// drain after it left out).
     pub utilisation: f64,
     /// Fraction of the point's duration the bottleneck sent nothing.
     pub idle: f64,
@@ -463,7 +464,9 @@ fn measured(p: &Point, r: &ScenarioResult, cpu_secs: f64) -> Result<Measured, St
 
 fn measure(p: &Point, r: &ScenarioResult, cpu_secs: f64) -> Result<PointResult, String> {
     let secs = p.scenario.duration.as_secs_f64();
-    let idle = (1.0 - r.bottleneck.busy_ns as f64 / 1e9 / secs).max(0.0);
+    // Over the measured window, the point's duration: the drain is not in it.
+    let utilisation = r.window.bottleneck.utilisation;
+    let idle = (1.0 - utilisation).max(0.0);
     let tested: Vec<_> = r.flows.iter().filter(|f| is_tested(p, f.group)).collect();
     let reno: Vec<_> = r.flows.iter().filter(|f| !is_tested(p, f.group)).collect();
     let mut ratios = Vec::new();
@@ -492,7 +495,7 @@ fn measure(p: &Point, r: &ScenarioResult, cpu_secs: f64) -> Result<PointResult, 
                 .map(|f| f.bytes as f64 * 8.0 / secs / 1e6)
                 .collect::<Vec<_>>(),
         ),
-        utilisation: r.bottleneck.utilisation,
+        utilisation,
         idle,
         unfinished_tcp: r.flows.iter().filter(|f| unfinished_tcp(f)).count() as u32,
         cpu_secs,

@@ -22,9 +22,20 @@
 //! `hold_abort` (queueing without the guard: the frame on the wire at the
 //! cut is lost).
 //!
-//! Timeouts: the TCP model counts its RTOs (min RTO 200 ms, RFC 6298); for
-//! QUIC, quinn-proto's "PTO fired" trace event is counted (RFC 9002 §6.2),
-//! see [`crate::seed001_timeouts`].
+//! Timeouts: the TCP model counts its RTOs; for QUIC, quinn-proto's "PTO
+//! fired" trace event is counted (RFC 9002 §6.2), see
+//! [`crate::seed001_timeouts`].
+//!
+//! The TCP model's timers (stated in [`Transport`]'s flows): RFC 6298 with a
+//! min RTO of 200 ms and an initial RTO of 1 s, and a fast retransmit
+//! restarts the retransmission timer (`tcp.restart_timer_on_fast_retransmit`,
+//! the model's default, as ns-2 and Linux do). Without the restart the
+//! model timed out one RTO after the last ACK of new data; at a 1 ms period
+//! with a 200 ms min RTO every later RTO (0.2 s backed off to 0.4, 0.8, ...)
+//! is a whole number of periods, so once one timeout falls into a cut the
+//! next ones do too (a phase lock; with a min RTO of 206.18 ms there is
+//! none). ns-2 restarts it; `cargo bench -p tput-benches --bench tcp_ns2`
+//! compares both simulators on this path with and without the lock.
 //!
 //! # As a plan
 //!
@@ -113,6 +124,10 @@ impl Transport {
             recovery: Some(recovery),
             segment: Some(TCP_SEGMENT),
             delayed_ack: Some(DelayedAck::Switch(false)),
+            // The model's defaults, stated: RFC 6298's initial RTO, and the
+            // timer restarted by a fast retransmit (ns-2, Linux).
+            initial_rto: Some(Duration::from_secs(1)),
+            restart_timer_on_fast_retransmit: Some(true),
             ..TcpSpec::default()
         };
         let g = match self {
@@ -719,7 +734,7 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
          Set-up: sender -> switch -> receiver, 1 Gbit/s links, 10 us propagation per hop (our choice; the paper gives none),\n\
          switch buffer 1000 packets and sender queue 1000 packets (our choice), 1500-byte IP packets (12 us on the wire),\n\
          the cut in the switch on what it forwards (drop: arrivals discarded, the frame on the wire lost); TCP model min RTO 200 ms,\n\
-         no delayed ACKs; QUIC = quinn-proto. Main sweep {} s runs, {} phase seed(s); throughput = verified payload / run time.\n\
+         initial RTO 1 s, the retransmission timer restarted by a fast retransmit (as ns-2 and Linux), no delayed ACKs; QUIC = quinn-proto. Main sweep {} s runs, {} phase seed(s); throughput = verified payload / run time.\n\
          QUIC timeouts = quinn-proto \"PTO fired\" events (probe timeouts, RFC 9002 6.2), TCP timeouts = RTO expiries.\n",
         o.duration.as_secs_f64(),
         o.seeds.len()

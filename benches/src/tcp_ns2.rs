@@ -60,8 +60,8 @@ use std::time::Duration;
 
 use tput_cc::{ControllerSpec, units::Rate};
 use tput_lab::scenario::{
-    CutModeSpec, CutoffSpec, DelayedAck, FlowGroup, FlowResult, LinkSpec, RunOptions, Scenario, TcpSpec,
-    TopologySpec, run_with,
+    CutModeSpec, CutoffSpec, DelayedAck, FlowGroup, FlowResult, LinkSpec, RunOptions, Scenario, TcpSpec, TopologySpec,
+    run_with,
 };
 use tput_lab::tcp::{ControllerRecovery, Recovery};
 
@@ -405,7 +405,10 @@ pub fn run_ns2_window(case: &Case, tcl: &Path, scratch: &Path) -> Result<(Metric
     args.push(file.display().to_string());
     let out = ns2(&args)?;
     let text = std::fs::read_to_string(&file).map_err(|e| format!("reading {}: {e}", file.display()))?;
-    Ok((parse_ns2(&out, case.n_background as usize + 1)?, parse_cwnd_trace(&text)))
+    Ok((
+        parse_ns2(&out, case.n_background as usize + 1)?,
+        parse_cwnd_trace(&text),
+    ))
 }
 
 /// What a window trace shows (from `from_secs` on, after the start).
@@ -557,8 +560,8 @@ pub struct CutMetrics {
 /// The model's scenario for `c`.
 pub fn cut_scenario(c: &CutCase, model: Model) -> Scenario {
     let hop = |cut: bool| {
-        let mut l = LinkSpec::new(Rate::from_bits_per_sec(1_000_000_000), Duration::from_micros(10))
-            .with_queue_packets(1000);
+        let mut l =
+            LinkSpec::new(Rate::from_bits_per_sec(1_000_000_000), Duration::from_micros(10)).with_queue_packets(1000);
         if cut && c.occupancy < 1.0 {
             l.cutoff = Some(CutoffSpec {
                 period: c.period,
@@ -679,7 +682,15 @@ mod tests {
     #[test]
     fn window_statistics() {
         // Growth, a halving at 1 s, flat until 1.02 s, a timeout at 2 s.
-        let t = [(0.0, 2.0), (0.5, 8.0), (1.0, 4.5), (1.02, 4.7), (1.5, 6.0), (2.0, 1.0), (3.0, 2.0)];
+        let t = [
+            (0.0, 2.0),
+            (0.5, 8.0),
+            (1.0, 4.5),
+            (1.02, 4.7),
+            (1.5, 6.0),
+            (2.0, 1.0),
+            (3.0, 2.0),
+        ];
         let s = window_stats(&t, 0.0);
         assert_eq!((s.halvings, s.to_one), (1, 1));
         assert!((s.median_flat_secs - 0.02).abs() < 1e-12);
@@ -703,7 +714,10 @@ mod tests {
         };
         let a = m(0.95, 0.99, 0.5, 0.1, 2.0);
         assert_eq!(agrees(&a, &m(0.936, 0.975, 0.41, 0.19, 2.9)), [true; 4]);
-        assert_eq!(agrees(&a, &m(0.934, 0.96, 0.39, 0.1, 3.1)), [false, false, false, false]);
+        assert_eq!(
+            agrees(&a, &m(0.934, 0.96, 0.39, 0.1, 3.1)),
+            [false, false, false, false]
+        );
         assert_eq!(Variant::parse("sack"), Some(Variant::Sack));
         assert_eq!(Variant::parse("vegas"), None);
         assert_eq!(jain(&[1, 1, 1, 1]), 1.0);
