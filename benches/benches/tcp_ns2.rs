@@ -15,13 +15,17 @@
 //! - `cutoff`: one NewReno flow on the cut-off path for 10 s, periods 100 us,
 //!   1 ms and 10 ms, occupancies 0.5 to 1, min RTO 200 ms (which locks the
 //!   RTOs to the 1 ms and 100 us periods) and 206.18 ms, each point from 5
-//!   start instants; mean goodput and the collapse threshold per curve.
+//!   start instants; mean goodput and the collapse threshold per curve;
+//! - `ber`: seed 002's bit-error path (BER 1e-8, RTT 50 to 200 ms, 10 seeds,
+//!   60 s, measured from 10 s): ns-2's `Agent/TCP/Sack1` against the model's
+//!   SACK and go-back-N as seed 002 runs them.
 //!
 //! Environment:
 //!
 //! - `TPUT_BENCH_SHORT=1`: N = 1 and 5, one seed, 10 s; the cut-off part at
-//!   1 ms only, occupancies 0.9, 0.97 and 1, 2 s;
-//! - `TPUT_BENCH_PARTS=dumbbell,window,cutoff` (default all);
+//!   1 ms only, occupancies 0.9, 0.97 and 1, 2 s; the bit-error part at
+//!   200 ms, 2 seeds, 20 s;
+//! - `TPUT_BENCH_PARTS=dumbbell,window,cutoff,ber` (default all);
 //! - `TPUT_BENCH_N=1,30`, `TPUT_BENCH_SEEDS=3` (seeds 1..=3),
 //!   `TPUT_BENCH_VARIANTS=reno,newreno,sack,delack`,
 //!   `TPUT_BENCH_DURATION=120` (seconds, the dumbbell);
@@ -35,8 +39,9 @@ use std::time::Duration;
 
 use tput_benches::seed001::threshold;
 use tput_benches::tcp_ns2::{
-    CUT_STARTS, Case, CutCase, CutMetrics, Metrics, Model, Variant, agrees, header, means, ns2_available, row,
-    run_cut_model, run_cut_ns2, run_model, run_model_window, run_ns2, run_ns2_window, window_stats,
+    BerCase, BerMetrics, CUT_STARTS, Case, CutCase, CutMetrics, Metrics, Model, Variant, agrees, header, means,
+    ns2_available, row, run_ber_model, run_ber_ns2, run_cut_model, run_cut_ns2, run_model, run_model_window, run_ns2,
+    run_ns2_window, window_stats,
 };
 use tput_lab::plot::{Series, line_chart};
 use tput_lab::sweep::run_parallel;
@@ -92,8 +97,9 @@ fn main() {
             "dumbbell" => dumbbell(short, jobs, &sides, &dir.join("tcp_compare.tcl"), &out),
             "window" => window(short, have_ns2, &dir.join("tcp_compare.tcl"), &out),
             "cutoff" => cutoff(short, jobs, &sides, &dir.join("cutoff_compare.tcl"), &out),
+            "ber" => ber(short, jobs, have_ns2, &dir.join("ber_compare.tcl"), &out),
             other => {
-                eprintln!("unknown part {other:?} (dumbbell, window, cutoff)");
+                eprintln!("unknown part {other:?} (dumbbell, window, cutoff, ber)");
                 std::process::exit(2);
             }
         };
@@ -447,6 +453,124 @@ fn cutoff(short: bool, jobs: usize, sides: &[Side], tcl: &Path, out: &Path) -> (
                 let _ = writeln!(table, "  {th}");
             }
         }
+    }
+    (table, failures)
+}
+
+/// Seed 002's bit-error path: ns-2's Sack1 against the model's SACK and go-back-N.
+fn ber(short: bool, jobs: usize, have_ns2: bool, tcl: &Path, out: &Path) -> (String, usize) {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum Who {
+        Ns2,
+        Sack,
+        Gbn,
+    }
+    let label = |w: Who| match w {
+        Who::Ns2 => "ns-2 Sack1",
+        Who::Sack => "model SACK",
+        Who::Gbn => "model go-back-N",
+    };
+    let rtts: Vec<u32> = if short { vec![200] } else { vec![50, 100, 150, 200] };
+    let seeds: u64 = if short { 2 } else { 10 };
+    let (duration, warmup) = if short { (20, 5) } else { (60, 10) };
+    let mut who = vec![Who::Sack, Who::Gbn];
+    if have_ns2 {
+        who.insert(0, Who::Ns2);
+    }
+    let mut runs = Vec::new();
+    for &rtt_ms in &rtts {
+        for seed in 1..=seeds {
+            for &w in &who {
+                let c = BerCase {
+                    rtt_ms,
+                    ber: 1e-8,
+                    seed,
+                    duration: Duration::from_secs(duration),
+                    warmup: Duration::from_secs(warmup),
+                };
+                runs.push((c, w));
+            }
+        }
+    }
+    let total = runs.len();
+    let results: Vec<Result<BerMetrics, String>> = run_parallel(
+        &runs,
+        jobs,
+        |(c, w)| match w {
+            Who::Ns2 => run_ber_ns2(c, tcl),
+            Who::Sack => run_ber_model(c, false),
+            Who::Gbn => run_ber_model(c, true),
+        },
+        |done, (c, w), r| {
+            let what = match r {
+                Ok(m) => format!(
+                    "{:.2} Mbit/s, {} timeouts, {} retransmits, {} errors",
+                    m.goodput_mbps, m.timeouts, m.retransmits, m.errors
+                ),
+                Err(e) => format!("FAILED: {e}"),
+            };
+            eprintln!(
+                "[{done}/{total}] ber rtt {} ms seed {} {}: {what}",
+                c.rtt_ms,
+                c.seed,
+                label(*w)
+            );
+        },
+    );
+    let mut failures = 0;
+    let mut csv = String::from("rtt_ms,seed,side,goodput_mbps,timeouts,retransmits,errors\n");
+    for ((c, w), r) in runs.iter().zip(&results) {
+        match r {
+            Ok(m) => {
+                let _ = writeln!(
+                    csv,
+                    "{},{},{},{:.4},{},{},{}",
+                    c.rtt_ms,
+                    c.seed,
+                    label(*w),
+                    m.goodput_mbps,
+                    m.timeouts,
+                    m.retransmits,
+                    m.errors
+                );
+            }
+            Err(_) => failures += 1,
+        }
+    }
+    let _ = std::fs::write(out.join("ber.csv"), &csv);
+    let mut table = format!(
+        "\nSeed 002's bit-error path (36.864 Mbit/s, 2000-packet queue, 2 MiB window, 1228-byte packets, BER 1e-8),\n\
+         goodput from {warmup} to {duration} s, mean [min-max] over {seeds} seeds, and per run: timeouts, retransmitted segments,\n\
+         packets lost to bit errors. Mathis et al.'s 1.22 MSS / (RTT sqrt(p)) for reference.\n\
+         {:<6} {:<16} {:>22} {:>9} {:>9} {:>8}\n",
+        "RTT", "", "goodput (Mbit/s)", "timeouts", "rexmits", "errors"
+    );
+    for &rtt in &rtts {
+        let p = 1.0 - (1.0 - 1e-8f64).powf(1228.0 * 8.0);
+        let mathis = 1.22 * 1188.0 * 8.0 / (f64::from(rtt) / 1e3 * p.sqrt()) / 1e6;
+        for &w in &who {
+            let ms: Vec<&BerMetrics> = runs
+                .iter()
+                .zip(&results)
+                .filter(|((c, x), _)| c.rtt_ms == rtt && *x == w)
+                .filter_map(|(_, r)| r.as_ref().ok())
+                .collect();
+            let n = ms.len().max(1) as f64;
+            let g: Vec<f64> = ms.iter().map(|m| m.goodput_mbps).collect();
+            let lo = g.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = g.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let _ = writeln!(
+                table,
+                "{:<6} {:<16} {:>22} {:>9.1} {:>9.1} {:>8.1}",
+                format!("{rtt} ms"),
+                label(w),
+                format!("{:.2} [{lo:.2}-{hi:.2}]", g.iter().sum::<f64>() / n),
+                ms.iter().map(|m| m.timeouts as f64).sum::<f64>() / n,
+                ms.iter().map(|m| m.retransmits as f64).sum::<f64>() / n,
+                ms.iter().map(|m| m.errors as f64).sum::<f64>() / n,
+            );
+        }
+        let _ = writeln!(table, "{:<6} {:<16} {:>22.2}", "", "Mathis bound", mathis);
     }
     (table, failures)
 }

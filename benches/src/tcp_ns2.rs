@@ -47,11 +47,17 @@
 //! a point has collapsed when its mean goodput is below half of `occupancy`
 //! times the uncut goodput (`crate::seed001::collapsed`).
 //!
+//! # Seed 002's bit-error path
+//!
+//! [`run_ber_model`] runs the TCP model exactly as seed 002's `ber` figure
+//! does (SACK or go-back-N, a 2 MiB window), [`run_ber_ns2`] ns-2's
+//! `Agent/TCP/Sack1` with `Agent/TCPSink/Sack1` on the same path with the
+//! same packet loss rate (`benches/ns2/ber_compare.tcl`), each with its own
+//! loss pattern per seed.
+//!
 //! # Outcome
 //!
-//! The tables, the commands and what differs are in the module's section of
-//! the README's reproduction notes and in the closing note of the work that
-//! widened this cross-check; [`agrees`] names the targets.
+//! OUTCOME
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -651,6 +657,104 @@ pub fn parse_cut_ns2(out: &str, secs: f64) -> Result<CutMetrics, String> {
         return Err("no flow line in ns-2's output".into());
     }
     Ok(m)
+}
+
+/// One run on seed 002's bit-error path (`crate::seed002`'s `ber` figure).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BerCase {
+    /// Round-trip propagation delay, ms.
+    pub rtt_ms: u32,
+    /// Bit error rate of the bottleneck (forward direction).
+    pub ber: f64,
+    /// Seed of the loss pattern (each side draws its own).
+    pub seed: u64,
+    /// Simulated time.
+    pub duration: Duration,
+    /// Start of the measured part.
+    pub warmup: Duration,
+}
+
+/// What a bit-error run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BerMetrics {
+    /// Goodput from the warm-up to the end, Mbit/s.
+    pub goodput_mbps: f64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Packets lost to bit errors.
+    pub errors: u64,
+}
+
+/// The model on seed 002's `ber` path exactly as that reproduction runs it
+/// (`newreno`, 1188-byte segments, a 2 MiB receive window, a 2000-packet
+/// queue), with SACK or go-back-N recovery.
+pub fn run_ber_model(c: &BerCase, gbn: bool) -> Result<BerMetrics, String> {
+    use crate::seed002::{Options, Point, Variant as S2, scenario as s2_scenario, steady_mbps};
+    let o = Options {
+        seed: c.seed,
+        duration: c.duration,
+        warmup: c.warmup,
+        ..Options::full(std::env::temp_dir())
+    };
+    let p = Point {
+        figure: "ber",
+        variant: if gbn { S2::TcpGbn } else { S2::TcpSack },
+        rtt_ms: c.rtt_ms,
+        ber: c.ber,
+    };
+    let options = RunOptions {
+        no_cc_trace: true,
+        ..RunOptions::default()
+    };
+    let r = run_with(&s2_scenario(&p, &o), &options, |_| {}).map_err(|e| e.to_string())?;
+    let f = r.flows.first().ok_or("no flow")?;
+    let end = c.duration.as_secs_f64() + 1e-9;
+    let intervals: Vec<_> = f.intervals.iter().filter(|i| i.end_secs <= end).cloned().collect();
+    let tcp = f.tcp.clone().unwrap_or_default();
+    Ok(BerMetrics {
+        goodput_mbps: steady_mbps(&intervals, c.warmup),
+        timeouts: tcp.timeouts,
+        retransmits: tcp.retransmits,
+        errors: r.window.bottleneck.dropped_random.packets,
+    })
+}
+
+/// ns-2's `Agent/TCP/Sack1` on the same path (`ber_compare.tcl`).
+pub fn run_ber_ns2(c: &BerCase, tcl: &Path) -> Result<BerMetrics, String> {
+    let out = ns2(&[
+        tcl.display().to_string(),
+        "sack".into(),
+        c.rtt_ms.to_string(),
+        c.ber.to_string(),
+        c.seed.to_string(),
+        c.duration.as_secs_f64().to_string(),
+        c.warmup.as_secs_f64().to_string(),
+    ])?;
+    let secs = (c.duration - c.warmup).as_secs_f64();
+    let mut m = None;
+    let mut errors = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let num = |i: usize| -> Result<f64, String> {
+            f.get(i)
+                .and_then(|s| s.parse::<f64>().ok())
+                .ok_or_else(|| format!("bad ns-2 line {line:?}"))
+        };
+        match f.first().copied() {
+            Some("flow") => m = Some((num(1)?, num(2)?, num(3)?)),
+            Some("errors") => errors = num(1)? as u64,
+            _ => {}
+        }
+    }
+    let (bytes, timeouts, retransmits) = m.ok_or("no flow line in ns-2's output")?;
+    Ok(BerMetrics {
+        goodput_mbps: bytes * 8.0 / secs / 1e6,
+        timeouts: timeouts as u64,
+        retransmits: retransmits as u64,
+        errors,
+    })
 }
 
 #[cfg(test)]
