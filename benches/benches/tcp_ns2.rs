@@ -308,10 +308,7 @@ fn window(short: bool, have_ns2: bool, tcl: &Path, out: &Path) -> (String, usize
         }
     }
     let svg = line_chart(
-        &format!(
-            "Tagged flow's window, NewReno, N = {}, seed 1: ns-2 2.35 and the TCP model",
-            case.n_background
-        ),
+        &format!("Tagged flow's window, NewReno, N = {}", case.n_background),
         "time (s)",
         "cwnd (segments)",
         &series,

@@ -37,6 +37,42 @@
 //! none). ns-2 restarts it; `cargo bench -p tput-benches --bench tcp_ns2`
 //! compares both simulators on this path with and without the lock.
 //!
+//! # Why QUIC collapses at a 100 us period
+//!
+//! At a 100 us period QUIC's throughput collapses at every occupancy below
+//! 1 (3, 4, 2 and 0 Mbit/s at 0.99, 0.95, 0.9 and 0.8 in a 0.5 s run, NewReno)
+//! although whole frames in the connected intervals would carry over
+//! 930 Mbit/s. A per-packet trace (`tputctl sim --qlog DIR` on this path with
+//! `period = "100us"`, `connected = 0.95`; quinn-proto's qlog events
+//! `packet_sent`, `packet_lost`, `metrics_updated`) shows why:
+//!
+//! - Every cut loses the frame on the wire when it begins and whatever the
+//!   switch is handed during it: about one packet in every 8 (a 1472-byte
+//!   datagram is 12 us on the wire, 8 fit in a period). Each loss halves the
+//!   window, so after the first millisecond it holds 2-3 packets (min RTT
+//!   65 us).
+//! - With 2-3 packets in flight, a loss often leaves the receiver one
+//!   ack-eliciting packet short of the two after which it acknowledges at
+//!   once, and it waits its `max_ack_delay` of 25 ms (RFC 9000 §13.2.1)
+//!   before acknowledging; when the lost packet was the last of its flight,
+//!   nothing later declares it lost by the packet threshold (RFC 9002
+//!   §6.1.1) and only the probe timeout recovers it, `smoothed_rtt +
+//!   max(4 rttvar, 1 ms) + max_ack_delay` (§6.2.1), again 25 ms and more at
+//!   a 0.07 ms RTT. In 300 ms at occupancy 0.95 the sender sent 143 packets
+//!   (22 lost) and stood idle in 12 gaps of 24-26 ms: 10 ended by an ACK
+//!   whose RTT sample is 25.07 ms (the receiver's delay), 2 by a PTO.
+//!
+//! So the flow sends a dozen packets per 25 ms. A check with a local patch
+//! to the node (not in the tree) that enables quinn-proto's ACK frequency
+//! extension: acknowledging every packet (`ack_eliciting_threshold` 0) gives
+//! 11, 10, 6 and 1 Mbit/s at 0.99, 0.95, 0.9 and 0.8 (the gaps that remain
+//! end in PTOs, 26 ms each);
+//! also asking for a `max_ack_delay` of 100 us, which shortens the PTO to
+//! a fraction of a millisecond, gives 102, 54, 38 and 13 Mbit/s. What is
+//! left is the loss rate itself, one packet in eight, for a loss-based
+//! controller. TCP (the model and ns-2) collapses here as well, for the
+//! same reason at a larger scale: its tail losses wait for a 200 ms RTO.
+//!
 //! # As a plan
 //!
 //! Every sweep simulation is a point of [`plan`]: a `tput_lab::plan` plan
