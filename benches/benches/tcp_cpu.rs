@@ -20,8 +20,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use tput_benches::tcp_ns2::{Case, Windows, ns2_available, run_model};
-use tput_lab::tcp::Recovery;
+use tput_benches::tcp_ns2::{Case, Model, Variant, ns2_available, run_model};
 
 /// This process's peak resident set, KiB (`VmHWM`).
 fn peak_rss_kib() -> Option<u64> {
@@ -63,7 +62,7 @@ fn main() {
     let case = Case {
         n_background: env("TPUT_BENCH_N", 30) as u32,
         seed: 1,
-        recovery: Recovery::Reno,
+        variant: Variant::Reno,
         duration: Duration::from_secs(env("TPUT_BENCH_DURATION", 120)),
     };
     let tcl = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("ns2/tcp_compare.tcl");
@@ -90,7 +89,7 @@ fn main() {
             }
         }
         let cpu0 = tput_benches::thread_cpu_secs();
-        let m = run_model(&case, Windows::Ns2);
+        let m = run_model(&case, Model::Ns2);
         let cpu = cpu0.zip(tput_benches::thread_cpu_secs()).map(|(a, b)| b - a);
         match (m, cpu) {
             (Ok(m), Some(cpu)) => {

@@ -10,7 +10,12 @@
 # ns-2's default (windowInit_ 2, minrto_ 0.2 s, tcpTick_ 10 ms). FTP sources
 # start uniformly in [0, 1) s (RNG seeded with `seed`) and run to the end.
 #
-# Usage: ns tcp_compare.tcl N seed reno|newreno duration_s
+# Usage: ns tcp_compare.tcl N seed reno|newreno|sack|delack duration_s [cwnd_trace]
+#
+# sack: Agent/TCP/Sack1 -> Agent/TCPSink/Sack1; delack: Agent/TCP/Newreno ->
+# Agent/TCPSink/DelAck (an ACK per two segments or after interval_ 100 ms).
+# With cwnd_trace, flow 0's cwnd_ is traced into that file (ns-2's variable
+# trace: "time saddr sport daddr dport cwnd_ value", value in packets).
 #
 # Output, one record per line:
 #   start <flow> <seconds>
@@ -20,8 +25,8 @@
 #   flow <flow> <acked bytes> <timeouts (nrexmit_)> <retransmitted packets>
 #   bottleneck <departed bytes> <departed packets> <drops> <duration_s>
 
-if {$argc != 4} {
-    puts stderr "usage: ns tcp_compare.tcl N seed reno|newreno duration_s"
+if {$argc != 4 && $argc != 5} {
+    puts stderr "usage: ns tcp_compare.tcl N seed reno|newreno|sack|delack duration_s \[cwnd_trace\]"
     exit 1
 }
 set nbg [lindex $argv 0]
@@ -30,10 +35,13 @@ set variant [lindex $argv 2]
 set duration [lindex $argv 3]
 set nflows [expr {$nbg + 1}]
 set pktsize 1000
+set sinktype Agent/TCPSink
 switch -- $variant {
     reno { set agent Agent/TCP/Reno }
     newreno { set agent Agent/TCP/Newreno }
-    default { puts stderr "variant must be reno or newreno"; exit 1 }
+    sack { set agent Agent/TCP/Sack1; set sinktype Agent/TCPSink/Sack1 }
+    delack { set agent Agent/TCP/Newreno; set sinktype Agent/TCPSink/DelAck }
+    default { puts stderr "variant must be reno, newreno, sack or delack"; exit 1 }
 }
 
 set ns [new Simulator]
@@ -91,11 +99,16 @@ for {set i 0} {$i < $nflows} {incr i} {
 
     set tcp($i) [new $agent]
     $tcp($i) set fid_ $i
-    set sink($i) [new Agent/TCPSink]
+    set sink($i) [new $sinktype]
     $ns attach-agent $S($i) $tcp($i)
     $ns attach-agent $D($i) $sink($i)
     $ns connect $tcp($i) $sink($i)
 
+    if {$i == 0 && $argc == 5} {
+        set cwndfile [open [lindex $argv 4] w]
+        $tcp($i) attach $cwndfile
+        $tcp($i) trace cwnd_
+    }
     set ftp($i) [new Application/FTP]
     $ftp($i) attach-agent $tcp($i)
     set start [$rng uniform 0 1]
@@ -115,6 +128,7 @@ proc finish {} {
     set d [expr {[$qm set bdepartures_] - $lastdep}]
     if {$d < 0} { set d [expr {$d + 4294967296}] }
     puts "bottleneck [expr {$departed + $d}] [$qm set pdepartures_] [$qm set pdrops_] $duration"
+    if {[info exists cwndfile]} { close $cwndfile }
     exit 0
 }
 

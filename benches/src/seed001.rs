@@ -22,9 +22,56 @@
 //! `hold_abort` (queueing without the guard: the frame on the wire at the
 //! cut is lost).
 //!
-//! Timeouts: the TCP model counts its RTOs (min RTO 200 ms, RFC 6298); for
-//! QUIC, quinn-proto's "PTO fired" trace event is counted (RFC 9002 §6.2),
-//! see [`crate::seed001_timeouts`].
+//! Timeouts: the TCP model counts its RTOs; for QUIC, quinn-proto's "PTO
+//! fired" trace event is counted (RFC 9002 §6.2), see
+//! [`crate::seed001_timeouts`].
+//!
+//! The TCP model's timers (stated in [`Transport`]'s flows): RFC 6298 with a
+//! min RTO of 200 ms and an initial RTO of 1 s, and a fast retransmit
+//! restarts the retransmission timer (`tcp.restart_timer_on_fast_retransmit`,
+//! the model's default, as ns-2 and Linux do). Without the restart the
+//! model timed out one RTO after the last ACK of new data; at a 1 ms period
+//! with a 200 ms min RTO every later RTO (0.2 s backed off to 0.4, 0.8, ...)
+//! is a whole number of periods, so once one timeout falls into a cut the
+//! next ones do too (a phase lock; with a min RTO of 206.18 ms there is
+//! none). ns-2 restarts it; `cargo bench -p tput-benches --bench tcp_ns2`
+//! compares both simulators on this path with and without the lock.
+//!
+//! # Why QUIC collapses at a 100 us period
+//!
+//! At a 100 us period QUIC's throughput collapses at every occupancy below
+//! 1 (3, 4, 2 and 0 Mbit/s at 0.99, 0.95, 0.9 and 0.8 in a 0.5 s run, NewReno)
+//! although whole frames in the connected intervals would carry over
+//! 930 Mbit/s. A per-packet trace (`tputctl sim --qlog DIR` on this path with
+//! `period = "100us"`, `connected = 0.95`; quinn-proto's qlog events
+//! `packet_sent`, `packet_lost`, `metrics_updated`) shows why:
+//!
+//! - Every cut loses the frame on the wire when it begins and whatever the
+//!   switch is handed during it: about one packet in every 8 (a 1472-byte
+//!   datagram is 12 us on the wire, 8 fit in a period). Each loss halves the
+//!   window, so after the first millisecond it holds 2-3 packets (min RTT
+//!   65 us).
+//! - With 2-3 packets in flight, a loss often leaves the receiver one
+//!   ack-eliciting packet short of the two after which it acknowledges at
+//!   once, and it waits its `max_ack_delay` of 25 ms (RFC 9000 §13.2.1)
+//!   before acknowledging; when the lost packet was the last of its flight,
+//!   nothing later declares it lost by the packet threshold (RFC 9002
+//!   §6.1.1) and only the probe timeout recovers it, `smoothed_rtt +
+//!   max(4 rttvar, 1 ms) + max_ack_delay` (§6.2.1), again 25 ms and more at
+//!   a 0.07 ms RTT. In 300 ms at occupancy 0.95 the sender sent 143 packets
+//!   (22 lost) and stood idle in 12 gaps of 24-26 ms: 10 ended by an ACK
+//!   whose RTT sample is 25.07 ms (the receiver's delay), 2 by a PTO.
+//!
+//! So the flow sends a dozen packets per 25 ms. A check with a local patch
+//! to the node (not in the tree) that enables quinn-proto's ACK frequency
+//! extension: acknowledging every packet (`ack_eliciting_threshold` 0) gives
+//! 11, 10, 6 and 1 Mbit/s at 0.99, 0.95, 0.9 and 0.8 (the gaps that remain
+//! end in PTOs, 26 ms each);
+//! also asking for a `max_ack_delay` of 100 us, which shortens the PTO to
+//! a fraction of a millisecond, gives 102, 54, 38 and 13 Mbit/s. What is
+//! left is the loss rate itself, one packet in eight, for a loss-based
+//! controller. TCP (the model and ns-2) collapses here as well, for the
+//! same reason at a larger scale: its tail losses wait for a 200 ms RTO.
 //!
 //! # As a plan
 //!
@@ -113,6 +160,10 @@ impl Transport {
             recovery: Some(recovery),
             segment: Some(TCP_SEGMENT),
             delayed_ack: Some(DelayedAck::Switch(false)),
+            // The model's defaults, stated: RFC 6298's initial RTO, and the
+            // timer restarted by a fast retransmit (ns-2, Linux).
+            initial_rto: Some(Duration::from_secs(1)),
+            restart_timer_on_fast_retransmit: Some(true),
             ..TcpSpec::default()
         };
         let g = match self {
@@ -719,7 +770,7 @@ fn tables(o: &Options, points: &[PointResult]) -> String {
          Set-up: sender -> switch -> receiver, 1 Gbit/s links, 10 us propagation per hop (our choice; the paper gives none),\n\
          switch buffer 1000 packets and sender queue 1000 packets (our choice), 1500-byte IP packets (12 us on the wire),\n\
          the cut in the switch on what it forwards (drop: arrivals discarded, the frame on the wire lost); TCP model min RTO 200 ms,\n\
-         no delayed ACKs; QUIC = quinn-proto. Main sweep {} s runs, {} phase seed(s); throughput = verified payload / run time.\n\
+         initial RTO 1 s, the retransmission timer restarted by a fast retransmit (as ns-2 and Linux), no delayed ACKs; QUIC = quinn-proto. Main sweep {} s runs, {} phase seed(s); throughput = verified payload / run time.\n\
          QUIC timeouts = quinn-proto \"PTO fired\" events (probe timeouts, RFC 9002 6.2), TCP timeouts = RTO expiries.\n",
         o.duration.as_secs_f64(),
         o.seeds.len()

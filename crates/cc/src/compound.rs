@@ -210,6 +210,10 @@ impl CongestionController for Compound {
         }
     }
 
+    fn on_recovery_end(&mut self, _now: Instant) {
+        self.recovery.end();
+    }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
         self.cwnd = self.cwnd.max(self.min_window());

@@ -79,7 +79,8 @@ pub enum Phase {
     SlowStart,
     /// Additive or algorithm-specific growth (RFC 9002 §7.3.3).
     CongestionAvoidance,
-    /// After a reduction, until a packet sent after it is acknowledged (RFC 9002 §7.3.2).
+    /// After a reduction, until a packet sent after it is acknowledged (RFC 9002 §7.3.2)
+    /// or the transport ends its own recovery ([`CongestionController::on_recovery_end`]).
     Recovery,
     /// The window does not react to the network (the fixed-window baseline).
     Fixed,
@@ -200,6 +201,18 @@ pub trait CongestionController: Send + Sync + fmt::Debug {
     }
     /// A congestion signal arrived.
     fn on_congestion(&mut self, now: Instant, event: &Congestion);
+    /// The transport's own loss recovery ended at `now`: a transport that
+    /// runs fast recovery itself (the TCP model: the ACK that covers
+    /// `recover`, RFC 6582 §3.2 step 3; the first ACK of new data, RFC 5681
+    /// §3.2 step 6; RFC 6675's `RecoveryPoint`) calls it after the
+    /// [`on_ack`](Self::on_ack) calls of that ACK, so that the controller's
+    /// recovery period ends with TCP's and not one round trip later, when a
+    /// packet sent after the reduction is acknowledged (RFC 9002 §7.3.2).
+    /// QUIC never calls it: there the RFC 9002 rule stands. The default
+    /// does nothing, for controllers without a recovery period.
+    fn on_recovery_end(&mut self, now: Instant) {
+        let _ = now;
+    }
     /// The path's maximum datagram size changed.
     fn on_mtu_update(&mut self, max_datagram_size: u16);
     /// Bytes that may be in flight.
@@ -284,6 +297,12 @@ impl Recovery {
     }
     /// Persistent congestion resets the recovery start (RFC 9002 Appendix B.8).
     pub(crate) fn reset(&mut self) {
+        *self = Self::default();
+    }
+    /// The transport ended its loss recovery
+    /// ([`CongestionController::on_recovery_end`]): every later ACK may grow
+    /// the window, and the next congestion signal starts a new period.
+    pub(crate) fn end(&mut self) {
         *self = Self::default();
     }
 }

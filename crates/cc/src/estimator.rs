@@ -652,6 +652,9 @@ impl CongestionController for Estimating {
         self.estimator.on_congestion(now, event);
         self.inner.on_congestion(now, event);
     }
+    fn on_recovery_end(&mut self, now: Instant) {
+        self.inner.on_recovery_end(now);
+    }
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.inner.on_mtu_update(max_datagram_size);
     }

@@ -70,6 +70,6 @@ pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
 pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode, QUIC_OVERHEAD};
-pub use newreno::{NewReno, NewRenoConfig};
+pub use newreno::{Counting, NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
 pub use vegas::{Vegas, VegasConfig};

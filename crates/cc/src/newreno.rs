@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+pub use crate::reno::Counting;
 use crate::reno::{OnePerWindow, RenoCore};
 
 /// Largest `iw` or `lw` accepted, packets.
@@ -26,6 +27,10 @@ pub struct NewRenoConfig {
     pub initial_window: Option<u32>,
     /// Window after persistent congestion (a TCP retransmission timeout), packets.
     pub loss_window: u32,
+    /// How acknowledgements count towards growth (default: bytes, RFC 9002;
+    /// `acks`: RFC 5681 §3.1 per ACK, as ns-2).
+    #[serde(default)]
+    pub count: Counting,
 }
 
 impl Default for NewRenoConfig {
@@ -33,6 +38,7 @@ impl Default for NewRenoConfig {
         Self {
             initial_window: None,
             loss_window: 2,
+            count: Counting::Bytes,
         }
     }
 }
@@ -43,6 +49,7 @@ impl NewRenoConfig {
         Self {
             initial_window: Some(2),
             loss_window: 1,
+            count: Counting::Bytes,
         }
     }
 
@@ -75,7 +82,8 @@ impl NewRenoConfig {
 ///   configured loss window.
 /// - No growth while application-limited (§7.8) or in recovery.
 ///
-/// [`NewRenoConfig`] can set the initial and the loss window (in packets).
+/// [`NewRenoConfig`] can set the initial and the loss window (in packets)
+/// and count ACKs instead of bytes ([`Counting::Acks`], RFC 5681 §3.1).
 #[derive(Debug, Clone)]
 pub struct NewReno {
     core: RenoCore,
@@ -89,7 +97,7 @@ impl NewReno {
             .initial_window
             .map_or_else(|| initial_window(mss), |n| u64::from(n) * mss);
         Self {
-            core: RenoCore::with_windows(mss, initial, u64::from(config.loss_window)),
+            core: RenoCore::with_windows(mss, initial, u64::from(config.loss_window)).with_counting(config.count),
             initial,
         }
     }
@@ -100,8 +108,16 @@ impl CongestionController for NewReno {
         self.core.on_ack(ack, &OnePerWindow);
     }
 
+    fn on_end_acks(&mut self, _now: Instant, _bytes_in_flight: u64, _app_limited: bool) {
+        self.core.on_end_acks();
+    }
+
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
         self.core.on_congestion(now, event);
+    }
+
+    fn on_recovery_end(&mut self, _now: Instant) {
+        self.core.end_recovery();
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
@@ -172,6 +188,64 @@ mod tests {
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
         h.lose(h.now - RTT / 4, CongestionKind::Loss);
         assert_eq!(h.cc.window(), before / 4);
+    }
+
+    #[test]
+    fn the_transport_can_end_recovery_before_a_later_packet_is_acked() {
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        h.round();
+        let sent = h.now - RTT / 2;
+        h.lose(sent, CongestionKind::Loss);
+        let w = h.cc.window();
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery);
+        // TCP's fast recovery ends with the ACK that covers `recover`
+        // (RFC 6582 §3.2 step 3); that ACK itself does not grow the window.
+        h.ack_sent_at(sent, MSS);
+        h.cc.on_recovery_end(h.now);
+        assert_eq!(h.cc.window(), w);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
+        // From then on packets sent before the reduction count towards growth.
+        h.ack_sent_at(sent, w);
+        assert_eq!(h.cc.window(), w + MSS);
+        // A new loss reduces again at once, even about an old packet.
+        h.lose(sent, CongestionKind::Loss);
+        assert_eq!(h.cc.window(), (w + MSS) / 2);
+    }
+
+    #[test]
+    fn counting_acks_grows_per_ack_and_keeps_the_fraction() {
+        let config = NewRenoConfig {
+            count: Counting::Acks,
+            ..NewRenoConfig::default()
+        };
+        let mut h = Harness::new(NewReno::new(config, MSS), RTT);
+        // Slow start: an ACK of two packets adds one MSS (RFC 5681 eq. 2),
+        // not two (what byte counting adds).
+        let t = h.now;
+        h.advance(RTT);
+        h.ack_sent_at(t, MSS);
+        h.ack_sent_at(t, MSS);
+        h.cc.on_end_acks(h.now, 0, false);
+        assert_eq!(h.cc.window(), 12_000 + MSS);
+        h.lose(h.now, CongestionKind::Loss);
+        h.cc.on_recovery_end(h.now);
+        let w = h.cc.window();
+        assert_eq!(w, 6_600);
+        // Congestion avoidance: SMSS * SMSS / cwnd per ACK (eq. 3), 218 bytes
+        // and a remainder of 1_200 * 1_200 - 218 * 6_600 = 1_200.
+        h.ack(MSS);
+        assert_eq!(h.cc.window(), w + 218);
+        // One MSS more after about cwnd / MSS = 5.5 ACKs: the sixth.
+        let mut acks = 1;
+        while h.cc.window() < w + MSS {
+            h.ack(MSS);
+            acks += 1;
+        }
+        assert_eq!((acks, h.cc.window()), (6, 7_815));
+        // An ACK batch without an acked packet (a duplicate) grows nothing.
+        let before = h.cc.window();
+        h.cc.on_end_acks(h.now, 0, false);
+        assert_eq!(h.cc.window(), before);
     }
 
     #[test]

@@ -23,6 +23,24 @@ pub(crate) trait WindowAdjustment {
     fn bytes_for_increase(&self, cwnd: u64) -> u64;
 }
 
+/// How a Reno core counts acknowledgements towards growth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counting {
+    /// Acknowledged bytes (RFC 9002 §7.3.1 and §7.3.3; RFC 3465's byte
+    /// counting): slow start adds what was acked, congestion avoidance one
+    /// maximum datagram size per window of acked bytes, in whole steps.
+    #[default]
+    Bytes,
+    /// ACKs, as RFC 5681 §3.1 writes it and ns-2's `Agent/TCP` does: per ACK
+    /// (an ACK batch, [`CongestionController::on_end_acks`](crate::CongestionController::on_end_acks)),
+    /// slow start adds `min(N, SMSS)` and congestion avoidance
+    /// `SMSS * SMSS / cwnd` (eq. 3), the remainder carried to the next ACK,
+    /// so the window grows a little on every ACK and keeps its fraction
+    /// across a reduction. With delayed ACKs it grows half as fast.
+    Acks,
+}
+
 /// RFC 9002 §7.3.3: one maximum datagram size per congestion window acknowledged.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct OnePerWindow;
@@ -44,9 +62,13 @@ pub(crate) struct RenoCore {
     ssthresh: u64,
     /// Window after persistent congestion, packets (`kMinimumWindow` = 2 unless configured).
     loss_packets: u64,
-    /// Bytes acked in congestion avoidance since the window last grew.
+    /// Bytes acked in congestion avoidance since the window last grew
+    /// (with [`Counting::Acks`]: the remainder of `SMSS * SMSS`, below `cwnd`).
     acked_in_ca: u64,
     recovery: Recovery,
+    counting: Counting,
+    /// [`Counting::Acks`]: bytes of the current ACK batch that may grow the window.
+    batch_bytes: u64,
 }
 
 impl RenoCore {
@@ -66,7 +88,15 @@ impl RenoCore {
             loss_packets: loss_packets.max(1),
             acked_in_ca: 0,
             recovery: Recovery::default(),
+            counting: Counting::Bytes,
+            batch_bytes: 0,
         }
+    }
+
+    /// Count acknowledgements as `counting` says.
+    pub(crate) fn with_counting(mut self, counting: Counting) -> Self {
+        self.counting = counting;
+        self
     }
 
     /// The congestion window, bytes; never below the minimum window.
@@ -102,6 +132,10 @@ impl RenoCore {
         if self.recovery.on_ack(ack.sent) || ack.app_limited {
             return;
         }
+        if self.counting == Counting::Acks {
+            self.batch_bytes = self.batch_bytes.saturating_add(ack.bytes);
+            return;
+        }
         if self.cwnd < self.ssthresh {
             self.cwnd = self.cwnd.saturating_add(ack.bytes).min(MAX_WINDOW);
             if self.cwnd >= self.ssthresh {
@@ -121,6 +155,26 @@ impl RenoCore {
                 self.acked_in_ca -= steps * per_mss;
                 self.cwnd = self.cwnd.saturating_add(steps.saturating_mul(self.mss)).min(MAX_WINDOW);
             }
+        }
+    }
+
+    /// The end of an ACK batch: with [`Counting::Acks`], RFC 5681 §3.1's
+    /// growth for one ACK: `cwnd += min(N, SMSS)` in slow start (eq. 2),
+    /// `cwnd += SMSS * SMSS / cwnd` in congestion avoidance (eq. 3), exact in
+    /// integers (the remainder waits in `acked_in_ca`). Nothing with bytes.
+    #[inline]
+    pub(crate) fn on_end_acks(&mut self) {
+        let acked = std::mem::take(&mut self.batch_bytes);
+        if acked == 0 || self.counting != Counting::Acks {
+            return;
+        }
+        if self.cwnd < self.ssthresh {
+            self.cwnd = self.cwnd.saturating_add(acked.min(self.mss)).min(MAX_WINDOW);
+        } else {
+            let sum = self.acked_in_ca.saturating_add(self.mss.saturating_mul(self.mss));
+            let grow = sum / self.cwnd;
+            self.acked_in_ca = sum - grow * self.cwnd;
+            self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
         }
     }
 
@@ -155,6 +209,12 @@ impl RenoCore {
             self.ssthresh = self.ssthresh.max(floor.min(MAX_WINDOW));
             self.recovery.reset();
         }
+    }
+
+    /// The transport's fast recovery ended
+    /// ([`CongestionController::on_recovery_end`](crate::CongestionController::on_recovery_end)).
+    pub(crate) fn end_recovery(&mut self) {
+        self.recovery.end();
     }
 
     /// A new maximum datagram size: the window is kept, but not below the
@@ -311,6 +371,36 @@ mod tests {
         }
         assert!(ca_growths > 20, "congestion avoidance grew only {ca_growths} times");
         assert!(guarantee.evaluations().0 > 0, "no evaluation slot ended");
+    }
+
+    /// Loss, an ACK inside recovery, the transport's end of recovery, a new loss.
+    fn ends_recovery_when_told<C: CongestionController>(name: &str, cc: C) {
+        use crate::testutil::{Harness, RTT};
+        let mut h = Harness::new(cc, RTT);
+        h.round();
+        h.round();
+        let sent = h.now - RTT / 2;
+        h.lose(sent, CongestionKind::Loss);
+        let w = h.cc.window();
+        h.ack_sent_at(sent, 1200);
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery, "{name}");
+        assert_eq!(h.cc.window(), w, "{name}: no growth in recovery");
+        h.cc.on_recovery_end(h.now);
+        assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance, "{name}");
+        // The next loss is a new reduction, whenever its packet was sent.
+        h.lose(sent, CongestionKind::Loss);
+        assert!(h.cc.window() < w, "{name}: {} after {w}", h.cc.window());
+        assert_eq!(h.cc.snapshot().phase, Phase::Recovery, "{name}");
+    }
+
+    #[test]
+    fn every_controller_with_a_recovery_period_ends_it_when_the_transport_says_so() {
+        use crate::{Compound, CompoundConfig, Cubic, CubicConfig, Vegas, VegasConfig};
+        ends_recovery_when_told("newreno", NewReno::new(NewRenoConfig::default(), 1200));
+        ends_recovery_when_told("cubic", Cubic::new(CubicConfig::default(), 1200));
+        ends_recovery_when_told("vegas", Vegas::new(VegasConfig::default(), 1200));
+        ends_recovery_when_told("ctcp", Compound::new(CompoundConfig::default(), 1200));
+        ends_recovery_when_told("guarantee", pinned_guarantee(1200));
     }
 
     #[test]

@@ -108,6 +108,12 @@ static REGISTRY: [ControllerInfo; 6] = [
                 Some("2"),
                 "window after persistent congestion or a TCP timeout (RFC 9002 kMinimumWindow; RFC 5681 and ns-2: 1)",
             ),
+            p(
+                "count",
+                "bytes|acks",
+                Some("bytes"),
+                "growth per acked byte (RFC 9002 §7.3) or per ACK, cwnd += SMSS*SMSS/cwnd with the fraction kept (RFC 5681 §3.1, ns-2's Agent/TCP)",
+            ),
         ],
     },
     ControllerInfo {
@@ -395,6 +401,13 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             if let Some(v) = get("lw") {
                 c.loss_window = parse_packets("lw", v)?;
             }
+            if let Some(v) = get("count") {
+                c.count = match v {
+                    "bytes" => crate::newreno::Counting::Bytes,
+                    "acks" => crate::newreno::Counting::Acks,
+                    _ => return Err(format!("count: `{v}` is not bytes or acks")),
+                };
+            }
             ControllerSpec::NewReno(c)
         }
         "cubic" => {
@@ -608,6 +621,7 @@ impl fmt::Display for ControllerSpec {
                     put(true, "iw", iw.to_string());
                 }
                 put(c.loss_window != d.loss_window, "lw", c.loss_window.to_string());
+                put(c.count != d.count, "count", "acks".to_string());
             }
             Self::Cubic(c) => {
                 let d = CubicConfig::default();
@@ -678,6 +692,8 @@ mod tests {
             "reno",
             "newreno:iw=2,lw=1",
             "newreno:lw=1",
+            "newreno:iw=2,lw=1,count=acks",
+            "newreno:count=bytes",
             "cubic",
             "cubic:beta=0.7",
             "cubic:beta=0.8,c=0.3,fast_convergence=false,reno_friendly=off",
@@ -732,7 +748,11 @@ mod tests {
     fn errors_name_the_bad_part() {
         let cases = [
             ("bbr", "unknown controller `bbr`"),
-            ("newreno:x=1", "unknown parameter `x` for newreno (known: iw, lw)"),
+            (
+                "newreno:x=1",
+                "unknown parameter `x` for newreno (known: iw, lw, count)",
+            ),
+            ("newreno:count=segments", "count: `segments` is not bytes or acks"),
             ("newreno:iw=0", "iw: 0 packets is not in"),
             ("newreno:lw=1.5", "lw: `1.5` is not a whole number of packets"),
             ("cubic:gamma=1", "unknown parameter `gamma` for cubic"),

@@ -3,18 +3,21 @@
 //! every file ([`FileStats`]) and the TCP model's file hosts
 //! ([`TcpFileClient`], [`TcpFileServer`]).
 //!
-//! A file is a new connection. Its *transfer time* runs from the moment the
-//! receiver sees the transfer begin (QUIC: the request arrives at the server;
-//! the TCP model, which has no handshake: the first segment arrives at the
-//! sink) to the arrival of its last byte; its *total time* runs from the
-//! connection's creation at the sender (the file's arrival) to the end of the
-//! transfer (QUIC: the client holds the receiver's report, so the handshake's
-//! round trip and the report's half round trip are in; TCP: the last byte at
-//! the sink). The paper's mean file transfer time `D_e` is the sum of the
-//! transfer times over the number of completed files, pooled over every flow
-//! ([`pooled_mean`]). A file that never completes is counted, never dropped:
-//! refused (the server's connection limit), failed, or unfinished when the
-//! run ends.
+//! A file is a new connection. Its *total time*, the primary figure, runs
+//! from the file's arrival at the sender (the connection's creation) until
+//! the sender holds the confirmation that its last byte arrived and verified:
+//! the TCP model's ACK of the last byte (ns-2's "last ACK"), QUIC's receiver
+//! report, which the receiver sends as it verifies the last byte. Handshake,
+//! initial losses and their timeouts are in it, as in the paper's ns-2
+//! measurement (from the file's arrival at the sender to the last ACK). Its
+//! *transfer time*, kept beside it, runs from the moment the receiver sees
+//! the transfer begin (QUIC: the request arrives at the server; the TCP
+//! model, which has no handshake: the first segment arrives at the sink) to
+//! the arrival of its last byte. The paper's mean file transfer time `D_e`
+//! is the sum of the total times over the number of completed files, pooled
+//! over every flow ([`pooled_mean`]). A file that never completes is counted,
+//! never dropped: refused (the server's connection limit), failed, or
+//! unfinished when the run ends.
 //!
 //! # The TCP model's wire format for files
 //!
@@ -40,11 +43,12 @@ use crate::tcp::{Amount, TcpConfig, TcpSender, TcpSink, TcpTransfer};
 pub struct FileStats {
     /// Files whose connection was created.
     pub started: u64,
-    /// Transfer time of each completed file, seconds (see the module docs),
-    /// in completion order.
+    /// Transfer time of each completed file (first arrival at the receiver
+    /// to its last byte), seconds, in completion order.
     pub transfer_secs: Vec<f64>,
-    /// Total time of each completed file (from the connection's creation),
-    /// seconds, paired with `transfer_secs`.
+    /// Total time of each completed file (from its creation at the sender to
+    /// the sender's confirmation of its last byte; see the module docs),
+    /// seconds, paired with `transfer_secs`: the primary figure.
     pub total_secs: Vec<f64>,
     /// Size of each completed file, bytes, paired with `transfer_secs`.
     pub sizes: Vec<u64>,
@@ -78,15 +82,16 @@ impl FileStats {
         self.unfinished += other.unfinished;
     }
 
-    /// The paper's `D_e` over these files: sum of transfer times / completed
-    /// files; `None` if none completed.
-    pub fn mean_transfer_secs(&self) -> Option<f64> {
-        mean(&self.transfer_secs)
-    }
-
-    /// The same with total times (handshake included).
+    /// The paper's `D_e` over these files: sum of total times (creation to
+    /// the last byte's confirmation) / completed files; `None` if none completed.
     pub fn mean_total_secs(&self) -> Option<f64> {
         mean(&self.total_secs)
+    }
+
+    /// The same with transfer times (first arrival at the receiver to the
+    /// last byte: no handshake, no initial wait).
+    pub fn mean_transfer_secs(&self) -> Option<f64> {
+        mean(&self.transfer_secs)
     }
 }
 
@@ -105,9 +110,9 @@ pub fn pooled<'a>(flows: impl IntoIterator<Item = &'a FileStats>) -> FileStats {
     all
 }
 
-/// `D_e` pooled over `flows`: see [`pooled`] and [`FileStats::mean_transfer_secs`].
+/// `D_e` pooled over `flows`: see [`pooled`] and [`FileStats::mean_total_secs`].
 pub fn pooled_mean<'a>(flows: impl IntoIterator<Item = &'a FileStats>) -> Option<f64> {
-    pooled(flows).mean_transfer_secs()
+    pooled(flows).mean_total_secs()
 }
 
 /// Bytes of the prefix of a data datagram (connection number, file size).
@@ -127,6 +132,8 @@ fn prefixed(prefix: &[u8], payload: &[u8]) -> Bytes {
 struct Started {
     created: SimTime,
     bytes: u64,
+    /// When its sender had every byte acknowledged.
+    acked: Option<SimTime>,
 }
 
 /// The sending end of a TCP file workload: one [`TcpSender`] per file, each
@@ -200,6 +207,11 @@ impl TcpFileClient {
         self.started.get(conn as usize).map(|s| (s.created, s.bytes))
     }
 
+    /// When file `conn`'s sender had its last byte acknowledged.
+    pub fn acked(&self, conn: u32) -> Option<SimTime> {
+        self.started.get(conn as usize).and_then(|s| s.acked)
+    }
+
     /// Files whose sender still waits for acknowledgements.
     pub fn running(&self) -> usize {
         self.active.len()
@@ -210,7 +222,11 @@ impl TcpFileClient {
             && t <= now
         {
             let conn = self.started.len() as u32;
-            self.started.push(Started { created: t, bytes });
+            self.started.push(Started {
+                created: t,
+                bytes,
+                acked: None,
+            });
             let cc = self
                 .cc
                 .for_payload_acks()
@@ -230,6 +246,11 @@ impl TcpFileClient {
 
     fn drop_finished(&mut self) {
         let before = self.active.len();
+        for (conn, s) in &self.active {
+            if let Some(t) = s.finished_at() {
+                self.started[*conn as usize].acked = Some(t);
+            }
+        }
         self.active.retain(|(_, s)| !s.is_finished());
         if self.active.len() != before {
             self.turn = 0;
@@ -389,7 +410,9 @@ impl Host for TcpFileServer {
     }
 }
 
-/// The files of a TCP flow: `client`'s starts joined with `server`'s arrivals.
+/// The files of a TCP flow: `client`'s starts and last ACKs joined with
+/// `server`'s arrivals. A file completes when its sender has its last byte
+/// acknowledged.
 pub fn tcp_file_stats(client: &TcpFileClient, server: &TcpFileServer) -> FileStats {
     let mut s = FileStats {
         started: client.started(),
@@ -398,15 +421,16 @@ pub fn tcp_file_stats(client: &TcpFileClient, server: &TcpFileServer) -> FileSta
     let mut done = Vec::new();
     for conn in 0..client.started() as u32 {
         let (created, bytes) = client.file(conn).expect("started");
-        match server.file(conn) {
-            Some((first, Some(end))) => done.push((end, first, created, bytes)),
+        match (server.file(conn), client.acked(conn)) {
+            (Some((first, Some(end))), Some(acked)) => done.push((acked, end, first, created, bytes)),
             _ => s.unfinished += 1,
         }
     }
-    done.sort_by_key(|&(end, ..)| end);
-    for (end, first, created, bytes) in done {
+    done.sort_by_key(|&(acked, ..)| acked);
+    for (acked, end, first, created, bytes) in done {
         s.transfer_secs.push(end.saturating_duration_since(first).as_secs_f64());
-        s.total_secs.push(end.saturating_duration_since(created).as_secs_f64());
+        s.total_secs
+            .push(acked.saturating_duration_since(created).as_secs_f64());
         s.sizes.push(bytes);
     }
     s

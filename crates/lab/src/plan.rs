@@ -594,7 +594,9 @@ pub fn collect(dir: &Path) -> Result<Collected, Error> {
 
 impl Collected {
     /// One CSV row per point and flow: the point, its varied values, the
-    /// flow's figures and the bottleneck's utilisation.
+    /// flow's figures and the bottleneck's utilisation over the measured
+    /// window `[0, utilisation_window_secs]` (the scenario's duration, the
+    /// drain left out).
     pub fn csv(&self) -> Result<String, Error> {
         let keys: Vec<String> = self
             .results
@@ -615,6 +617,7 @@ impl Collected {
                 "files",
                 "mean_file_secs",
                 "utilisation",
+                "utilisation_window_secs",
                 "trace_hash",
                 "errors",
             ]
@@ -636,6 +639,7 @@ impl Collected {
                     f.files.to_string(),
                     f.mean_file_secs.map_or(String::new(), |x| format!("{x:.6}")),
                     format!("{:.6}", r.summary.bottleneck.utilisation),
+                    r.summary.bottleneck.window_secs.to_string(),
                     r.summary.trace_hash.clone(),
                     f.errors.join("; "),
                 ]);

@@ -1249,6 +1249,7 @@ mod tests {
             link_packets: 0,
             simulated_secs: 15.0,
             aggregates: Vec::new(),
+            window: Default::default(),
         };
         (s, r)
     }

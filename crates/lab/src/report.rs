@@ -5,7 +5,10 @@
 //! Goodput is payload bytes the receiver verified, over the flow's own active
 //! time: from the moment its receiver saw the request to its last verified
 //! byte (so a flow that ran 5 s of a 15 s scenario shows its rate over those
-//! 5 s, not a third of it).
+//! 5 s, not a third of it). The bottleneck's utilisation and drop counts are
+//! over the scenario's measured window, from 0 to its `duration`
+//! ([`crate::scenario::MeasuredWindow`]): the drain after it, in which flows
+//! only finish, is left out, and the window is printed beside them.
 
 use std::path::{Path, PathBuf};
 
@@ -57,18 +60,21 @@ pub struct AggregateSummary {
     pub success_ratio: Option<f64>,
 }
 
-/// The forward bottleneck.
+/// The forward bottleneck over the measured window `[0, window_secs]`.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BottleneckSummary {
-    /// Busy time over elapsed time.
+    /// Busy time over the window's length.
     pub utilisation: f64,
-    /// Packets delivered.
+    /// Length of the measured window, seconds (from 0: the scenario's duration).
+    #[serde(default)]
+    pub window_secs: f64,
+    /// Packets delivered in the window.
     pub delivered_packets: u64,
-    /// Packets dropped by the full DropTail queue.
+    /// Packets dropped by the full DropTail queue in the window.
     pub dropped_queue: u64,
-    /// Packets lost to cut-offs.
+    /// Packets lost to cut-offs in the window.
     pub dropped_cutoff: u64,
-    /// Packets lost to random loss.
+    /// Packets lost to random loss in the window.
     pub dropped_random: u64,
 }
 
@@ -96,10 +102,12 @@ pub struct FlowSummary {
     pub success_ratio: Option<f64>,
     /// Files completed (file workloads).
     pub files: usize,
-    /// Mean completion time of the completed files, seconds.
+    /// Mean time of the completed files from their creation at the sender
+    /// to the sender's confirmation of their last byte (handshake and
+    /// initial losses included; the paper's `D_e`, see [`crate::files`]), seconds.
     pub mean_file_secs: Option<f64>,
-    /// Mean transfer time of the completed files (request at the receiver
-    /// to last byte; see [`crate::files`]), seconds.
+    /// Mean transfer time of the completed files (first arrival at the
+    /// receiver to the last byte; see [`crate::files`]), seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mean_transfer_secs: Option<f64>,
     /// Files refused, failed or unfinished at the end (file workloads).
@@ -124,11 +132,12 @@ impl Summary {
             link_packets: r.link_packets,
             trace_hash: format!("{:016x}", r.trace_hash),
             bottleneck: BottleneckSummary {
-                utilisation: r.bottleneck.utilisation,
-                delivered_packets: r.bottleneck.delivered.packets,
-                dropped_queue: r.bottleneck.dropped_queue.packets,
-                dropped_cutoff: r.bottleneck.dropped_cutoff.packets,
-                dropped_random: r.bottleneck.dropped_random.packets,
+                utilisation: r.window.bottleneck.utilisation,
+                window_secs: r.window.end_secs,
+                delivered_packets: r.window.bottleneck.delivered.packets,
+                dropped_queue: r.window.bottleneck.dropped_queue.packets,
+                dropped_cutoff: r.window.bottleneck.dropped_cutoff.packets,
+                dropped_random: r.window.bottleneck.dropped_random.packets,
             },
             flows: r
                 .flows
@@ -176,10 +185,11 @@ impl Summary {
     /// its errors below it), one line per aggregate group.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "{}: seed {}, bottleneck utilisation {:.3}, drops: queue {} cut-off {} random {}\n",
+            "{}: seed {}, bottleneck utilisation {:.3} over 0-{} s, drops: queue {} cut-off {} random {}\n",
             self.name.as_deref().unwrap_or("scenario"),
             self.seed,
             self.bottleneck.utilisation,
+            self.bottleneck.window_secs,
             self.bottleneck.dropped_queue,
             self.bottleneck.dropped_cutoff,
             self.bottleneck.dropped_random
@@ -227,10 +237,10 @@ impl Summary {
             let lost: u64 = with_files.iter().filter_map(|f| f.files_lost).sum();
             if n > 0 {
                 out += &format!(
-                    "files: {n} completed, {lost} refused/failed/unfinished; mean transfer time (D_e) {:.3} s, \
-                     from connection creation {:.3} s\n",
-                    sum(|f| f.mean_transfer_secs) / n as f64,
-                    sum(|f| f.mean_file_secs) / n as f64
+                    "files: {n} completed, {lost} refused/failed/unfinished; mean file time (D_e: creation at the \
+                     sender to its last byte confirmed) {:.3} s, transfer time (first arrival to last byte) {:.3} s\n",
+                    sum(|f| f.mean_file_secs) / n as f64,
+                    sum(|f| f.mean_transfer_secs) / n as f64
                 );
             } else {
                 out += &format!("files: none completed, {lost} refused/failed/unfinished\n");
@@ -463,7 +473,7 @@ pub fn render_outputs(
             met: sl.met,
         })
     }))?;
-    let links = csv(r.links.iter().map(|l| LinkRow {
+    let links = csv(r.window.links.iter().map(|l| LinkRow {
         link: l.link.0,
         offered_packets: l.offered.packets,
         offered_bytes: l.offered.bytes,

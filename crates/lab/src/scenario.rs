@@ -480,6 +480,20 @@ pub struct TcpSpec {
     /// [`MAX_UNSCALED_WINDOW`] bytes: a larger one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_scaling: Option<bool>,
+    /// RTO before the first RTT sample (default 1 s, RFC 6298 §2.1; ns-2: 3 s).
+    #[serde(default, with = "human_duration::option", skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Duration>,
+    /// Whether a fast retransmit restarts the retransmission timer (default
+    /// on, as ns-2 and Linux; RFC 6298 §5 does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_timer_on_fast_retransmit: Option<bool>,
+    /// When the controller's recovery period ends: `tcp` (default, with fast
+    /// recovery) or `rfc9002` (one round trip later, QUIC's rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_recovery: Option<tcp::ControllerRecovery>,
+    /// Pace segments at Linux's rate (default off, as ns-2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
 }
 
 /// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
@@ -518,6 +532,12 @@ impl TcpSpec {
             sack: self.sack.unwrap_or(recovery == Recovery::Sack),
             receive_window: self.receive_window.unwrap_or(d.receive_window),
             limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
+            initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
+            restart_timer_on_fast_retransmit: self
+                .restart_timer_on_fast_retransmit
+                .unwrap_or(d.restart_timer_on_fast_retransmit),
+            controller_recovery: self.controller_recovery.unwrap_or(d.controller_recovery),
+            pacing: self.pacing.unwrap_or(d.pacing),
             ..d
         };
         c.validate()?;
@@ -714,6 +734,27 @@ pub struct ScenarioResult {
     pub simulated_secs: f64,
     /// One entry per group with `aggregate = true`.
     pub aggregates: Vec<AggregateResult>,
+    /// The links' counters over the measured window only (the drain left
+    /// out): what utilisation and drop counts in reports are computed from.
+    /// `bottleneck` and `links` above cover the whole run.
+    #[serde(default)]
+    pub window: MeasuredWindow,
+}
+
+/// The scenario's measured window: from time 0 to its `duration`, the time
+/// during which flows send. The drain after it (the runner goes on so that
+/// transfers can deliver their last bytes and close) is not in it, so a
+/// link's utilisation over the window is busy time over `duration`, not over
+/// the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredWindow {
+    /// End of the window (it starts at 0), seconds: the scenario's duration.
+    pub end_secs: f64,
+    /// The forward bottleneck's counters at the end of the window
+    /// (`utilisation` = busy time / `end_secs`).
+    pub bottleneck: LinkStats,
+    /// Every link's counters at the end of the window, in link-id order.
+    pub links: Vec<LinkStats>,
 }
 
 /// A coordinated group judged as one flow: evaluation slot `i` of the group
@@ -1329,6 +1370,13 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     net.sim.run_until_with(end, step, |sim| {
         progress(sim.now().as_secs_f64() / s.duration.as_secs_f64())
     });
+    let window = MeasuredWindow {
+        end_secs: s.duration.as_secs_f64(),
+        bottleneck: net.sim.link_stats(net.bottleneck),
+        links: (0..net.sim.link_count())
+            .map(|i| net.sim.link_stats(LinkId(i as u32)))
+            .collect(),
+    };
     let drain = s
         .flows
         .iter()
@@ -1468,6 +1516,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         trace_hash: net.sim.trace_hash(),
         link_packets: net.sim.link_packets(),
         simulated_secs: net.sim.now().as_secs_f64(),
+        window,
     })
 }
 

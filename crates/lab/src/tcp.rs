@@ -13,7 +13,11 @@
 //!
 //! Loss recovery ([`Recovery`]): Reno (RFC 5681 §3.2), NewReno (RFC 6582
 //! §3.2), SACK (RFC 6675, with the sink's SACK blocks of RFC 2018) and
-//! go-back-N. The retransmission timer follows RFC 6298.
+//! go-back-N. The retransmission timer follows RFC 6298. When fast recovery
+//! ends the sender tells the controller
+//! ([`CongestionController::on_recovery_end`]), so that the controller's
+//! recovery period is TCP's ([`ControllerRecovery`]). Optional pacing
+//! ([`TcpConfig::pacing`]) spreads segments at Linux's rate.
 //!
 //! # Wire format
 //!
@@ -169,6 +173,45 @@ impl std::fmt::Display for Recovery {
     }
 }
 
+/// When the controller's recovery period ends (see
+/// [`CongestionController::on_recovery_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControllerRecovery {
+    /// With TCP's fast recovery: the ACK that covers `recover` (RFC 6582
+    /// §3.2 step 3; RFC 6675's `RecoveryPoint`; for Reno the first ACK of
+    /// new data, RFC 5681 §3.2 step 6). TCP does not grow its window during
+    /// fast recovery and grows it from the next ACK on, as ns-2 and Linux
+    /// do. The controller hears a retransmitted segment's ACK with the time
+    /// of its first transmission, so that the repair of a hole does not end
+    /// the period early.
+    #[default]
+    Tcp,
+    /// RFC 9002 §7.3.2's rule alone, QUIC's: the period ends when a segment
+    /// sent after the reduction is acknowledged, a retransmission counting
+    /// as sent when it was resent (as a QUIC packet would be): with several
+    /// losses in a window, NewReno's second partial ACK ends it and the
+    /// window grows during TCP's fast recovery; Reno's ends a round trip
+    /// after TCP's. What the model did before; for comparisons.
+    Rfc9002,
+}
+
+impl std::fmt::Display for ControllerRecovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ControllerRecovery::Tcp => "tcp",
+            ControllerRecovery::Rfc9002 => "rfc9002",
+        })
+    }
+}
+
+/// Linux's pacing rate in slow start, percent of `cwnd / srtt`
+/// (`net.ipv4.tcp_pacing_ss_ratio`).
+pub const PACING_SS_PERCENT: u64 = 200;
+/// Linux's pacing rate in congestion avoidance, percent of `cwnd / srtt`
+/// (`net.ipv4.tcp_pacing_ca_ratio`).
+pub const PACING_CA_PERCENT: u64 = 120;
+
 /// Default segment payload, bytes (ns-2's `Agent/TCP packetSize_`).
 pub const DEFAULT_SEGMENT: u32 = 1000;
 /// Default minimum RTO (Linux's `TCP_RTO_MIN`; ns-2's `minrto_` is 0.2 s in many scripts).
@@ -191,8 +234,26 @@ pub struct TcpConfig {
     pub min_rto: Duration,
     /// Upper bound of the RTO, backoff included (RFC 6298 §2.5: at least 60 s).
     pub max_rto: Duration,
-    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
+    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s; ns-2's
+    /// `rtxcur_init_`: 3 s, RFC 2988's value).
     pub initial_rto: Duration,
+    /// Whether a fast retransmit restarts the retransmission timer. RFC 6298
+    /// §5 restarts it only when new data is acknowledged (§5.3) or it fires
+    /// (§5.6), so after a fast retransmit the pending timeout still counts
+    /// from the last ACK of new data. ns-2 (`reset_rtx_timer` in its
+    /// duplicate-ACK action) and Linux (the head of the retransmission queue
+    /// re-arms it when resent, `tcp_xmit_retransmit_queue`) restart it, so
+    /// the retransmission gets a whole RTO: the default. Off, a timeout can
+    /// follow the fast retransmit sooner.
+    pub restart_timer_on_fast_retransmit: bool,
+    /// When the controller's recovery period ends.
+    pub controller_recovery: ControllerRecovery,
+    /// Pace segments (off in ns-2 and by default): at most one segment per
+    /// `len / rate`, rate = `cwnd / SRTT` times [`PACING_SS_PERCENT`] while
+    /// `cwnd < ssthresh / 2` and [`PACING_CA_PERCENT`] after, as Linux's
+    /// `tcp_update_pacing_rate`; no pacing before the first RTT sample.
+    /// Retransmissions are paced too.
+    pub pacing: bool,
     /// Clock granularity `G` of RFC 6298 §2.
     pub granularity: Duration,
     /// Largest backoff factor of the RTO (RFC 6298 §5.5 doubles it per timeout).
@@ -221,6 +282,9 @@ impl Default for TcpConfig {
             min_rto: DEFAULT_MIN_RTO,
             max_rto: Duration::from_secs(60),
             initial_rto: Duration::from_secs(1),
+            restart_timer_on_fast_retransmit: true,
+            controller_recovery: ControllerRecovery::Tcp,
+            pacing: false,
             granularity: Duration::from_millis(1),
             max_backoff: 64,
             delayed_ack: None,
@@ -245,6 +309,9 @@ impl TcpConfig {
         }
         if self.min_rto.is_zero() || self.min_rto > self.max_rto {
             return Err("min_rto: must be positive and at most max_rto (60s)".into());
+        }
+        if self.initial_rto.is_zero() || self.initial_rto > self.max_rto {
+            return Err("initial_rto: must be positive and at most max_rto (60s)".into());
         }
         if let Some(d) = self.delayed_ack
             && (d.is_zero() || d > Duration::from_millis(500))
@@ -328,6 +395,8 @@ pub struct TcpStats {
 struct Seg {
     /// Last transmission.
     sent: SimTime,
+    /// First transmission.
+    first_sent: SimTime,
     /// Ever retransmitted (Karn's rule: no RTT sample).
     retx: bool,
     /// Covered by a SACK block.
@@ -372,6 +441,12 @@ pub struct TcpSender {
     min_rtt: Option<Duration>,
     backoff: u32,
     rto_deadline: Option<SimTime>,
+    /// Pacing: the earliest time of the next transmission.
+    pace_next: SimTime,
+    /// When every byte had been acknowledged.
+    finished_at: Option<SimTime>,
+    /// Pacing held a segment back: wake at `pace_next`.
+    pace_wait: bool,
     stats: TcpStats,
     timeouts: Vec<TimeoutRecord>,
     // Interval records.
@@ -441,6 +516,9 @@ impl TcpSender {
             min_rtt: None,
             backoff: 1,
             rto_deadline: None,
+            pace_next: SimTime::ZERO,
+            finished_at: None,
+            pace_wait: false,
             stats: TcpStats::default(),
             timeouts: Vec::new(),
             interval,
@@ -493,6 +571,11 @@ impl TcpSender {
         self.stats.finished_secs.is_some()
     }
 
+    /// When every byte had been acknowledged (the last ACK's arrival).
+    pub fn finished_at(&self) -> Option<SimTime> {
+        self.finished_at
+    }
+
     /// The current RTO, backoff included (RFC 6298 §2, §5.5).
     pub fn rto(&self) -> Duration {
         let base = match self.srtt {
@@ -516,6 +599,22 @@ impl TcpSender {
 
     fn index(&self, seq: u64) -> usize {
         ((seq - self.una) / self.seg) as usize
+    }
+
+    /// Whether the congestion window is not what holds the sender back, as
+    /// the controller must know (RFC 9002 §7.8: no growth while the window is
+    /// not fully used; Linux's `tcp_is_cwnd_limited`, RFC 7661): it has room
+    /// for another segment, but the receive window or the end of the data
+    /// kept it from being sent. Waiting for the pacer does not count.
+    /// Without it a receive-window-limited flow's controller grows far
+    /// beyond what it can use, and a loss then halves a window the sender
+    /// never had (ns-2 halves `min(cwnd_, window_)`).
+    fn app_limited(&self) -> bool {
+        let flight = self.max - self.una;
+        let cwnd_room = flight + self.seg <= self.cc.window();
+        let rwnd_room = self.max + self.seg <= self.una + self.rwnd.max(self.seg);
+        let data = self.end.is_none_or(|e| self.max < e);
+        cwnd_room && !(rwnd_room && data)
     }
 
     /// RFC 6675 §4 `pipe`, bytes.
@@ -565,6 +664,7 @@ impl TcpSender {
     fn finish_if_done(&mut self, now: SimTime) {
         if self.stats.finished_secs.is_none() && self.end.is_some_and(|e| self.una >= e) {
             self.stats.finished_secs = Some(now.as_secs_f64());
+            self.finished_at = Some(now);
             self.rto_deadline = None;
             self.close_interval(now, true);
         }
@@ -696,12 +796,20 @@ impl TcpSender {
         let mut newest = None;
         let mut seq = self.una;
         let mut covered = Vec::new();
+        // What the controller hears as a segment's send time: with TCP's
+        // recovery its first transmission, since TCP's recovery is about
+        // sequence numbers (RFC 6582's `recover`) and a retransmission
+        // belongs to the flight it repairs, so its ACK does not end the
+        // controller's recovery period (RFC 9002 §7.3.2 would end it: QUIC
+        // sends no segment twice); with `rfc9002` its last one, as a QUIC
+        // packet's. RTT samples follow Karn's rule either way.
+        let tcp_recovery = self.cfg.controller_recovery == ControllerRecovery::Tcp;
         while seq < ack {
             let Some(s) = self.segs.pop_front() else { break };
             let len = self.seg_len(seq);
             any_retx |= s.retx;
             newest = Some(s.sent);
-            covered.push((s.sent, len));
+            covered.push((if tcp_recovery { s.first_sent } else { s.sent }, len));
             seq += len;
         }
         if !any_retx && let Some(sent) = newest {
@@ -713,6 +821,7 @@ impl TcpSender {
             min: self.min_rtt.unwrap_or(self.latest_rtt),
         };
         let at = self.instant(now);
+        let app_limited = self.app_limited();
         for (sent, bytes) in covered {
             let sent = self.instant(sent);
             self.cc.on_ack(
@@ -721,7 +830,7 @@ impl TcpSender {
                     sent,
                     bytes,
                     rtt,
-                    app_limited: false,
+                    app_limited,
                 },
             );
         }
@@ -730,6 +839,7 @@ impl TcpSender {
         self.stats.bytes_acked = ack;
         self.stats.consecutive_timeouts = 0;
         let partial = self.in_recovery && ack < self.recover;
+        let was_in_recovery = self.in_recovery;
         match self.cfg.recovery {
             Recovery::Reno => {
                 // RFC 5681 §3.2 step 6: the first ACK of new data deflates the window.
@@ -751,6 +861,12 @@ impl TcpSender {
                 self.inflation = 0;
             }
             _ => {}
+        }
+        if was_in_recovery && !self.in_recovery && self.cfg.controller_recovery == ControllerRecovery::Tcp {
+            // After this ACK's own `on_ack` calls: the ACK that ends fast
+            // recovery does not grow the window (RFC 6582 §3.2 step 3 sets it
+            // to ssthresh), the next one may.
+            self.cc.on_recovery_end(at);
         }
         self.dupacks = 0;
         // RFC 6298 §5.2–5.3; RFC 6582 §3.2 step 5: of partial ACKs only the first restarts it.
@@ -799,6 +915,12 @@ impl TcpSender {
         self.iv_lost += 1;
         let seg_len = self.seg_len(self.una);
         self.congestion(now, CongestionKind::Loss, seg_len);
+        if self.cfg.restart_timer_on_fast_retransmit {
+            // ns-2's `reset_rtx_timer(1, 0)` in its duplicate-ACK action;
+            // Linux re-arms it when it resends the head of the queue. Not
+            // RFC 6298 §5, which restarts it only on new ACKs and timeouts.
+            self.restart_timer(now);
+        }
         match self.cfg.recovery {
             Recovery::Reno | Recovery::NewReno => {
                 // RFC 5681 §3.2 steps 2–3.
@@ -806,10 +928,15 @@ impl TcpSender {
                 self.inflation = u64::from(self.cfg.dupack_threshold) * self.seg;
             }
             Recovery::Sack => {
-                // RFC 6675 §5 step 4: the first hole is lost and resent first.
+                // RFC 6675 §5 step (4.3): the first hole is lost and is
+                // resent at once, whatever `pipe` says; the rest follows
+                // NextSeg as `pipe` allows. (Waiting for `pipe` to fall
+                // below the halved window delayed it by half a round trip,
+                // long enough for a timeout behind a standing queue.)
                 if let Some(s) = self.segs.front_mut() {
                     s.lost = true;
                 }
+                self.rexmit = Some(self.una);
             }
             Recovery::Gbn => {
                 self.nxt = self.una;
@@ -910,11 +1037,43 @@ impl TcpSender {
         (len > 0 && rwnd_ok(seq, len)).then_some(seq)
     }
 
+    /// Linux's pacing rate (`tcp_update_pacing_rate`), bytes per second
+    /// times 100: `cwnd / SRTT` at [`PACING_SS_PERCENT`] while
+    /// `cwnd < ssthresh / 2`, else at [`PACING_CA_PERCENT`]; `None` before
+    /// the first RTT sample.
+    fn pacing_rate_x100(&self) -> Option<(u128, u128)> {
+        let srtt = self.srtt.filter(|s| !s.is_zero())?;
+        let snap = self.cc.snapshot();
+        let cwnd = snap.cwnd_bytes;
+        let slow_start = snap.ssthresh_bytes.is_none_or(|t| cwnd < t / 2);
+        let pct = if slow_start {
+            PACING_SS_PERCENT
+        } else {
+            PACING_CA_PERCENT
+        };
+        Some((u128::from(cwnd) * u128::from(pct), srtt.as_nanos()))
+    }
+
+    /// The next transmission may leave `len / rate` after this one (or after
+    /// `now` if the sender was idle), as Linux's `tcp_wstamp_ns`.
+    fn pace_after(&mut self, now: SimTime, len: u64) {
+        let Some((bytes_x100, srtt_ns)) = self.pacing_rate_x100() else {
+            return;
+        };
+        if bytes_x100 == 0 {
+            return;
+        }
+        let gap_ns = u128::from(len) * srtt_ns * 100 / bytes_x100;
+        let gap = Duration::from_nanos(u64::try_from(gap_ns).unwrap_or(u64::MAX));
+        self.pace_next = self.pace_next.max(now) + gap;
+    }
+
     fn send(&mut self, now: SimTime, seq: u64) -> Datagram {
         let len = self.seg_len(seq);
         if seq >= self.max {
             self.segs.push_back(Seg {
                 sent: now,
+                first_sent: now,
                 retx: false,
                 sacked: false,
                 lost: false,
@@ -966,8 +1125,21 @@ impl Host for TcpSender {
             return None;
         }
         self.stopped(now);
+        let paced = self.cfg.pacing && now < self.pace_next;
+        self.pace_wait = false;
+        let rexmit = self.rexmit;
         let seq = self.next_segment()?;
-        Some(self.send(now, seq))
+        if paced {
+            // Ready but not yet due: keep the segment for `pace_next`.
+            self.rexmit = rexmit;
+            self.pace_wait = true;
+            return None;
+        }
+        let d = self.send(now, seq);
+        if self.cfg.pacing {
+            self.pace_after(now, self.seg_len(seq));
+        }
+        Some(d)
     }
 
     fn poll_timeout(&mut self) -> Option<SimTime> {
@@ -979,7 +1151,8 @@ impl Host for TcpSender {
             _ => None,
         };
         let start = (self.max == 0).then_some(self.start);
-        [self.rto_deadline, self.next_boundary, stop, start]
+        let pace = self.pace_wait.then_some(self.pace_next);
+        [self.rto_deadline, self.next_boundary, stop, start, pace]
             .into_iter()
             .flatten()
             .min()

@@ -821,6 +821,10 @@ impl CongestionController for Guarantee {
         self.reno.on_congestion_above(now, event, self.floor_window());
     }
 
+    fn on_recovery_end(&mut self, _now: Instant) {
+        self.reno.end_recovery();
+    }
+
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.reno.on_mtu_update(max_datagram_size);
         self.bw = acked_target(&self.config, self.reno.mss());
