@@ -288,6 +288,10 @@ struct ServeArgs {
     /// (limits uploads) [default: quinn-proto's].
     #[arg(short = 'w', long, value_parser = parse_bytes)]
     window: Option<u64>,
+    /// Close a connection once nothing has arrived from its client for this
+    /// long, e.g. 30s; 1s to 1h (docs/cli.md, "Idle timeout").
+    #[arg(long, default_value = "10s", value_parser = parse_idle_timeout)]
+    idle_timeout: Duration,
 }
 
 #[derive(Args, Clone)]
@@ -341,6 +345,10 @@ struct SendOpts {
     /// (limits a download, -R) [default: quinn-proto's].
     #[arg(short = 'w', long, value_parser = parse_bytes)]
     window: Option<u64>,
+    /// A transfer fails once nothing has arrived from the other end for this
+    /// long (the path is dead), e.g. 30s; 1s to 1h (docs/cli.md, "Idle timeout").
+    #[arg(long, default_value = "10s", value_parser = parse_idle_timeout)]
+    idle_timeout: Duration,
 }
 
 #[derive(Args, Clone)]
@@ -439,6 +447,15 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
         Err(_) => parse_duration(s).map_err(|e| e.to_string()),
     }
 }
+/// An idle timeout: a duration from 1 s to 1 h.
+fn parse_idle_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_secs(s)?;
+    if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&d) {
+        return Err(format!("idle timeout `{s}` must be from 1s to 1h"));
+    }
+    Ok(d)
+}
+
 /// A size, or iperf3's bare form: a number of bytes with an optional K, M, G or T (1024^n).
 fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -683,6 +700,7 @@ async fn run_send(
         qlog_dir: qlog_dir(opts.qlog.as_deref())?,
         client_identity,
         receive_window: opts.window,
+        idle_timeout: opts.idle_timeout,
         ..NodeConfig::default()
     };
     let cpu_before = live::process_cpu_secs();
@@ -743,6 +761,7 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     let served = identity.clone();
     // The server's traces go beside the client's.
     let server_qlog = qlog_dir(opts.qlog.as_deref())?;
+    let idle_timeout = opts.idle_timeout;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     // The server thread runs until the process exits.
     std::thread::Builder::new()
@@ -770,6 +789,7 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
                 let _ = ready_tx.send(Ok(addr));
                 let config = NodeConfig {
                     qlog_dir: server_qlog,
+                    idle_timeout,
                     ..NodeConfig::default()
                 };
                 if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
@@ -849,6 +869,7 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
             retry: args.retry,
         },
         receive_window: args.window,
+        idle_timeout: args.idle_timeout,
         ..NodeConfig::default()
     };
     let json = args.json;
