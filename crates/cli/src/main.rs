@@ -274,8 +274,9 @@ struct ServeArgs {
     /// Clamp a download's duration and rate to the limits instead of refusing it.
     #[arg(long)]
     clamp: bool,
-    /// Connections at once from one IP address.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Connections at once from one IP address (the default admits one
+    /// client's `send -P 32`; docs/security.md).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     max_per_address: u32,
     /// Close a connection whose request has not arrived this long after it began.
     #[arg(long, default_value = "10s", value_parser = parse_secs)]

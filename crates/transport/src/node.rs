@@ -14,7 +14,7 @@ use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
     Dir, Endpoint, EndpointConfig, Event, QlogConfig, QlogStream, ServerConfig, StreamEvent, StreamId, TransportConfig,
-    VarInt,
+    TransportErrorCode, VarInt,
 };
 use tput_cc::{
     Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, ControllerSwitch, EvalSlot, QuinnFactory, SwitchSlot,
@@ -722,6 +722,9 @@ struct Conn {
     /// Close after this long without a datagram from the peer
     /// ([`NodeConfig::strict_idle`]).
     silence_limit: Option<Duration>,
+    /// A server refuses this connection, with this reason, once its
+    /// handshake is done (a reason can only travel in 1-RTT packets).
+    refusal: Option<String>,
     /// What the controller tells of acknowledgements, for stall probes
     /// ([`NodeConfig::stall_probe`]).
     stall: Option<Arc<StallState>>,
@@ -1066,6 +1069,7 @@ impl Node {
             request_deadline: None,
             last_heard: now,
             silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+            refusal: None,
             stall,
             last_stall_probe: None,
         };
@@ -1136,10 +1140,12 @@ impl Node {
                             self.endpoint.ignore(e.into_incoming());
                         }
                     }
-                } else if self.conns.len() >= self.config.max_connections
-                    || self.config.limits.max_per_address.is_some_and(|m| from_here() >= m)
-                {
-                    tracing::debug!(%from, "refusing a connection: server full (or too many from this address)");
+                } else if self.conns.len() >= self.config.max_connections {
+                    // quinn-proto's refusal, a CONNECTION_CLOSE with
+                    // CONNECTION_REFUSED in an Initial packet (RFC 9000
+                    // §20.1), costs the server nothing but carries no
+                    // reason: the client names the limit.
+                    tracing::debug!(%from, "refusing a connection: server full");
                     let t = self.endpoint.refuse(incoming, &mut buf);
                     self.out.push_back(Outgoing {
                         destination: t.destination,
@@ -1148,6 +1154,21 @@ impl Node {
                         segment_size: None,
                     });
                 } else {
+                    // Past the per-address limit the handshake still runs, so
+                    // the refusal can name the limit (a client's own
+                    // connections beyond it: a rare, bounded cost).
+                    let refusal = self
+                        .config
+                        .limits
+                        .max_per_address
+                        .filter(|&m| from_here() >= m)
+                        .map(|m| {
+                            tracing::debug!(%from, "refusing a connection: {m} from this address already");
+                            format!(
+                                "refused: this server takes at most {m} connections at once from one address \
+                             (tputctl serve --max-per-address)"
+                            )
+                        });
                     let id = self.next_id;
                     let (config, stall) = self.server_config(id, now);
                     match self.endpoint.accept(incoming, now, &mut buf, config) {
@@ -1175,6 +1196,7 @@ impl Node {
                                 request_deadline: self.config.limits.request_timeout.and_then(|t| now.checked_add(t)),
                                 last_heard: now,
                                 silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+                                refusal,
                                 stall,
                                 last_stall_probe: None,
                             };
@@ -1542,6 +1564,10 @@ impl Node {
     fn on_event(c: &mut Conn, ev: Event, now: Instant) {
         match ev {
             Event::Connected => {
+                if let Some(why) = c.refusal.take() {
+                    c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+                    return;
+                }
                 if let Role::Connecting { spec, key } = &c.role {
                     let (spec, key) = ((**spec).clone(), *key);
                     if let Err(why) = Self::send_request(c, &spec, key, now) {
@@ -1598,6 +1624,15 @@ impl Node {
                             format!("peer closed the connection: {}", String::from_utf8_lossy(&close.reason))
                         }
                         ConnectionError::TimedOut => "connection timed out (no packet within the idle timeout)".into(),
+                        ConnectionError::ConnectionClosed(close)
+                            if close.error_code == TransportErrorCode::CONNECTION_REFUSED =>
+                        {
+                            // What a server of ours refuses this way (see
+                            // `handle_datagram`); other limits come with a reason.
+                            "refused: the server is serving as many connections as it takes at once \
+                             (tputctl serve --max-clients)"
+                                .into()
+                        }
                         other => format!("connection lost: {other}"),
                     };
                     c.error = Some(why);
