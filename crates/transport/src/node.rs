@@ -128,13 +128,16 @@ pub struct NodeConfig {
     /// the first ack-eliciting packet sent after a receive and runs for at
     /// least three probe timeouts; a sender whose probes back off let a
     /// dead path run for up to three idle timeouts before a transfer
-    /// failed. `false` (the default, and the simulator's): quinn-proto's
-    /// timer alone. Live nodes set it ([`udp`](crate::udp)).
+    /// failed. The transfer's outcome is reported as the close is sent,
+    /// not after the close's draining period. `false` (the default, and the
+    /// simulator's): quinn-proto's timer alone. Live nodes set it
+    /// ([`udp`](crate::udp)).
     pub strict_idle: bool,
     /// A sender that has had nothing acknowledged for this long (or twice
-    /// the smoothed RTT, if longer) while packets are outstanding sends one
-    /// packet beyond its congestion window, and again after each such
-    /// interval until an acknowledgement comes; quinn-proto's own probes
+    /// the smoothed RTT, if longer; stretched by a random 0-50 %) while
+    /// packets are outstanding sends one packet beyond its congestion
+    /// window, and again after each such interval until an acknowledgement
+    /// comes (during the handshake too: a PING); quinn-proto's own probes
     /// double their interval, and on a path with periodic outages they can
     /// all fall into outages (the reasons are in the `stall` module's
     /// source). `None` (the default, and the simulator's): never. Live
@@ -722,6 +725,9 @@ struct Conn {
     /// Close after this long without a datagram from the peer
     /// ([`NodeConfig::strict_idle`]).
     silence_limit: Option<Duration>,
+    /// Closed for that: the outcome is reported once the close is queued,
+    /// not after the close's draining period (the peer is most likely gone).
+    silenced: bool,
     /// A server refuses this connection, with this reason, once its
     /// handshake is done (a reason can only travel in 1-RTT packets).
     refusal: Option<String>,
@@ -730,6 +736,9 @@ struct Conn {
     stall: Option<Arc<StallState>>,
     /// When this connection last sent a stall probe.
     last_stall_probe: Option<Instant>,
+    /// Draws the jitter of the next stall probe's interval (seeded by the
+    /// node's seed, so a simulation stays reproducible).
+    stall_rng: u64,
 }
 
 impl Conn {
@@ -745,17 +754,25 @@ impl Conn {
     }
 
     /// When this connection sends its next stall probe
-    /// ([`NodeConfig::stall_probe`]): `interval` (or two smoothed RTTs)
-    /// after the later of its last acknowledgement and its last stall
-    /// probe, while packets are outstanding.
+    /// ([`NodeConfig::stall_probe`]): `interval` (or two smoothed RTTs),
+    /// stretched by a random 0-50 %, after the later of its last
+    /// acknowledgement and its last stall probe, while packets are
+    /// outstanding. A fixed interval would itself keep step with any
+    /// outage period that divides it (in a simulation exactly: 666 ms
+    /// probes all fell into a 9 ms cut-off's cuts); the jitter keeps step
+    /// with none.
     fn stall_probe_due(&self, interval: Option<Duration>) -> Option<Instant> {
         let (interval, state) = (interval?, self.stall.as_ref()?);
-        if self.conn.is_closed() || self.conn.is_handshaking() {
+        // During the handshake too: a lost Initial is resent after a PTO
+        // of 1 s (3 x the initial RTT of 333 ms), then 2 s, 4 s...: in
+        // step with any periodic outage whose period divides 999 ms.
+        if self.conn.is_closed() {
             return None;
         }
         let since = state.stalled_since()?;
         let from = self.last_stall_probe.map_or(since, |p| p.max(since));
-        from.checked_add(interval.max(2 * self.conn.rtt()))
+        let stretch = 1.0 + (self.stall_rng >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
+        from.checked_add(interval.max(2 * self.conn.rtt()).mul_f64(stretch))
     }
 
     fn fail(&mut self, now: Instant, code: u32, why: String) {
@@ -1069,9 +1086,11 @@ impl Node {
             request_deadline: None,
             last_heard: now,
             silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+            silenced: false,
             refusal: None,
             stall,
             last_stall_probe: None,
+            stall_rng: splitmix64(self.key_state ^ 0x5741_4c4c),
         };
         self.conns.insert(handle, Box::new(c));
         self.drive(handle, now);
@@ -1196,9 +1215,11 @@ impl Node {
                                 request_deadline: self.config.limits.request_timeout.and_then(|t| now.checked_add(t)),
                                 last_heard: now,
                                 silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+                                silenced: false,
                                 refusal,
                                 stall,
                                 last_stall_probe: None,
+                                stall_rng: splitmix64(self.key_state ^ id),
                             };
                             self.conns.insert(h, Box::new(c));
                             self.drive(h, now);
@@ -1373,6 +1394,7 @@ impl Node {
                         tput_cc::units::format_duration(c.silence_limit.unwrap_or_default())
                     );
                     c.fail(now, CLOSE_TIMED_OUT, why);
+                    c.silenced = true;
                 }
                 if c.conn.poll_timeout().is_some_and(|t| t <= now) {
                     c.conn.handle_timeout(now);
@@ -1393,6 +1415,7 @@ impl Node {
     fn stall_probe(c: &mut Conn, now: Instant, spare: &mut Vec<Vec<u8>>) -> Option<Outgoing> {
         let state = c.stall.clone()?;
         c.last_stall_probe = Some(now);
+        c.stall_rng = splitmix64(c.stall_rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
         c.conn.ping();
         let mut buf = spare.pop().unwrap_or_default();
         buf.clear();
@@ -1554,6 +1577,10 @@ impl Node {
                 _ => None,
             };
             c.cpu_secs = cpu_since(start, c.cpu_now());
+        }
+        if c.silenced {
+            // The close is queued above.
+            Self::finish(c, now, &mut self.events);
         }
         if c.conn.is_drained() {
             let mut c = self.conns.remove(&h).expect("present");

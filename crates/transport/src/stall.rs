@@ -11,7 +11,7 @@
 //! probe lands in the same phase of the period, so in an outage: the
 //! sender goes silent for seconds, longer each time, and the idle timeout
 //! ends a transfer over a path that works 80 % of the time. A probe at a
-//! fixed interval after the last acknowledgement falls elsewhere in the
+//! jittered interval after the last acknowledgement keeps step with no
 //! period; once one is acknowledged, the backoff ends (RFC 9002 §6.2.1).
 //! RFC 9002 §7.5 lets probes ignore the congestion window; this one is
 //! counted in flight like any packet.

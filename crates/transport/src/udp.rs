@@ -245,10 +245,9 @@ async fn bind(addr: SocketAddr) -> Result<UdpSocket, Error> {
 /// process's CPU clock, stall probes ([`STALL_PROBE`]) and, for a client,
 /// keep-alive PINGs ([`CLIENT_KEEP_ALIVE`]); and the strict idle timeout
 /// ([`NodeConfig::strict_idle`]). A transfer whose path dies, in either
-/// direction, then fails within the idle timeout of the last packet
-/// received (plus the close's draining, three probe timeouts, RFC 9000
-/// §10.2), and the peer hears why if the other direction still works; one
-/// whose path only has periodic outages carries on.
+/// direction, then fails one idle timeout after the last packet received,
+/// and the peer hears why if the other direction still works; one whose
+/// path only has periodic outages carries on.
 fn live_config(mut config: NodeConfig, client: bool) -> NodeConfig {
     config.cpu_clock.get_or_insert(process_cpu_secs);
     config.stall_probe.get_or_insert(STALL_PROBE);
