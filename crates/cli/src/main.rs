@@ -1025,6 +1025,7 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
         no_cc_trace: args.no_cc_trace,
         real_packet_protection: args.real_packet_protection,
         write_ahead_to_credit: args.write_ahead_to_credit,
+        stall_probe: None,
     };
     let result = scenario::run_with(&scenario, &options, |frac| {
         if show_progress {
