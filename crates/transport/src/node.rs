@@ -1252,8 +1252,6 @@ impl Node {
         self.buf = buf;
     }
 
-    /// The server config for accepting transfer `id`: the shared one, or with
-    /// a qlog trace of its own.
     /// The server configuration of connection `id`: the shared one, or
     /// one of its own when it writes a qlog trace or has stall probes
     /// (whose state is then the second value).
