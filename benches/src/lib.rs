@@ -21,8 +21,10 @@
 //!   dumbbell (`cargo bench -p tput-benches --bench tcp_ns2`), and its CPU
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
 //! - [`live_faults`]: live, verified transfers through the relay's faults
-//!   (loss, cut-offs, a rate drop, NAT rebinding, a dead path)
-//!   (`cargo bench -p tput-benches --bench live_faults`).
+//!   (loss, cut-offs, a rate drop, NAT rebinding, a long delay, a dead
+//!   path; the list is `tput_lab::faults`, which the relay's tests run at
+//!   toy size) (`cargo bench -p tput-benches --bench live_faults`); the
+//!   timing figures the tests no longer judge: `--bench live_timing`.
 //! - [`soak`]: one server under many clients, killed clients, impostors,
 //!   garbage and spoofed Initials; memory and descriptors
 //!   (`cargo bench -p tput-benches --bench soak`).

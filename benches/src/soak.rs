@@ -157,8 +157,8 @@ impl Report {
     /// last round within `slack_kib` of memory after the first, and (with
     /// `all_honest`) every honest transfer verified. Without Retry a
     /// spoofed-Initial flood can fill the connection table, so honest
-    /// clients may be refused (with "the server refused to accept a new
-    /// connection"): that is what `--retry` is for.
+    /// clients may be refused (the client names `--max-clients`): that is
+    /// what `--retry` is for.
     pub fn healthy(&self, slack_kib: u64, all_honest: bool) -> bool {
         let first = self.rounds.first().map_or(0, |r| r.rss_after_kib);
         self.server_failure.is_none()

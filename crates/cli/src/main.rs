@@ -274,8 +274,9 @@ struct ServeArgs {
     /// Clamp a download's duration and rate to the limits instead of refusing it.
     #[arg(long)]
     clamp: bool,
-    /// Connections at once from one IP address.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Connections at once from one IP address (the default admits one
+    /// client's `send -P 32`; docs/security.md).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     max_per_address: u32,
     /// Close a connection whose request has not arrived this long after it began.
     #[arg(long, default_value = "10s", value_parser = parse_secs)]
@@ -288,6 +289,10 @@ struct ServeArgs {
     /// (limits uploads) [default: quinn-proto's].
     #[arg(short = 'w', long, value_parser = parse_bytes)]
     window: Option<u64>,
+    /// Close a connection once nothing has arrived from its client for this
+    /// long, e.g. 30s; 1s to 1h (docs/cli.md, "Idle timeout").
+    #[arg(long, default_value = "10s", value_parser = parse_idle_timeout)]
+    idle_timeout: Duration,
 }
 
 #[derive(Args, Clone)]
@@ -341,6 +346,10 @@ struct SendOpts {
     /// (limits a download, -R) [default: quinn-proto's].
     #[arg(short = 'w', long, value_parser = parse_bytes)]
     window: Option<u64>,
+    /// A transfer fails once nothing has arrived from the other end for this
+    /// long (the path is dead), e.g. 30s; 1s to 1h (docs/cli.md, "Idle timeout").
+    #[arg(long, default_value = "10s", value_parser = parse_idle_timeout)]
+    idle_timeout: Duration,
 }
 
 #[derive(Args, Clone)]
@@ -439,6 +448,15 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
         Err(_) => parse_duration(s).map_err(|e| e.to_string()),
     }
 }
+/// An idle timeout: a duration from 1 s to 1 h.
+fn parse_idle_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_secs(s)?;
+    if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&d) {
+        return Err(format!("idle timeout `{s}` must be from 1s to 1h"));
+    }
+    Ok(d)
+}
+
 /// A size, or iperf3's bare form: a number of bytes with an optional K, M, G or T (1024^n).
 fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -684,6 +702,7 @@ async fn run_send(
         qlog_dir: qlog_dir(opts.qlog.as_deref())?,
         client_identity,
         receive_window: opts.window,
+        idle_timeout: opts.idle_timeout,
         ..NodeConfig::default()
     };
     let cpu_before = live::process_cpu_secs();
@@ -744,6 +763,7 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     let served = identity.clone();
     // The server's traces go beside the client's.
     let server_qlog = qlog_dir(opts.qlog.as_deref())?;
+    let idle_timeout = opts.idle_timeout;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     // The server thread runs until the process exits.
     std::thread::Builder::new()
@@ -771,6 +791,7 @@ fn loopback(opts: SendOpts) -> Result<bool, Failure> {
                 let _ = ready_tx.send(Ok(addr));
                 let config = NodeConfig {
                     qlog_dir: server_qlog,
+                    idle_timeout,
                     ..NodeConfig::default()
                 };
                 if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
@@ -850,6 +871,7 @@ async fn serve(args: ServeArgs) -> Result<bool, Failure> {
             retry: args.retry,
         },
         receive_window: args.window,
+        idle_timeout: args.idle_timeout,
         ..NodeConfig::default()
     };
     let json = args.json;
@@ -1004,6 +1026,7 @@ fn sim(args: SimArgs) -> Result<bool, Failure> {
         no_cc_trace: args.no_cc_trace,
         real_packet_protection: args.real_packet_protection,
         write_ahead_to_credit: args.write_ahead_to_credit,
+        stall_probe: None,
     };
     let result = scenario::run_with(&scenario, &options, |frac| {
         if show_progress {

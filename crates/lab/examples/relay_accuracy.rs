@@ -13,13 +13,13 @@
 //! measured at the receiver over the last 90% of the arrivals, in wire bytes
 //! (payload plus the link's 28 bytes of overhead).
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tput_cc::units::{Rate, parse_duration};
-use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats, parse_link_list};
+use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats, parse_link_list, probe};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -81,21 +81,27 @@ fn main() {
     let addr = addr_rx.recv().unwrap_or_else(|_| fail("the relay did not start"));
 
     let pps = bps / wire_bits;
-    let paced = blast(addr, &sink, size, pps * 0.5, (pps * 0.5 * secs) as u64);
+    let blast = |pps: f64, count: u64| {
+        probe::blast(addr, &sink, size, pps, count, Duration::from_secs(2)).unwrap_or_else(|e| fail(&e.to_string()))
+    };
+    let paced = blast(pps * 0.5, (pps * 0.5 * secs) as u64);
     let expect_ns = delay.as_nanos() as f64 + wire_bits / bps * 1e9;
-    let mut err: Vec<f64> = paced.iter().map(|&(d, _)| (d as f64 - expect_ns) / 1e6).collect();
+    let mut err: Vec<f64> = paced
+        .iter()
+        .map(|a| (a.one_way_ns() as f64 - expect_ns) / 1e6)
+        .collect();
     err.sort_by(f64::total_cmp);
     let q = |p: f64| {
         err.get(((err.len() as f64 * p) as usize).min(err.len().saturating_sub(1)))
             .copied()
     };
 
-    let flood = blast(addr, &sink, size, pps * 1.2, (pps * 1.2 * secs) as u64);
+    let flood = blast(pps * 1.2, (pps * 1.2 * secs) as u64);
     drop(stop_tx);
     let stats = relay.join().unwrap_or_else(|_| fail("the relay panicked"));
     let first = flood.len() / 10;
     let measured = if flood.len() > first + 1 {
-        let span = (flood[flood.len() - 1].1 - flood[first].1) as f64 / 1e9;
+        let span = (flood[flood.len() - 1].at_ns - flood[first].at_ns) as f64 / 1e9;
         (flood.len() - 1 - first) as f64 * wire_bits / span
     } else {
         0.0
@@ -134,42 +140,4 @@ fn main() {
 fn fail(msg: &str) -> ! {
     eprintln!("relay_accuracy: {msg}");
     std::process::exit(2)
-}
-
-/// Sends `count` datagrams at `pps` (in bursts of at most 1 ms worth) and
-/// returns (one-way ns, arrival ns) of each received one.
-fn blast(relay: SocketAddr, sink: &UdpSocket, size: usize, pps: f64, count: u64) -> Vec<(u64, u64)> {
-    let t0 = Instant::now();
-    let sink = sink.try_clone().unwrap_or_else(|e| fail(&e.to_string()));
-    let _ = sink.set_read_timeout(Some(Duration::from_millis(500)));
-    let rx = thread::spawn(move || {
-        let mut buf = vec![0u8; 65_536];
-        let mut got = Vec::new();
-        while let Ok(n) = sink.recv(&mut buf) {
-            let now = t0.elapsed().as_nanos() as u64;
-            if n >= 8 {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(&buf[..8]);
-                got.push((now.saturating_sub(u64::from_be_bytes(b)), now));
-            }
-        }
-        got
-    });
-    let tx = UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| fail(&e.to_string()));
-    let mut payload = vec![0u8; size];
-    for i in 0..count {
-        let due = Duration::from_secs_f64(i as f64 / pps);
-        if let Some(wait) = due.checked_sub(t0.elapsed()) {
-            if wait > Duration::from_micros(300) {
-                thread::sleep(wait - Duration::from_micros(150));
-            }
-            while t0.elapsed() < due {
-                std::hint::spin_loop();
-            }
-        }
-        let now = t0.elapsed().as_nanos() as u64;
-        payload[..8].copy_from_slice(&now.to_be_bytes());
-        let _ = tx.send_to(&payload, relay);
-    }
-    rx.join().unwrap_or_default()
 }

@@ -20,6 +20,8 @@
 //! - [`plan`]: sweeps as data: points that run anywhere, results merged.
 //! - [`timeouts`]: counting QUIC's probe timeouts and the TCP model's
 //!   retransmission timeouts of a run.
+//! - [`faults`]: the live fault table, verified transfers through the
+//!   relay's faults, for the relay's tests and the `live_faults` bench.
 //!
 //! # Example
 //!
@@ -48,6 +50,7 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+pub mod faults;
 pub mod files;
 pub mod fuzz;
 pub mod host;

@@ -1124,7 +1124,8 @@ const DRAIN: Duration = Duration::from_secs(5);
 const MAX_FILES_DRAIN: Duration = Duration::from_secs(3600);
 
 /// How to run a scenario, beyond what the scenario itself says; nothing
-/// here changes what the simulation does.
+/// here but `write_ahead_to_credit` and `stall_probe` changes what the
+/// simulation does.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOptions {
     /// Write a qlog trace of every QUIC connection under this directory,
@@ -1148,6 +1149,14 @@ pub struct RunOptions {
     /// STREAM_DATA_BLOCKED/DATA_BLOCKED frames where the credit is reached,
     /// and more memory. For comparisons.
     pub write_ahead_to_credit: bool,
+    /// Give every QUIC node the live nodes' stall probes
+    /// ([`NodeConfig::stall_probe`]): a sender with nothing acknowledged for
+    /// this long sends a packet past its window. Off by default, as in
+    /// plain QUIC: in virtual time nothing jitters the probe timeouts, and
+    /// a sender whose PTO is close to a multiple of a periodic cut-off's
+    /// period over a power of two loses every doubled probe to a cut and
+    /// stays silent until the idle timeout.
+    pub stall_probe: Option<Duration>,
 }
 
 /// Run `s`; `progress` is called with the fraction of simulated time done,
@@ -1217,6 +1226,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             qlog_dir,
             null_packet_protection: !options.real_packet_protection,
             write_ahead_to_credit: options.write_ahead_to_credit,
+            stall_probe: options.stall_probe,
             ..NodeConfig::default()
         })
     };

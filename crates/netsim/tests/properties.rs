@@ -2,7 +2,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{Acker, Recorder, Scripted, WindowSender};
 use proptest::prelude::*;
@@ -160,12 +160,11 @@ fn twenty_flows(seed: u64) -> (u64, Simulator) {
 
 #[test]
 fn same_seed_same_trace_other_seed_other_trace() {
-    let t = Instant::now();
+    // How fast: `cargo bench -p tput-netsim --bench dumbbell`.
     let (h1, s1) = twenty_flows(11);
     let (h2, s2) = twenty_flows(11);
     let (h3, _) = twenty_flows(12);
     assert_eq!(h1, h2);
     assert_eq!(s1.metrics(), s2.metrics());
     assert_ne!(h1, h3);
-    assert!(t.elapsed() < Duration::from_secs(5));
 }

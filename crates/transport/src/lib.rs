@@ -17,12 +17,14 @@ mod node;
 mod null_keys;
 mod pattern;
 pub mod proto;
+mod stall;
 mod stats;
 mod tls;
 pub mod udp;
 
 pub use node::{
-    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, ServerLimits, TransferSpec,
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
+    ServerLimits, TransferSpec,
 };
 pub use pattern::Pattern;
 pub use proto::{AppBuffers, Direction};

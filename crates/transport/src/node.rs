@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
     Dir, Endpoint, EndpointConfig, Event, QlogConfig, QlogStream, ServerConfig, StreamEvent, StreamId, TransportConfig,
-    VarInt,
+    TransportErrorCode, VarInt,
 };
 use tput_cc::{
     Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, ControllerSwitch, EvalSlot, QuinnFactory, SwitchSlot,
@@ -23,6 +24,7 @@ use tput_cc::{
 use crate::Error;
 use crate::pattern::{Pattern, splitmix64};
 use crate::proto::{AppBuffers, Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
+use crate::stall::{StallFactory, StallState};
 use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, SenderReport, TransferOutcome};
 use crate::tls::{ClientAuth, Identity, ServerTrust, client_crypto, server_crypto};
 
@@ -32,6 +34,9 @@ use crate::tls::{ClientAuth, Identity, ServerTrust, client_crypto, server_crypto
 pub const CLOSE_PROTOCOL_ERROR: u32 = 1;
 /// Application error code a node closes with when payload verification fails.
 pub const CLOSE_CORRUPT: u32 = 2;
+/// Application error code a node closes with when nothing has arrived from
+/// its peer for the idle timeout ([`NodeConfig::strict_idle`]).
+pub const CLOSE_TIMED_OUT: u32 = 3;
 
 const CHUNK: usize = 64 * 1024;
 /// Most bytes of one GSO batch: a UDP datagram's payload limit (65 535
@@ -102,16 +107,42 @@ pub struct NodeConfig {
     pub mtu: u16,
     /// Path MTU discovery (RFC 9000 §14.3); off in the simulator so packet sizes stay fixed.
     pub mtu_discovery: bool,
-    /// Close a connection after this long without any packet (RFC 9000 §10.1).
+    /// Close a connection after this long without any packet (RFC 9000
+    /// §10.1): the transport parameter, and quinn-proto's idle timer, or
+    /// this node's own with [`strict_idle`](Self::strict_idle).
     pub idle_timeout: Duration,
-    /// Send a PING after this long without sending anything the peer must
-    /// acknowledge (RFC 9000 §10.1.2); `None` (the default, and the
-    /// simulator's): never. Live clients set it
-    /// ([`udp::transfer`](crate::udp::transfer)): a client that only
-    /// receives may otherwise stay silent after a NAT rebinding, so the
-    /// server never learns its new address (RFC 9000 §9.3) and both wait
-    /// for the idle timeout.
+    /// Send a PING after this long without sending or receiving a packet
+    /// (RFC 9000 §10.1.2); `None` (the default, and the simulator's): never.
+    /// Live clients set it ([`udp::transfer`](crate::udp::transfer)): a
+    /// client that only receives may otherwise stay silent after a NAT
+    /// rebinding, so the server never learns its new address (RFC 9000
+    /// §9.3). A PING waits behind the congestion window like data, so it
+    /// cannot keep a stalled sender audible: see
+    /// [`stall_probe`](Self::stall_probe).
     pub keep_alive: Option<Duration>,
+    /// Close a connection once [`idle_timeout`](Self::idle_timeout) has
+    /// passed without a packet from the peer, counted from the last packet
+    /// received, with a CONNECTION_CLOSE that says so (RFC 9000 §10.2), so
+    /// the peer learns of it too if either direction of the path still
+    /// works. quinn-proto's own idle timer (RFC 9000 §10.1) starts again at
+    /// the first ack-eliciting packet sent after a receive and runs for at
+    /// least three probe timeouts; a sender whose probes back off let a
+    /// dead path run for up to three idle timeouts before a transfer
+    /// failed. The transfer's outcome is reported as the close is sent,
+    /// not after the close's draining period. `false` (the default, and the
+    /// simulator's): quinn-proto's timer alone. Live nodes set it
+    /// ([`udp`](crate::udp)).
+    pub strict_idle: bool,
+    /// A sender that has had nothing acknowledged for this long (or twice
+    /// the smoothed RTT, if longer; stretched by a random 0-50 %) while
+    /// packets are outstanding sends one packet beyond its congestion
+    /// window, and again after each such interval until an acknowledgement
+    /// comes (during the handshake too: a PING); quinn-proto's own probes
+    /// double their interval, and on a path with periodic outages they can
+    /// all fall into outages (the reasons are in the `stall` module's
+    /// source). `None` (the default, and the simulator's): never. Live
+    /// nodes set 500 ms ([`udp`](crate::udp)).
+    pub stall_probe: Option<Duration>,
     /// Connections a server accepts at once; further ones are refused.
     pub max_connections: usize,
     /// `A` and `P` for a guarantee controller sending a download from this
@@ -230,6 +261,8 @@ impl Default for NodeConfig {
             mtu_discovery: true,
             idle_timeout: Duration::from_secs(10),
             keep_alive: None,
+            strict_idle: false,
+            stall_probe: None,
             max_connections: 64,
             server_bandwidth: None,
             server_aggregate: None,
@@ -686,11 +719,60 @@ struct Conn {
     /// A server closes the connection if no request has arrived by then
     /// ([`ServerLimits::request_timeout`]).
     request_deadline: Option<Instant>,
+    /// When the last datagram from the peer arrived (the connection's
+    /// start before the first).
+    last_heard: Instant,
+    /// Close after this long without a datagram from the peer
+    /// ([`NodeConfig::strict_idle`]).
+    silence_limit: Option<Duration>,
+    /// Closed for that: the outcome is reported once the close is queued,
+    /// not after the close's draining period (the peer is most likely gone).
+    silenced: bool,
+    /// A server refuses this connection, with this reason, once its
+    /// handshake is done (a reason can only travel in 1-RTT packets).
+    refusal: Option<String>,
+    /// What the controller tells of acknowledgements, for stall probes
+    /// ([`NodeConfig::stall_probe`]).
+    stall: Option<Arc<StallState>>,
+    /// When this connection last sent a stall probe.
+    last_stall_probe: Option<Instant>,
+    /// Draws the jitter of the next stall probe's interval (seeded by the
+    /// node's seed, so a simulation stays reproducible).
+    stall_rng: u64,
 }
 
 impl Conn {
     fn cpu_now(&self) -> Option<f64> {
         self.cpu_clock.and_then(|f| f())
+    }
+
+    /// When this connection has heard nothing from its peer for too long
+    /// ([`NodeConfig::strict_idle`]); `None` once it is closing.
+    fn silence_deadline(&self) -> Option<Instant> {
+        let limit = self.silence_limit.filter(|_| !self.conn.is_closed())?;
+        self.last_heard.checked_add(limit)
+    }
+
+    /// When this connection sends its next stall probe
+    /// ([`NodeConfig::stall_probe`]): `interval` (or two smoothed RTTs),
+    /// stretched by a random 0-50 %, after the later of its last
+    /// acknowledgement and its last stall probe, while packets are
+    /// outstanding. A fixed interval would itself keep step with any
+    /// outage period that divides it (in a simulation exactly: 666 ms
+    /// probes all fell into a 9 ms cut-off's cuts); the jitter keeps step
+    /// with none.
+    fn stall_probe_due(&self, interval: Option<Duration>) -> Option<Instant> {
+        let (interval, state) = (interval?, self.stall.as_ref()?);
+        // During the handshake too: a lost Initial is resent after a PTO
+        // of 1 s (3 x the initial RTT of 333 ms), then 2 s, 4 s...: in
+        // step with any periodic outage whose period divides 999 ms.
+        if self.conn.is_closed() {
+            return None;
+        }
+        let since = state.stalled_since()?;
+        let from = self.last_stall_probe.map_or(since, |p| p.max(since));
+        let stretch = 1.0 + (self.stall_rng >> 11) as f64 / (1u64 << 53) as f64 / 2.0;
+        from.checked_add(interval.max(2 * self.conn.rtt()).mul_f64(stretch))
     }
 
     fn fail(&mut self, now: Instant, code: u32, why: String) {
@@ -850,7 +932,7 @@ impl Node {
                 // 1), an accepted connection runs the receiving end's; the
                 // switch swaps the requested one in for a download.
                 let factory = QuinnFactory::new(receiving_controller()).switchable(switches.clone());
-                sc.transport_config(Arc::new(Self::transport(&config, factory.clone(), None)));
+                sc.transport_config(Arc::new(Self::transport(&config, Arc::new(factory.clone()), None)));
                 sc.max_incoming(config.max_connections.max(1));
                 (Some(Arc::new(sc)), Some(factory))
             }
@@ -879,9 +961,13 @@ impl Node {
         })
     }
 
-    fn transport(config: &NodeConfig, factory: QuinnFactory, qlog: Option<QlogStream>) -> TransportConfig {
+    fn transport(
+        config: &NodeConfig,
+        factory: Arc<dyn ControllerFactory + Send + Sync>,
+        qlog: Option<QlogStream>,
+    ) -> TransportConfig {
         let mut t = TransportConfig::default();
-        t.congestion_controller_factory(Arc::new(factory));
+        t.congestion_controller_factory(factory);
         t.initial_mtu(config.mtu);
         t.min_mtu(config.mtu);
         if !config.mtu_discovery {
@@ -966,6 +1052,7 @@ impl Node {
         if self.config.null_packet_protection {
             crypto = Arc::new(crate::null_keys::NullClientConfig(crypto));
         }
+        let (factory, stall) = self.stalls_probed(Arc::new(factory), now);
         let mut cc = ClientConfig::new(crypto);
         cc.transport_config(Arc::new(Self::transport(&self.config, factory, qlog)));
         let state = self.cid_state.clone();
@@ -997,6 +1084,13 @@ impl Node {
             cpu_secs: None,
             reported: false,
             request_deadline: None,
+            last_heard: now,
+            silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+            silenced: false,
+            refusal: None,
+            stall,
+            last_stall_probe: None,
+            stall_rng: splitmix64(self.key_state ^ 0x5741_4c4c),
         };
         self.conns.insert(handle, Box::new(c));
         self.drive(handle, now);
@@ -1033,6 +1127,7 @@ impl Node {
         match self.endpoint.handle(now, from, None, None, data, &mut buf) {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = self.conns.get_mut(&h) {
+                    c.last_heard = now;
                     c.conn.handle_event(ev);
                     match &mut self.batch {
                         Some(touched) => {
@@ -1064,10 +1159,12 @@ impl Node {
                             self.endpoint.ignore(e.into_incoming());
                         }
                     }
-                } else if self.conns.len() >= self.config.max_connections
-                    || self.config.limits.max_per_address.is_some_and(|m| from_here() >= m)
-                {
-                    tracing::debug!(%from, "refusing a connection: server full (or too many from this address)");
+                } else if self.conns.len() >= self.config.max_connections {
+                    // quinn-proto's refusal, a CONNECTION_CLOSE with
+                    // CONNECTION_REFUSED in an Initial packet (RFC 9000
+                    // §20.1), costs the server nothing but carries no
+                    // reason: the client names the limit.
+                    tracing::debug!(%from, "refusing a connection: server full");
                     let t = self.endpoint.refuse(incoming, &mut buf);
                     self.out.push_back(Outgoing {
                         destination: t.destination,
@@ -1076,8 +1173,23 @@ impl Node {
                         segment_size: None,
                     });
                 } else {
+                    // Past the per-address limit the handshake still runs, so
+                    // the refusal can name the limit (a client's own
+                    // connections beyond it: a rare, bounded cost).
+                    let refusal = self
+                        .config
+                        .limits
+                        .max_per_address
+                        .filter(|&m| from_here() >= m)
+                        .map(|m| {
+                            tracing::debug!(%from, "refusing a connection: {m} from this address already");
+                            format!(
+                                "refused: this server takes at most {m} connections at once from one address \
+                             (tputctl serve --max-per-address)"
+                            )
+                        });
                     let id = self.next_id;
-                    let config = self.server_config(id, now);
+                    let (config, stall) = self.server_config(id, now);
                     match self.endpoint.accept(incoming, now, &mut buf, config) {
                         Ok((h, conn)) => {
                             self.next_id += 1;
@@ -1101,6 +1213,13 @@ impl Node {
                                 cpu_secs: None,
                                 reported: false,
                                 request_deadline: self.config.limits.request_timeout.and_then(|t| now.checked_add(t)),
+                                last_heard: now,
+                                silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+                                silenced: false,
+                                refusal,
+                                stall,
+                                last_stall_probe: None,
+                                stall_rng: splitmix64(self.key_state ^ id),
                             };
                             self.conns.insert(h, Box::new(c));
                             self.drive(h, now);
@@ -1133,24 +1252,49 @@ impl Node {
         self.buf = buf;
     }
 
-    /// The server config for accepting transfer `id`: the shared one, or with
-    /// a qlog trace of its own.
-    fn server_config(&self, id: u64, now: Instant) -> Option<Arc<ServerConfig>> {
-        let (Some(dir), Some(server), Some(factory)) = (&self.config.qlog_dir, &self.server, &self.server_factory)
-        else {
-            return self.server.clone();
+    /// The server configuration of connection `id`: the shared one, or
+    /// one of its own when it writes a qlog trace or has stall probes
+    /// (whose state is then the second value).
+    fn server_config(&self, id: u64, now: Instant) -> (Option<Arc<ServerConfig>>, Option<Arc<StallState>>) {
+        let (Some(server), Some(factory)) = (&self.server, &self.server_factory) else {
+            return (self.server.clone(), None);
         };
-        match qlog_stream(dir, &format!("server-{id}.sqlog"), now) {
-            Ok(q) => {
-                let mut sc = (**server).clone();
-                sc.transport_config(Arc::new(Self::transport(&self.config, factory.clone(), Some(q))));
-                Some(Arc::new(sc))
-            }
-            Err(e) => {
-                tracing::warn!("transfer {id} has no qlog trace: {e}");
-                self.server.clone()
-            }
+        let qlog =
+            self.config
+                .qlog_dir
+                .as_ref()
+                .and_then(|dir| match qlog_stream(dir, &format!("server-{id}.sqlog"), now) {
+                    Ok(q) => Some(q),
+                    Err(e) => {
+                        tracing::warn!("transfer {id} has no qlog trace: {e}");
+                        None
+                    }
+                });
+        if qlog.is_none() && self.config.stall_probe.is_none() {
+            return (self.server.clone(), None);
         }
+        let (factory, stall) = self.stalls_probed(Arc::new(factory.clone()), now);
+        let mut sc = (**server).clone();
+        sc.transport_config(Arc::new(Self::transport(&self.config, factory, qlog)));
+        (Some(Arc::new(sc)), stall)
+    }
+
+    /// `factory`, wrapped for stall probes if this node sends them
+    /// ([`NodeConfig::stall_probe`]), and the state the wrapper shares.
+    fn stalls_probed(
+        &self,
+        factory: Arc<dyn ControllerFactory + Send + Sync>,
+        now: Instant,
+    ) -> (Arc<dyn ControllerFactory + Send + Sync>, Option<Arc<StallState>>) {
+        if self.config.stall_probe.is_none() {
+            return (factory, None);
+        }
+        let state = StallState::new(now);
+        let wrapped = StallFactory {
+            inner: factory,
+            state: state.clone(),
+        };
+        (Arc::new(wrapped), Some(state))
     }
 
     /// Let one [`Outgoing`] carry up to `n` datagrams of a connection
@@ -1206,11 +1350,18 @@ impl Node {
 
     /// When the node next needs [`handle_timeout`](Self::handle_timeout).
     pub fn poll_timeout(&mut self) -> Option<Instant> {
+        let stall_probe = self.config.stall_probe;
         self.conns
             .values_mut()
             .flat_map(|c| {
                 let [a, b] = Self::app_wakeups(c);
-                [c.conn.poll_timeout(), a, b]
+                [
+                    c.conn.poll_timeout(),
+                    a,
+                    b,
+                    c.silence_deadline(),
+                    c.stall_probe_due(stall_probe),
+                ]
             })
             .flatten()
             .min()
@@ -1222,19 +1373,63 @@ impl Node {
         due.clear();
         for (&h, c) in self.conns.iter_mut() {
             let [a, b] = Self::app_wakeups(c);
-            if [c.conn.poll_timeout(), a, b].into_iter().flatten().any(|t| t <= now) {
+            let stall = c.stall_probe_due(self.config.stall_probe);
+            if [c.conn.poll_timeout(), a, b, c.silence_deadline(), stall]
+                .into_iter()
+                .flatten()
+                .any(|t| t <= now)
+            {
                 due.push(h);
             }
         }
         for &h in &due {
-            if let Some(c) = self.conns.get_mut(&h)
-                && c.conn.poll_timeout().is_some_and(|t| t <= now)
-            {
-                c.conn.handle_timeout(now);
+            if let Some(c) = self.conns.get_mut(&h) {
+                // Before quinn-proto's timers: its idle timer may fall due
+                // at the same moment, and it closes without a word.
+                if c.silence_deadline().is_some_and(|t| t <= now) {
+                    let why = format!(
+                        "connection timed out: no packet from the peer for {} (the idle timeout)",
+                        tput_cc::units::format_duration(c.silence_limit.unwrap_or_default())
+                    );
+                    c.fail(now, CLOSE_TIMED_OUT, why);
+                    c.silenced = true;
+                }
+                if c.conn.poll_timeout().is_some_and(|t| t <= now) {
+                    c.conn.handle_timeout(now);
+                }
+                if c.stall_probe_due(self.config.stall_probe).is_some_and(|t| t <= now)
+                    && let Some(out) = Self::stall_probe(c, now, &mut self.spare)
+                {
+                    self.out.push_back(out);
+                }
             }
             self.drive(h, now);
         }
         self.due = due;
+    }
+
+    /// Send one stall probe on `c` ([`NodeConfig::stall_probe`]): a PING,
+    /// with whatever data fits, in one datagram past the congestion window.
+    fn stall_probe(c: &mut Conn, now: Instant, spare: &mut Vec<Vec<u8>>) -> Option<Outgoing> {
+        let state = c.stall.clone()?;
+        c.last_stall_probe = Some(now);
+        c.stall_rng = splitmix64(c.stall_rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        c.conn.ping();
+        let mut buf = spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.reserve(usize::from(c.conn.current_mtu()));
+        state.set_open(true);
+        let t = c.conn.poll_transmit(now, 1, &mut buf);
+        state.set_open(false);
+        let t = t?;
+        buf.truncate(t.size);
+        tracing::debug!(id = c.id, "stall probe: nothing acknowledged for a while");
+        Some(Outgoing {
+            destination: t.destination,
+            flow: c.flow,
+            payload: buf.into(),
+            segment_size: t.segment_size,
+        })
     }
 
     /// The next thing to report, if any.
@@ -1381,6 +1576,10 @@ impl Node {
             };
             c.cpu_secs = cpu_since(start, c.cpu_now());
         }
+        if c.silenced {
+            // The close is queued above.
+            Self::finish(c, now, &mut self.events);
+        }
         if c.conn.is_drained() {
             let mut c = self.conns.remove(&h).expect("present");
             Self::finish(&mut c, now, &mut self.events);
@@ -1390,6 +1589,10 @@ impl Node {
     fn on_event(c: &mut Conn, ev: Event, now: Instant) {
         match ev {
             Event::Connected => {
+                if let Some(why) = c.refusal.take() {
+                    c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+                    return;
+                }
                 if let Role::Connecting { spec, key } = &c.role {
                     let (spec, key) = ((**spec).clone(), *key);
                     if let Err(why) = Self::send_request(c, &spec, key, now) {
@@ -1446,6 +1649,15 @@ impl Node {
                             format!("peer closed the connection: {}", String::from_utf8_lossy(&close.reason))
                         }
                         ConnectionError::TimedOut => "connection timed out (no packet within the idle timeout)".into(),
+                        ConnectionError::ConnectionClosed(close)
+                            if close.error_code == TransportErrorCode::CONNECTION_REFUSED =>
+                        {
+                            // What a server of ours refuses this way (see
+                            // `handle_datagram`); other limits come with a reason.
+                            "refused: the server is serving as many connections as it takes at once \
+                             (tputctl serve --max-clients)"
+                                .into()
+                        }
                         other => format!("connection lost: {other}"),
                     };
                     c.error = Some(why);

@@ -7,7 +7,7 @@
 use std::io::{self, IoSliceMut};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::ops::ControlFlow;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
@@ -47,9 +47,13 @@ const TRANSMIT_BUDGET: usize = 20;
 
 /// A live client's keep-alive ([`NodeConfig::keep_alive`]): after a NAT
 /// rebinding a downloading client may have nothing to send, and the server
-/// keeps sending to the old address; a PING after 500 ms of silence shows it
-/// the new one (RFC 9000 §9.3).
-const CLIENT_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_millis(500);
+/// keeps sending to the old address; a PING after 500 ms of silence (or a
+/// quarter of the idle timeout, if shorter) shows it the new one (RFC 9000
+/// §9.3).
+const CLIENT_KEEP_ALIVE: Duration = Duration::from_millis(500);
+
+/// A live sender's stall probe interval ([`NodeConfig::stall_probe`]).
+const STALL_PROBE: Duration = Duration::from_millis(500);
 
 /// Errors a UDP socket reports that concern one peer, not the socket: an
 /// ICMP port-unreachable surfacing as `ConnectionRefused`, for example.
@@ -237,8 +241,22 @@ async fn bind(addr: SocketAddr) -> Result<UdpSocket, Error> {
         .map_err(io_error(format!("binding UDP {addr}")))
 }
 
-fn with_cpu_clock(mut config: NodeConfig) -> NodeConfig {
+/// What every live node gets, where the caller left them unset: the
+/// process's CPU clock, stall probes ([`STALL_PROBE`]) and, for a client,
+/// keep-alive PINGs ([`CLIENT_KEEP_ALIVE`]); and the strict idle timeout
+/// ([`NodeConfig::strict_idle`]). A transfer whose path dies, in either
+/// direction, then fails one idle timeout after the last packet received,
+/// and the peer hears why if the other direction still works; one whose
+/// path only has periodic outages carries on.
+fn live_config(mut config: NodeConfig, client: bool) -> NodeConfig {
     config.cpu_clock.get_or_insert(process_cpu_secs);
+    config.stall_probe.get_or_insert(STALL_PROBE);
+    if client {
+        config
+            .keep_alive
+            .get_or_insert(CLIENT_KEEP_ALIVE.min(config.idle_timeout / 4));
+    }
+    config.strict_idle = true;
     config
 }
 
@@ -246,6 +264,9 @@ fn with_cpu_clock(mut config: NodeConfig) -> NodeConfig {
 /// Returns when every transfer has ended, with one outcome per transfer in
 /// start order; `on_interval` sees every interval record of the senders as
 /// it is complete (see [`IntervalStats`](crate::IntervalStats)), downloads included.
+/// The node gets the live settings: keep-alive PINGs, stall probes and
+/// the strict idle timeout ([`NodeConfig::keep_alive`],
+/// [`NodeConfig::stall_probe`], [`NodeConfig::strict_idle`]).
 pub async fn transfer(
     server: SocketAddr,
     server_name: &str,
@@ -259,9 +280,7 @@ pub async fn transfer(
         IpAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
     };
     let socket = bind(local).await?;
-    let mut config = with_cpu_clock(config);
-    config.keep_alive.get_or_insert(CLIENT_KEEP_ALIVE);
-    let mut node = Node::client(config)?;
+    let mut node = Node::client(live_config(config, true))?;
     let mut ids = Vec::new();
     for spec in specs {
         ids.push(node.start_transfer(Instant::now(), server, server_name, trust, spec)?);
@@ -290,13 +309,15 @@ pub async fn transfer(
 }
 
 /// Serve transfers on `socket` until `on_event` says stop (or forever).
+/// The node gets the live settings: stall probes and the strict idle
+/// timeout ([`NodeConfig::stall_probe`], [`NodeConfig::strict_idle`]).
 pub async fn serve(
     socket: &UdpSocket,
     identity: &Identity,
     config: NodeConfig,
     on_event: impl FnMut(&mut Node, NodeEvent) -> ControlFlow<()>,
 ) -> Result<(), Error> {
-    let mut node = Node::server(with_cpu_clock(config), identity)?;
+    let mut node = Node::server(live_config(config, false), identity)?;
     drive(socket, &mut node, on_event).await
 }
 

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tput_transport::{
     ClientAuth, Direction, Identity, NodeConfig, ServerLimits, ServerTrust, TransferOutcome, TransferSpec, udp,
@@ -16,9 +16,13 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
         .expect("took more than 60 s")
 }
 
+/// The idle timeout of both ends: a refusal that came from a timer would
+/// come no sooner.
+const IDLE: Duration = Duration::from_secs(10);
+
 fn client_config() -> NodeConfig {
     NodeConfig {
-        idle_timeout: Duration::from_secs(5),
+        idle_timeout: IDLE,
         ..NodeConfig::default()
     }
 }
@@ -73,7 +77,6 @@ async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
         ..ServerLimits::default()
     })
     .await;
-    let t = Instant::now();
     let long = run(addr, &trust, vec![spec(Direction::Upload, 5.0)]).await;
     assert!(error(&long[0]).contains("limit of 1s"), "{:?}", long[0].error);
     let mut big = TransferSpec::upload(2_000_000, "cubic".parse().unwrap());
@@ -83,8 +86,17 @@ async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
     // A download with no rate limit asks for more than 20 Mbit/s.
     let fast = run(addr, &trust, vec![spec(Direction::Download, 0.5)]).await;
     assert!(error(&fast[0]).contains("20Mbit/s"), "{:?}", fast[0].error);
-    // Refusals come at once, not after a timeout.
-    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    // Refusals come at once, not from a timer: each ended before the idle
+    // timeout could have ended it (how long they take: `cargo bench -p
+    // tput-benches --bench live_timing`).
+    for o in [&long[0], &big[0], &fast[0]] {
+        assert!(
+            o.elapsed_secs < IDLE.as_secs_f64(),
+            "{} s: {:?}",
+            o.elapsed_secs,
+            o.error
+        );
+    }
     // Within the limits all is well.
     let mut ok = spec(Direction::Download, 0.5);
     ok.rate_limit = Some("10Mbit/s".parse().unwrap());
@@ -104,10 +116,16 @@ async fn a_clamping_server_shortens_and_slows_a_download_instead() {
     let out = run(addr, &trust, vec![spec(Direction::Download, 4.0)]).await;
     let o = &out[0];
     assert!(o.ok(), "{:?}", o.error);
+    // The server stopped sending about 1 s in (its own clock), not the 4 s
+    // asked for: its last interval record ends when sending ended.
+    let end = o.intervals.last().expect("the server's records").end_secs;
+    assert!(end < 2.0, "clamped to 1 s, sending ended at {end} s");
+    // The receiver never got more than 20 Mbit/s (its clock starts when it
+    // sends the request, before the first byte can come). How close to
+    // 20 Mbit/s it came: `cargo bench -p tput-benches --bench live_timing`.
     let r = o.receiver.as_ref().unwrap();
-    assert!(r.duration_secs < 1.5, "clamped to 1 s: {} s", r.duration_secs);
     let rate = r.bytes as f64 * 8.0 / r.duration_secs;
-    assert!(rate < 22e6 && rate > 15e6, "clamped to 20 Mbit/s: {rate}");
+    assert!(rate > 0.0 && rate < 22e6, "clamped to 20 Mbit/s: {rate}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,9 +138,37 @@ async fn one_address_gets_at_most_its_share_of_connections() {
     let out = run(addr, &trust, (0..4).map(|_| spec(Direction::Upload, 1.0)).collect()).await;
     let ok = out.iter().filter(|o| o.ok()).count();
     assert_eq!(ok, 2, "{:?}", out.iter().map(|o| &o.error).collect::<Vec<_>>());
+    // Refused after the handshake, with the limit and its flag named.
     for o in out.iter().filter(|o| !o.ok()) {
-        assert!(error(o).to_lowercase().contains("refused"), "{:?}", o.error);
+        let e = error(o);
+        assert!(
+            e.contains("refused: this server takes at most 2 connections at once from one address")
+                && e.contains("--max-per-address"),
+            "{e}"
+        );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_server_refuses_at_once_and_the_client_names_the_limit() {
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let config = NodeConfig {
+        max_connections: 1,
+        ..client_config()
+    };
+    tokio::spawn(async move {
+        let _ = udp::serve(&socket, &id, config, |_, _| ControlFlow::Continue(())).await;
+    });
+    let out = run(addr, &trust, (0..2).map(|_| spec(Direction::Upload, 1.0)).collect()).await;
+    assert_eq!(out.iter().filter(|o| o.ok()).count(), 1);
+    let refused = out.iter().find(|o| !o.ok()).unwrap();
+    // quinn-proto's CONNECTION_REFUSED carries no reason: the client says
+    // which limit a server of ours refuses that way.
+    let e = error(refused);
+    assert!(e.starts_with("refused: ") && e.contains("--max-clients"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,18 +225,17 @@ async fn only_allowed_client_certificates_get_in() {
         ..ClientAuth::default()
     })
     .await;
-    let t = Instant::now();
     let ok = upload_as(addr, &trust, Some(&alice)).await;
     assert!(ok.ok(), "{:?}", ok.error);
     assert_eq!(ok.receiver.as_ref().unwrap().bytes, 1_000_000);
     let wrong = upload_as(addr, &trust, Some(&mallory)).await;
     let none = upload_as(addr, &trust, None).await;
-    // Refused by the handshake, with a reason, not by a timeout.
-    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
     for (who, o) in [("mallory", &wrong), ("anonymous", &none)] {
         let e = error(o);
         eprintln!("{who}: {e}");
         assert!(!o.ok(), "{who} got in");
+        // Refused by the handshake, with a reason, not by a timer.
+        assert!(o.elapsed_secs < IDLE.as_secs_f64(), "{who}: {} s", o.elapsed_secs);
         assert!(e.to_lowercase().contains("certificate"), "{who}: {e}");
     }
 }
