@@ -15,6 +15,9 @@
 //! [`InlineEstimator`] from the connection's own ACK stream. Several guarantee
 //! controllers can pursue one aggregate target through an [`Aggregate`].
 //!
+//! Any controller can measure its delivery rate with a
+//! [`DeliveryRateSampler`] (draft-ietf-ccwg-bbr-06 §4.1).
+//!
 //! Controllers are named by [`ControllerSpec`] strings and listed by
 //! [`registry`]. With the default `quinn` feature, [`QuinnFactory`] installs
 //! any of them into quinn-proto (without it the crate has no QUIC dependency):
@@ -43,6 +46,7 @@ mod bandwidth;
 mod compound;
 mod controller;
 mod cubic;
+mod delivery_rate;
 mod estimator;
 mod eval_slot;
 mod fixed;
@@ -66,6 +70,7 @@ pub use controller::{
     minimum_window,
 };
 pub use cubic::{Cubic, CubicConfig};
+pub use delivery_rate::{DeliveryRateSampler, LostPacket, RateSample};
 pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
