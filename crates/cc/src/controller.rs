@@ -210,6 +210,19 @@ pub trait CongestionController: Send + Sync + fmt::Debug {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
+    /// The largest burst, in bytes, the controller wants a pacer to send
+    /// back to back, if it has a preference (BBR's `C.send_quantum`,
+    /// draft-ietf-ccwg-bbr-06 §5.6.3).
+    fn send_quantum(&self) -> Option<u64> {
+        None
+    }
+    /// The transport found that its latest loss recovery episode was
+    /// spurious (every packet it declared lost arrived), e.g. from a TCP
+    /// D-SACK (RFC 2883). Controllers that can undo their response
+    /// (draft-ietf-ccwg-bbr-06 §5.5.11) do; the others ignore it.
+    fn on_spurious_loss(&mut self, now: Instant) {
+        let _ = now;
+    }
     /// Internal state for traces; `snapshot().cwnd_bytes == window()`.
     fn snapshot(&self) -> Snapshot;
     /// A boxed copy of the controller's state.
