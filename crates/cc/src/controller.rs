@@ -5,9 +5,12 @@
 //! simulator maps virtual time onto `Instant`, exactly as quinn-proto expects).
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+use crate::bbr::BbrMode;
 
 /// RTT statistics as seen when an acknowledgement is processed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +155,31 @@ pub enum AlgorithmState {
         /// breaker tripped and no evaluation slot has met the target since).
         #[serde(default)]
         infeasible: bool,
+    },
+    /// BBRv3 (draft-ietf-ccwg-bbr-06). The gains follow from `mode` and the
+    /// configuration; `bw` below `max_bw` shows the short-term model
+    /// (`bw_shortterm`) binding. Kept no larger than the other variants.
+    Bbr {
+        /// `BBR.state`.
+        mode: BbrMode,
+        /// `BBR.full_bw_reached`.
+        full_bw_reached: bool,
+        /// `BBR.round_count` (saturating).
+        round_count: u32,
+        /// `BBR.max_bw`, bytes per second.
+        max_bw_bytes_per_sec: f64,
+        /// `BBR.bw = min(max_bw, bw_shortterm)`, bytes per second.
+        bw_bytes_per_sec: f64,
+        /// `BBR.min_rtt` in seconds; 0 before the first RTT sample.
+        min_rtt_secs: f64,
+        /// `C.pacing_rate`, bytes per second.
+        pacing_rate_bytes_per_sec: f64,
+        /// `BBR.inflight_longterm`, bytes; `None` while infinite.
+        inflight_longterm_bytes: Option<NonZeroU64>,
+        /// `BBR.inflight_shortterm`, bytes; `None` while infinite.
+        inflight_shortterm_bytes: Option<NonZeroU64>,
+        /// `BBR.extra_acked`, bytes.
+        extra_acked_bytes: u64,
     },
 }
 

@@ -9,6 +9,7 @@
 //! | `ctcp` | [`Compound`] | Tan et al. 2006 |
 //! | `fixed:rate=R` | [`FixedWindow`] | seed 000's baseline |
 //! | `guarantee:target=R` | [`Guarantee`] | seed 000 (Yamanegi et al.) |
+//! | `bbr` | [`Bbr`] | draft-ietf-ccwg-bbr-06 (BBRv3) |
 //!
 //! Without a bandwidth source (or with `abw=inline`) the guarantee controller
 //! is wrapped in [`Estimating`], which measures `A` and `P` with the
@@ -16,7 +17,7 @@
 //! controllers can pursue one aggregate target through an [`Aggregate`].
 //!
 //! Any controller can measure its delivery rate with a
-//! [`DeliveryRateSampler`] (draft-ietf-ccwg-bbr-06 §4.1).
+//! [`DeliveryRateSampler`] (draft-ietf-ccwg-bbr-06 §4.1), as [`Bbr`] does.
 //!
 //! Controllers are named by [`ControllerSpec`] strings and listed by
 //! [`registry`]. With the default `quinn` feature, [`QuinnFactory`] installs
@@ -43,6 +44,7 @@ struct CrateReadmeDoctests;
 mod adapter;
 mod aggregate;
 mod bandwidth;
+mod bbr;
 mod compound;
 mod controller;
 mod cubic;
@@ -64,6 +66,7 @@ mod testutil;
 pub use adapter::{ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use compound::{Compound, CompoundConfig};
 pub use controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, initial_window,
