@@ -356,8 +356,8 @@ static REGISTRY: [ControllerInfo; 7] = [
             p(
                 "iw",
                 "packets",
-                None,
-                "initial window C.InitialCwnd (default RFC 9002 §7.2: 10, at most 14720 bytes)",
+                Some("RFC 9002"),
+                "initial window C.InitialCwnd (RFC 9002 §7.2: 10, at most 14720 bytes)",
             ),
             p(
                 "seed",
