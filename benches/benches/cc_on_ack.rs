@@ -11,6 +11,12 @@
 //! reading a shared source. NewReno is the baseline: compare ratios within
 //! one run, the machine is shared.
 //!
+//! The `ack_cycle` group measures what one ACK costs a controller that
+//! keeps per-packet send state: `on_sent` + `on_ack` + `on_end_acks` per
+//! packet, in a steady flight of 2000 packets (20 ms at one packet per
+//! 10 us) after 30 000 such cycles, so that BBR has left Startup. NewReno is
+//! again the baseline.
+//!
 //! `cargo bench -p tput-benches --bench cc_on_ack`
 
 // criterion_group! generates an undocumented public function.
@@ -21,7 +27,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use tput_cc::{Ack, BandwidthSource, Congestion, CongestionKind, ControllerSpec, RttSample, SharedBandwidth};
+use tput_cc::{
+    Ack, AlgorithmState, BandwidthSource, BbrMode, Congestion, CongestionController, CongestionKind, ControllerSpec,
+    RttSample, SharedBandwidth,
+};
 
 /// ACKs per measured batch; criterion reports the time per ACK as elements/s.
 const BATCH: u64 = 1000;
@@ -107,5 +116,55 @@ fn on_ack(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, on_ack);
+fn ack_cycle(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ack_cycle");
+    let gap = Duration::from_micros(10);
+    let rtt = Duration::from_millis(20);
+    let flight = 2000u32;
+    for (s, label) in [("newreno", "newreno"), ("cubic", "cubic"), ("bbr", "bbr")] {
+        let spec: ControllerSpec = s.parse().expect("valid spec");
+        let mut cc = spec.build(1200);
+        let t0 = Instant::now() + Duration::from_secs(1);
+        for i in 0..flight {
+            cc.on_sent(t0 + gap * i, 1200);
+        }
+        // One ACK and one send per cycle; packet k was sent at t0 + k * gap
+        // and is acked one RTT later.
+        let cycle = |cc: &mut Box<dyn CongestionController>, t: Instant| {
+            let ack = Ack {
+                sent: t - rtt,
+                bytes: 1200,
+                rtt: RttSample::uniform(rtt),
+                app_limited: false,
+            };
+            cc.on_ack(black_box(t), black_box(&ack));
+            cc.on_end_acks(t, u64::from(flight - 1) * 1200, false);
+            cc.on_sent(t, 1200);
+        };
+        let warm = 30_000u32;
+        for k in 0..warm {
+            cycle(&mut cc, t0 + rtt + gap * k);
+        }
+        if let AlgorithmState::Bbr { mode, .. } = cc.snapshot().state {
+            assert!(mode != BbrMode::Startup, "BBR measured in Startup");
+        }
+        let start = t0 + rtt + gap * warm;
+        group.throughput(Throughput::Elements(BATCH));
+        group.bench_function(label, |b| {
+            b.iter_batched_ref(
+                || cc.clone(),
+                |cc| {
+                    for k in 0..BATCH as u32 {
+                        cycle(cc, start + gap * k);
+                    }
+                    black_box(cc.window())
+                },
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, on_ack, ack_cycle);
 criterion_main!(benches);

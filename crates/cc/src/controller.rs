@@ -5,9 +5,12 @@
 //! simulator maps virtual time onto `Instant`, exactly as quinn-proto expects).
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
+
+use crate::bbr::BbrMode;
 
 /// RTT statistics as seen when an acknowledgement is processed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +157,31 @@ pub enum AlgorithmState {
         #[serde(default)]
         infeasible: bool,
     },
+    /// BBRv3 (draft-ietf-ccwg-bbr-06). The gains follow from `mode` and the
+    /// configuration; `bw` below `max_bw` shows the short-term model
+    /// (`bw_shortterm`) binding. Kept no larger than the other variants.
+    Bbr {
+        /// `BBR.state`.
+        mode: BbrMode,
+        /// `BBR.full_bw_reached`.
+        full_bw_reached: bool,
+        /// `BBR.round_count` (saturating).
+        round_count: u32,
+        /// `BBR.max_bw`, bytes per second.
+        max_bw_bytes_per_sec: f64,
+        /// `BBR.bw = min(max_bw, bw_shortterm)`, bytes per second.
+        bw_bytes_per_sec: f64,
+        /// `BBR.min_rtt` in seconds; 0 before the first RTT sample.
+        min_rtt_secs: f64,
+        /// `C.pacing_rate`, bytes per second.
+        pacing_rate_bytes_per_sec: f64,
+        /// `BBR.inflight_longterm`, bytes; `None` while infinite.
+        inflight_longterm_bytes: Option<NonZeroU64>,
+        /// `BBR.inflight_shortterm`, bytes; `None` while infinite.
+        inflight_shortterm_bytes: Option<NonZeroU64>,
+        /// `BBR.extra_acked`, bytes.
+        extra_acked_bytes: u64,
+    },
 }
 
 /// A snapshot of a controller's internal state.
@@ -222,6 +250,19 @@ pub trait CongestionController: Send + Sync + fmt::Debug {
     /// The rate at which the controller wants to pace, bytes per second, if it has one.
     fn pacing_rate(&self) -> Option<u64> {
         None
+    }
+    /// The largest burst, in bytes, the controller wants a pacer to send
+    /// back to back, if it has a preference (BBR's `C.send_quantum`,
+    /// draft-ietf-ccwg-bbr-06 §5.6.3).
+    fn send_quantum(&self) -> Option<u64> {
+        None
+    }
+    /// The transport found that its latest loss recovery episode was
+    /// spurious (every packet it declared lost arrived), e.g. from a TCP
+    /// D-SACK (RFC 2883). Controllers that can undo their response
+    /// (draft-ietf-ccwg-bbr-06 §5.5.11) do; the others ignore it.
+    fn on_spurious_loss(&mut self, now: Instant) {
+        let _ = now;
     }
     /// Internal state for traces; `snapshot().cwnd_bytes == window()`.
     fn snapshot(&self) -> Snapshot;

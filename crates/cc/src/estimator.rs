@@ -667,6 +667,12 @@ impl CongestionController for Estimating {
     fn pacing_rate(&self) -> Option<u64> {
         self.inner.pacing_rate()
     }
+    fn send_quantum(&self) -> Option<u64> {
+        self.inner.send_quantum()
+    }
+    fn on_spurious_loss(&mut self, now: Instant) {
+        self.inner.on_spurious_loss(now);
+    }
     fn snapshot(&self) -> Snapshot {
         self.inner.snapshot()
     }

@@ -9,11 +9,15 @@
 //! | `ctcp` | [`Compound`] | Tan et al. 2006 |
 //! | `fixed:rate=R` | [`FixedWindow`] | seed 000's baseline |
 //! | `guarantee:target=R` | [`Guarantee`] | seed 000 (Yamanegi et al.) |
+//! | `bbr` | [`Bbr`] | draft-ietf-ccwg-bbr-06 (BBRv3) |
 //!
 //! Without a bandwidth source (or with `abw=inline`) the guarantee controller
 //! is wrapped in [`Estimating`], which measures `A` and `P` with the
 //! [`InlineEstimator`] from the connection's own ACK stream. Several guarantee
 //! controllers can pursue one aggregate target through an [`Aggregate`].
+//!
+//! Any controller can measure its delivery rate with a
+//! [`DeliveryRateSampler`] (draft-ietf-ccwg-bbr-06 §4.1), as [`Bbr`] does.
 //!
 //! Controllers are named by [`ControllerSpec`] strings and listed by
 //! [`registry`]. With the default `quinn` feature, [`QuinnFactory`] installs
@@ -40,9 +44,11 @@ struct CrateReadmeDoctests;
 mod adapter;
 mod aggregate;
 mod bandwidth;
+mod bbr;
 mod compound;
 mod controller;
 mod cubic;
+mod delivery_rate;
 mod estimator;
 mod eval_slot;
 mod fixed;
@@ -60,12 +66,14 @@ mod testutil;
 pub use adapter::{ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use compound::{Compound, CompoundConfig};
 pub use controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, initial_window,
     minimum_window,
 };
 pub use cubic::{Cubic, CubicConfig};
+pub use delivery_rate::{DeliveryRateSampler, LostPacket, RateSample};
 pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::aggregate::Aggregate;
 use crate::bandwidth::BandwidthSource;
+use crate::bbr::{Bbr, BbrConfig};
 use crate::compound::{Compound, CompoundConfig};
 use crate::controller::CongestionController;
 use crate::cubic::{Cubic, CubicConfig};
@@ -27,7 +28,7 @@ use crate::eval_slot::EvalSlot;
 use crate::fixed::{FixedConfig, FixedWindow};
 use crate::guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode};
 use crate::newreno::{NewReno, NewRenoConfig};
-use crate::units::Rate;
+use crate::units::{Rate, format_duration, parse_duration};
 use crate::vegas::{Vegas, VegasConfig};
 
 /// A controller and its parameters, as named by a spec string.
@@ -45,6 +46,8 @@ pub enum ControllerSpec {
     Fixed(FixedConfig),
     /// `guarantee:target=RATE[,eval=..,slot=..,k_min=..,kmax_cwnd=..,physical=..,abw=..,mode=..,margin=..,overhead=..]`
     Guarantee(GuaranteeConfig),
+    /// `bbr[:startup_gain=..,cwnd_gain=..,drain_gain=..,down_gain=..,up_gain=..,up_cwnd_gain=..,probe_rtt_gain=..,probe_rtt_interval=..,probe_rtt_duration=..,min_rtt_window=..,loss_thresh=..,beta=..,headroom=..,margin=..,iw=..,seed=..]`
+    Bbr(BbrConfig),
 }
 
 /// A malformed spec string.
@@ -90,7 +93,7 @@ const fn p(name: &'static str, unit: &'static str, default: Option<&'static str>
     }
 }
 
-static REGISTRY: [ControllerInfo; 6] = [
+static REGISTRY: [ControllerInfo; 7] = [
     ControllerInfo {
         name: "newreno",
         aliases: &["reno"],
@@ -269,6 +272,104 @@ static REGISTRY: [ControllerInfo; 6] = [
                 "bytes",
                 Some("35 (floor), 0 (paper)"),
                 "bytes of each acknowledged packet that are not goodput (QUIC header, AEAD tag, STREAM frame header); the target counts goodput",
+            ),
+        ],
+    },
+    ControllerInfo {
+        name: "bbr",
+        aliases: &[],
+        summary: "BBRv3: pacing rate and cwnd from a model of bottleneck bandwidth and min RTT (draft-ietf-ccwg-bbr-06)",
+        params: &[
+            p(
+                "startup_gain",
+                "factor",
+                Some("2.77"),
+                "Startup pacing gain BBR.StartupPacingGain (§2.5)",
+            ),
+            p(
+                "cwnd_gain",
+                "factor",
+                Some("2"),
+                "cwnd gain BBR.DefaultCwndGain of every state but ProbeBW_UP and ProbeRTT (§2.6)",
+            ),
+            p(
+                "drain_gain",
+                "factor",
+                Some("0.5"),
+                "Drain pacing gain BBR.DrainPacingGain (§2.5)",
+            ),
+            p(
+                "down_gain",
+                "factor",
+                Some("0.9"),
+                "ProbeBW_DOWN pacing gain (§5.3.3.1)",
+            ),
+            p("up_gain", "factor", Some("1.25"), "ProbeBW_UP pacing gain (§5.3.3.5)"),
+            p(
+                "up_cwnd_gain",
+                "factor",
+                Some("2.25"),
+                "ProbeBW_UP cwnd gain (§5.3.3.5)",
+            ),
+            p(
+                "probe_rtt_gain",
+                "factor",
+                Some("0.5"),
+                "ProbeRTT cwnd gain BBR.ProbeRTTCwndGain (§2.16.2)",
+            ),
+            p(
+                "probe_rtt_interval",
+                "duration",
+                Some("5s"),
+                "BBR.ProbeRTTInterval: ProbeRTT when the min RTT was not refreshed for this long (§5.3.4)",
+            ),
+            p(
+                "probe_rtt_duration",
+                "duration",
+                Some("200ms"),
+                "BBR.ProbeRTTDuration: time ProbeRTT holds inflight down (§5.3.4)",
+            ),
+            p(
+                "min_rtt_window",
+                "duration",
+                Some("10s"),
+                "BBR.MinRTTFilterLen, >= probe_rtt_interval (§5.5.7.2)",
+            ),
+            p(
+                "loss_thresh",
+                "factor",
+                Some("0.02"),
+                "BBR.LossThresh: loss rate per round that marks inflight too high (§2.8)",
+            ),
+            p(
+                "beta",
+                "factor",
+                Some("0.7"),
+                "BBR.Beta: multiplicative decrease per lossy round (§2.8)",
+            ),
+            p(
+                "headroom",
+                "factor",
+                Some("0.15"),
+                "BBR.Headroom: share of inflight_longterm left free for other flows (§2.8)",
+            ),
+            p(
+                "margin",
+                "percent",
+                Some("1"),
+                "BBR.PacingMarginPercent: pace this far below the bandwidth estimate (§2.5)",
+            ),
+            p(
+                "iw",
+                "packets",
+                Some("RFC 9002"),
+                "initial window C.InitialCwnd (RFC 9002 §7.2: 10, at most 14720 bytes)",
+            ),
+            p(
+                "seed",
+                "integer",
+                Some("0"),
+                "seed of the random ProbeBW wait (§5.3.3.8.2)",
             ),
         ],
     },
@@ -495,6 +596,44 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             }
             ControllerSpec::Guarantee(c)
         }
+        "bbr" => {
+            let mut c = BbrConfig::default();
+            for (key, field) in [
+                ("startup_gain", &mut c.startup_gain),
+                ("cwnd_gain", &mut c.cwnd_gain),
+                ("drain_gain", &mut c.drain_gain),
+                ("down_gain", &mut c.down_gain),
+                ("up_gain", &mut c.up_gain),
+                ("up_cwnd_gain", &mut c.up_cwnd_gain),
+                ("probe_rtt_gain", &mut c.probe_rtt_gain),
+                ("loss_thresh", &mut c.loss_thresh),
+                ("beta", &mut c.beta),
+                ("headroom", &mut c.headroom),
+                ("margin", &mut c.pacing_margin),
+            ] {
+                if let Some(v) = get(key) {
+                    *field = parse_f64(key, v)?;
+                }
+            }
+            for (key, field) in [
+                ("probe_rtt_interval", &mut c.probe_rtt_interval),
+                ("probe_rtt_duration", &mut c.probe_rtt_duration),
+                ("min_rtt_window", &mut c.min_rtt_window),
+            ] {
+                if let Some(v) = get(key) {
+                    *field = parse_duration(v).map_err(|e| format!("{key}: {e}"))?;
+                }
+            }
+            if let Some(v) = get("iw") {
+                c.initial_window = Some(parse_packets("iw", v)?);
+            }
+            if let Some(v) = get("seed") {
+                c.seed = v
+                    .parse::<u64>()
+                    .map_err(|_| format!("seed: `{v}` is not a whole number"))?;
+            }
+            ControllerSpec::Bbr(c)
+        }
         other => unreachable!("registry entry {other} has no parser"),
     };
     spec.validate()?;
@@ -511,6 +650,7 @@ impl ControllerSpec {
             Self::Compound(_) => "ctcp",
             Self::Fixed(_) => "fixed",
             Self::Guarantee(_) => "guarantee",
+            Self::Bbr(_) => "bbr",
         }
     }
 
@@ -523,6 +663,7 @@ impl ControllerSpec {
             Self::Compound(c) => c.validate(),
             Self::Fixed(c) => c.validate(),
             Self::Guarantee(c) => c.validate(),
+            Self::Bbr(c) => c.validate(),
         }
     }
 
@@ -588,6 +729,7 @@ impl ControllerSpec {
             Self::Vegas(c) => Box::new(Vegas::new(c.clone(), mss)),
             Self::Compound(c) => Box::new(Compound::new(c.clone(), mss)),
             Self::Fixed(c) => Box::new(FixedWindow::new(c.clone(), mss)),
+            Self::Bbr(c) => Box::new(Bbr::new(c.clone(), mss)),
             Self::Guarantee(c) => match (c.abw, bandwidth) {
                 (AbwSource::Auto, Some(source)) => Box::new(join(Guarantee::new(c.clone(), mss, Some(source)))),
                 _ => {
@@ -672,6 +814,39 @@ impl fmt::Display for ControllerSpec {
                     put(true, "overhead", o.to_string());
                 }
             }
+            Self::Bbr(c) => {
+                let d = BbrConfig::default();
+                for (key, v, dv) in [
+                    ("startup_gain", c.startup_gain, d.startup_gain),
+                    ("cwnd_gain", c.cwnd_gain, d.cwnd_gain),
+                    ("drain_gain", c.drain_gain, d.drain_gain),
+                    ("down_gain", c.down_gain, d.down_gain),
+                    ("up_gain", c.up_gain, d.up_gain),
+                    ("up_cwnd_gain", c.up_cwnd_gain, d.up_cwnd_gain),
+                    ("probe_rtt_gain", c.probe_rtt_gain, d.probe_rtt_gain),
+                ] {
+                    put(v != dv, key, v.to_string());
+                }
+                for (key, v, dv) in [
+                    ("probe_rtt_interval", c.probe_rtt_interval, d.probe_rtt_interval),
+                    ("probe_rtt_duration", c.probe_rtt_duration, d.probe_rtt_duration),
+                    ("min_rtt_window", c.min_rtt_window, d.min_rtt_window),
+                ] {
+                    put(v != dv, key, format_duration(v));
+                }
+                for (key, v, dv) in [
+                    ("loss_thresh", c.loss_thresh, d.loss_thresh),
+                    ("beta", c.beta, d.beta),
+                    ("headroom", c.headroom, d.headroom),
+                    ("margin", c.pacing_margin, d.pacing_margin),
+                ] {
+                    put(v != dv, key, v.to_string());
+                }
+                if let Some(iw) = c.initial_window {
+                    put(true, "iw", iw.to_string());
+                }
+                put(c.seed != d.seed, "seed", c.seed.to_string());
+            }
         }
         f.write_str(self.name())?;
         if !parts.is_empty() {
@@ -710,12 +885,39 @@ mod tests {
             "guarantee:target=20Mbit/s,physical=100Mbit/s,abw=inline",
             "guarantee:target=20Mbit/s,mode=paper",
             "guarantee:target=20Mbit/s,mode=floor,margin=0.2,overhead=0",
+            "bbr",
+            "bbr:startup_gain=2.885,drain_gain=0.35,loss_thresh=0.05,beta=0.5",
+            "bbr:probe_rtt_interval=10s,min_rtt_window=20s,probe_rtt_duration=100ms",
+            "bbr:cwnd_gain=2.5,down_gain=0.85,up_gain=1.5,up_cwnd_gain=3,probe_rtt_gain=0.75",
+            "bbr:headroom=0,margin=0,iw=32,seed=18446744073709551615",
         ] {
             let spec: ControllerSpec = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             let printed = spec.to_string();
             assert_eq!(printed.parse::<ControllerSpec>().unwrap(), spec, "{s} -> {printed}");
         }
         assert_eq!("cubic:beta=0.7".parse::<ControllerSpec>().unwrap().to_string(), "cubic");
+        assert_eq!(
+            "bbr:beta=0.7,probe_rtt_interval=5000ms,seed=0"
+                .parse::<ControllerSpec>()
+                .unwrap()
+                .to_string(),
+            "bbr"
+        );
+        assert_eq!(
+            "bbr:seed=3,probe_rtt_duration=0.25s,loss_thresh=0.05"
+                .parse::<ControllerSpec>()
+                .unwrap()
+                .to_string(),
+            "bbr:probe_rtt_duration=250ms,loss_thresh=0.05,seed=3"
+        );
+        match "bbr:probe_rtt_interval=2s,iw=4".parse::<ControllerSpec>().unwrap() {
+            ControllerSpec::Bbr(c) => {
+                assert_eq!(c.probe_rtt_interval, std::time::Duration::from_secs(2));
+                assert_eq!(c.initial_window, Some(4));
+                assert_eq!(c.beta, BbrConfig::default().beta);
+            }
+            other => panic!("{other:?}"),
+        }
         assert_eq!(
             "newreno:lw=2,iw=2".parse::<ControllerSpec>().unwrap().to_string(),
             "newreno:iw=2"
@@ -747,7 +949,27 @@ mod tests {
     #[test]
     fn errors_name_the_bad_part() {
         let cases = [
-            ("bbr", "unknown controller `bbr`"),
+            ("bbr2", "unknown controller `bbr2`"),
+            ("bbr:gain=2", "unknown parameter `gain` for bbr (known: startup_gain,"),
+            ("bbr:beta=0", "beta: 0 must be in (0, 1]"),
+            ("bbr:beta=x", "beta: `x` is not a number"),
+            ("bbr:loss_thresh=1", "loss_thresh: 1 must be in (0, 1)"),
+            ("bbr:startup_gain=0.9", "startup_gain: 0.9 must be in [1, 100]"),
+            ("bbr:up_gain=inf", "up_gain: `inf` is not finite"),
+            ("bbr:drain_gain=2", "drain_gain: 2 must be in (0, 1]"),
+            ("bbr:headroom=1", "headroom: 1 must be in [0, 1)"),
+            ("bbr:margin=100", "margin: 100 must be in [0, 100) percent"),
+            (
+                "bbr:probe_rtt_interval=5",
+                "probe_rtt_interval: invalid duration `5`: missing unit",
+            ),
+            ("bbr:probe_rtt_duration=0s", "probe_rtt_duration: must be positive"),
+            (
+                "bbr:probe_rtt_interval=20s",
+                "min_rtt_window: 10s must not be shorter than probe_rtt_interval 20s",
+            ),
+            ("bbr:iw=0", "iw: 0 packets is not in"),
+            ("bbr:seed=-1", "seed: `-1` is not a whole number"),
             (
                 "newreno:x=1",
                 "unknown parameter `x` for newreno (known: iw, lw, count)",

@@ -1,13 +1,15 @@
 //! Property tests over random event sequences, for every controller: the
 //! window stays finite and at or above the minimum window, nothing panics,
-//! and the snapshot agrees with `window()`.
+//! the snapshot agrees with `window()`, and a pacing rate, where a
+//! controller has one, is positive and finite.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use tput_cc::{
-    Ack, BandwidthSource, Congestion, CongestionKind, ControllerSpec, RttSample, SharedBandwidth, minimum_window,
+    Ack, AlgorithmState, BandwidthSource, Congestion, CongestionKind, ControllerSpec, RttSample, SharedBandwidth,
+    minimum_window,
 };
 
 #[derive(Debug, Clone)]
@@ -25,6 +27,10 @@ enum Event {
     Congestion { kind: u8, age_us: u32 },
     /// Send `bytes`.
     Sent { bytes: u16 },
+    /// Advance time by `gap_us`, then ack one of the packets sent so far
+    /// and still unacknowledged (the `pick`-th, modulo their number), by
+    /// its send time as quinn does, and end the ACK batch.
+    AckSent { gap_us: u32, pick: u16, app_limited: bool },
     /// The available bandwidth changes (guarantee controller only).
     Available { mbps: u16 },
     /// The path MTU changes.
@@ -38,6 +44,8 @@ fn event() -> impl Strategy<Value = Event> {
         2 => (0u32..10_000_000).prop_map(|in_flight| Event::EndAcks { in_flight }),
         2 => (0u8..3, 0u32..2_000_000).prop_map(|(kind, age_us)| Event::Congestion { kind, age_us }),
         2 => (1u16..1500).prop_map(|bytes| Event::Sent { bytes }),
+        3 => (0u32..50_000, any::<u16>(), any::<bool>())
+            .prop_map(|(gap_us, pick, app_limited)| Event::AckSent { gap_us, pick, app_limited }),
         1 => (0u16..2000).prop_map(|mbps| Event::Available { mbps }),
         1 => (1200u16..9000).prop_map(|mtu| Event::Mtu { mtu }),
     ]
@@ -58,6 +66,9 @@ fn specs() -> Vec<ControllerSpec> {
         "guarantee:target=20Mbit/s,eval=32rtt,slot=16rtt,mode=paper",
         "guarantee:target=900Mbit/s,eval=4rtt,slot=2rtt,mode=paper,margin=0",
         "guarantee:target=1Gbit/s,eval=2rtt,margin=1,overhead=1199",
+        "bbr",
+        "bbr:startup_gain=1,drain_gain=1,down_gain=0.1,up_gain=100,headroom=0,margin=99,loss_thresh=0.999",
+        "bbr:probe_rtt_interval=1ms,min_rtt_window=1ms,probe_rtt_duration=1ns,iw=1,beta=1,seed=7",
     ]
     .iter()
     .map(|s| s.parse().unwrap())
@@ -78,6 +89,8 @@ proptest! {
             let mut now = Instant::now() + Duration::from_secs(10);
             let mut min_rtt: Option<Duration> = None;
             let mut srtt = Duration::from_millis(333);
+            // Packets sent and not yet acknowledged: (send time, bytes).
+            let mut outstanding: Vec<(Instant, u64)> = Vec::new();
             for ev in &events {
                 match *ev {
                     Event::Ack { gap_us, bytes, rtt_us, app_limited } => {
@@ -97,7 +110,24 @@ proptest! {
                         let lost_bytes = if kind == CongestionKind::Ecn { 0 } else { mss };
                         cc.on_congestion(now, &Congestion { kind, sent, lost_bytes });
                     }
-                    Event::Sent { bytes } => cc.on_sent(now, bytes.into()),
+                    Event::Sent { bytes } => {
+                        cc.on_sent(now, bytes.into());
+                        outstanding.push((now, bytes.into()));
+                    }
+                    Event::AckSent { gap_us, pick, app_limited } => {
+                        now += Duration::from_micros(gap_us.into());
+                        if !outstanding.is_empty() {
+                            let (sent, bytes) = outstanding.remove(usize::from(pick) % outstanding.len());
+                            let latest = now - sent;
+                            let min = min_rtt.map_or(latest, |m| m.min(latest));
+                            min_rtt = Some(min);
+                            srtt = (srtt * 7 + latest) / 8;
+                            let rtt = RttSample { latest, smoothed: srtt, min };
+                            cc.on_ack(now, &Ack { sent, bytes, rtt, app_limited });
+                            let in_flight = outstanding.iter().map(|&(_, b)| b).sum();
+                            cc.on_end_acks(now, in_flight, app_limited);
+                        }
+                    }
                     Event::Available { mbps } => bw.set_available(u64::from(mbps) * 1_000_000),
                     Event::Mtu { mtu } => {
                         mss = mtu.into();
@@ -112,9 +142,20 @@ proptest! {
                 if let Some(ss) = snap.ssthresh_bytes {
                     prop_assert!(ss > 0, "{spec}: zero ssthresh");
                 }
+                if let Some(rate) = cc.pacing_rate() {
+                    prop_assert!(rate > 0, "{spec}: zero pacing rate after {ev:?}");
+                }
+                if let Some(quantum) = cc.send_quantum() {
+                    prop_assert!(quantum > 0 && quantum <= 64 * 1024 + 2 * mss, "{spec}: quantum {quantum}");
+                }
+                if let AlgorithmState::Bbr { pacing_rate_bytes_per_sec: r, max_bw_bytes_per_sec: bw, .. } = snap.state {
+                    prop_assert!(r.is_finite() && r > 0.0, "{spec}: pacing rate {r} after {ev:?}");
+                    prop_assert!(bw.is_finite() && bw >= 0.0, "{spec}: max_bw {bw}");
+                }
             }
             // A clone carries the same state.
             prop_assert_eq!(cc.clone().window(), cc.window());
+            prop_assert_eq!(cc.clone().pacing_rate(), cc.pacing_rate());
         }
     }
 }

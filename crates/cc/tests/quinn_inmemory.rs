@@ -15,7 +15,9 @@ use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig, Event, ServerConfig,
     StreamEvent, TransportConfig,
 };
-use tput_cc::{BandwidthSource, ControllerProbe, ControllerSpec, QuinnFactory, SharedBandwidth};
+use tput_cc::{
+    AlgorithmState, BandwidthSource, BbrMode, ControllerProbe, ControllerSpec, QuinnFactory, SharedBandwidth, Snapshot,
+};
 
 const LINK_BPS: u64 = 100_000_000;
 const ONE_WAY: Duration = Duration::from_millis(10);
@@ -56,6 +58,12 @@ struct Outcome {
     window_at_drop: Option<(usize, u64)>,
     received: usize,
     initial_window: u64,
+    /// The controller's state as last reported through the probe.
+    last: Snapshot,
+    /// BBR's states in the order they were first reported (empty for others).
+    bbr_modes: Vec<BbrMode>,
+    /// Virtual time from the first datagram to the last byte received.
+    elapsed: Duration,
 }
 
 fn run(spec: &ControllerSpec) -> Outcome {
@@ -113,6 +121,7 @@ fn run(spec: &ControllerSpec) -> Outcome {
     let mut received = 0usize;
     let mut done = false;
     let mut windows = Vec::new();
+    let mut bbr_modes = Vec::new();
     let mut window_at_drop = None;
     let mut pending_rx: VecDeque<(bool, Vec<u8>)> = VecDeque::new();
 
@@ -189,6 +198,14 @@ fn run(spec: &ControllerSpec) -> Outcome {
                         }
                     }
                     windows.push(conn.congestion_state().window());
+                    if let Some(Snapshot {
+                        state: AlgorithmState::Bbr { mode, .. },
+                        ..
+                    }) = probe.latest()
+                        && bbr_modes.last() != Some(&mode)
+                    {
+                        bbr_modes.push(mode);
+                    }
                     assert_eq!(
                         probe.latest().map(|s| s.cwnd_bytes),
                         Some(conn.congestion_state().window())
@@ -255,6 +272,9 @@ fn run(spec: &ControllerSpec) -> Outcome {
         window_at_drop,
         received,
         initial_window,
+        last: probe.latest().expect("the controller reported"),
+        bbr_modes,
+        elapsed: now - epoch,
     }
 }
 
@@ -296,4 +316,52 @@ fn every_controller_is_driven_through_the_adapter() {
             );
         }
     }
+}
+
+#[test]
+fn bbr_completes_a_transfer_through_quinn() {
+    // BBR (draft-ietf-ccwg-bbr-06) driven by quinn-proto's hook: send times
+    // key its delivery-rate samples, quinn's app_limited flag marks them.
+    let out = run(&"bbr".parse().unwrap());
+    assert_eq!(out.received, TRANSFER);
+    let max = out.windows.iter().copied().max().unwrap();
+    assert!(max > 4 * out.initial_window, "window never grew: max {max}");
+    // It filled the pipe and left Startup through Drain for ProbeBW.
+    assert_eq!(
+        out.bbr_modes[..2],
+        [BbrMode::Startup, BbrMode::Drain],
+        "{:?}",
+        out.bbr_modes
+    );
+    assert!(
+        out.bbr_modes
+            .iter()
+            .any(|m| matches!(m, BbrMode::ProbeBwDown | BbrMode::ProbeBwCruise)),
+        "{:?}",
+        out.bbr_modes
+    );
+    let AlgorithmState::Bbr {
+        max_bw_bytes_per_sec,
+        min_rtt_secs,
+        full_bw_reached,
+        ..
+    } = out.last.state
+    else {
+        panic!("{:?}", out.last.state)
+    };
+    assert!(full_bw_reached);
+    // The link carries 100 Mbit/s of datagrams plus 28 bytes each; quinn
+    // reports datagram bytes, so the estimate is about 1200/1228 = 0.977
+    // of the link rate, and never above it.
+    let link = LINK_BPS as f64 / 8.0;
+    let ratio = max_bw_bytes_per_sec / link;
+    assert!(
+        ratio > 0.9 && ratio <= 1.0,
+        "max_bw {max_bw_bytes_per_sec} = {ratio} x link"
+    );
+    // Min RTT: 2 x 10 ms plus serialization, never below the propagation delay.
+    assert!((0.020..0.0215).contains(&min_rtt_secs), "{min_rtt_secs}");
+    // 3 MB at 100 Mbit/s take 0.24 s plus Startup's round trips; a sender
+    // stalled by a bad model would take far longer (in virtual time).
+    assert!(out.elapsed < Duration::from_millis(700), "{:?}", out.elapsed);
 }
