@@ -33,6 +33,36 @@ pub struct Planned<P> {
     pub keep: Keep,
 }
 
+impl<P> Planned<P> {
+    /// `point`, simulating `scenario`, labelled with `labels` (key, value),
+    /// its result keeping `keep`.
+    pub fn new<const N: usize>(point: P, labels: [(&str, String); N], scenario: Scenario, keep: Keep) -> Self {
+        Planned {
+            point,
+            labels: labels.map(|(k, v)| (k.to_string(), v)).into(),
+            scenario,
+            keep,
+        }
+    }
+}
+
+/// A one-line error naming the first of the `asked` figures that is not
+/// one of the `known`, if any.
+pub fn check_figures(asked: &[String], known: &[&str]) -> Result<(), String> {
+    match asked.iter().find(|f| !known.contains(&f.as_str())) {
+        Some(f) => Err(format!("unknown figure {f:?}; known: {}", known.join(", "))),
+        None => Ok(()),
+    }
+}
+
+/// The run's result a point kept (`Keep::result`), or a one-line error
+/// saying that it kept none (a result of another bench's plan).
+pub fn kept_result(r: &PointResult) -> Result<&tput_lab::scenario::ScenarioResult, String> {
+    r.result
+        .as_ref()
+        .ok_or_else(|| "the point's result keeps no per-flow results (not from this bench's plan)".to_string())
+}
+
 /// Every point's measurement in plan order; a failed point carries its error.
 pub type Measurements<P, M> = [(P, Result<M, String>)];
 

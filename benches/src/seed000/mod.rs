@@ -606,11 +606,7 @@ impl Reproduction for Seed000 {
     /// interval records and delivered-bytes samples).
     fn points(&self) -> Result<Vec<Planned<Point>>, String> {
         let o = &self.options;
-        for f in &o.figures {
-            if !FIGURES.contains(&f.as_str()) {
-                return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
-            }
-        }
+        crate::repro::check_figures(&o.figures, &FIGURES)?;
         Ok(points(o)
             .into_iter()
             .map(|p| {
@@ -619,9 +615,7 @@ impl Reproduction for Seed000 {
                     ("variant", p.variant.to_string()),
                     ("target_pct", p.target_pct.to_string()),
                     ("n_reno", p.n_reno.to_string()),
-                ]
-                .map(|(k, v)| (k.to_string(), v))
-                .into();
+                ];
                 let keep = if p.figure == "fig4" {
                     Keep {
                         intervals: true,
@@ -631,12 +625,7 @@ impl Reproduction for Seed000 {
                 } else {
                     Keep::result()
                 };
-                Planned {
-                    labels,
-                    scenario: p.scenario.clone(),
-                    keep,
-                    point: p,
-                }
+                Planned::new(p.clone(), labels, p.scenario, keep)
             })
             .collect())
     }
@@ -653,10 +642,7 @@ impl Reproduction for Seed000 {
     }
 
     fn measure(&self, p: &Point, r: &tput_lab::plan::PointResult) -> Result<Measured, String> {
-        let result = r
-            .result
-            .as_ref()
-            .ok_or("the point's result keeps no per-flow results (not from this bench's plan)")?;
+        let result = crate::repro::kept_result(r)?;
         measured(p, result)
     }
 

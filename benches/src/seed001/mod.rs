@@ -564,15 +564,9 @@ impl Reproduction for Seed001 {
                     ("transport", p.transport.name().to_string()),
                     ("period_us", p.period.as_micros().to_string()),
                     ("occupancy", p.occupancy.to_string()),
-                ]
-                .map(|(k, v)| (k.to_string(), v))
-                .into();
-                Planned {
-                    labels,
-                    scenario: p.scenario(),
-                    keep: keep.clone(),
-                    point: p,
-                }
+                ];
+                let scenario = p.scenario();
+                Planned::new(p, labels, scenario, keep.clone())
             })
             .collect())
     }

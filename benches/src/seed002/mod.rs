@@ -527,11 +527,7 @@ impl Reproduction for Seed002 {
     /// goodput is measured from them).
     fn points(&self) -> Result<Vec<Planned<Point>>, String> {
         let o = &self.options;
-        for f in &o.figures {
-            if !FIGURES.contains(&f.as_str()) {
-                return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
-            }
-        }
+        crate::repro::check_figures(&o.figures, &FIGURES)?;
         if o.warmup >= o.duration || o.live_warmup >= o.live_duration {
             return Err("the warm-up must be shorter than the run".into());
         }
@@ -547,15 +543,9 @@ impl Reproduction for Seed002 {
                     ("variant", p.variant.label()),
                     ("rtt_ms", p.rtt_ms.to_string()),
                     ("ber", format!("{:e}", p.ber)),
-                ]
-                .map(|(k, v)| (k.to_string(), v))
-                .into();
-                Planned {
-                    labels,
-                    scenario: scenario(&p, o),
-                    keep: keep.clone(),
-                    point: p,
-                }
+                ];
+                let scenario = scenario(&p, o);
+                Planned::new(p, labels, scenario, keep.clone())
             })
             .collect())
     }
@@ -565,10 +555,7 @@ impl Reproduction for Seed002 {
     }
 
     fn measure(&self, p: &Point, r: &tput_lab::plan::PointResult) -> Result<PointResult, String> {
-        let result = r
-            .result
-            .as_ref()
-            .ok_or("the point's result keeps no per-flow results (not from this bench's plan)")?;
+        let result = crate::repro::kept_result(r)?;
         measure(p, &self.options, result)
     }
 

@@ -453,11 +453,7 @@ struct FigureSpec {
 }
 
 fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
-    for f in &o.figures {
-        if !FIGURES.contains(&f.as_str()) {
-            return Err(format!("unknown figure `{f}` (known: {})", FIGURES.join(", ")));
-        }
-    }
+    crate::repro::check_figures(&o.figures, &FIGURES)?;
     let want = |n: &str| o.figures.iter().any(|f| f == n);
     let mut figs = Vec::new();
     let per_cc = |f: &CurveOf<'_>, suffix: &str| {
@@ -672,15 +668,9 @@ impl Run {
     /// framework adds its identity, a hash of its labels, scenario, so of
     /// every option that shapes it, and what it keeps).
     fn planned(&self, o: &Options) -> Result<Planned<Run>, String> {
-        let labels: BTreeMap<String, String> = [("setup", self.setup.key()), ("rate_mbps", self.rate_mbps.to_string())]
-            .map(|(k, v)| (k.to_string(), v))
-            .into();
-        Ok(Planned {
-            labels,
-            scenario: self.setup.scenario(o, self.rate_mbps, self.seed)?,
-            keep: Keep::result(),
-            point: self.clone(),
-        })
+        let labels = [("setup", self.setup.key()), ("rate_mbps", self.rate_mbps.to_string())];
+        let scenario = self.setup.scenario(o, self.rate_mbps, self.seed)?;
+        Ok(Planned::new(self.clone(), labels, scenario, Keep::result()))
     }
 }
 
