@@ -386,16 +386,20 @@ pub fn bench_main<R: Reproduction>(name: &str, make: impl FnOnce(&BenchEnv) -> R
     };
     let jobs = env.jobs.unwrap_or_else(tput_lab::sweep::default_jobs);
     let (cpu0, wall0) = (crate::cpu_secs(), std::time::Instant::now());
-    match run(&r, &env.out, jobs, from.as_deref()) {
-        Ok(built) => {
+    match run_measured(&r, &env.out, jobs, from.as_deref()) {
+        Ok((built, measured)) => {
             print!("{}", built.text);
+            let failed = measured.iter().filter(|(_, m)| m.is_err()).count();
             if from.is_none() {
                 let cpu = cpu0.zip(crate::cpu_secs()).map(|(a, b)| b - a);
                 println!(
-                    "{name}: {jobs} thread(s), wall {:.1} s, CPU {} s",
+                    "{name}: {} simulations ({failed} failed) on {jobs} thread(s): wall {:.1} s, CPU {} s",
+                    measured.len(),
                     wall0.elapsed().as_secs_f64(),
                     cpu.map_or("?".into(), |c| format!("{c:.1}"))
                 );
+            } else {
+                println!("{name}: {} simulation results read ({failed} failed)", measured.len());
             }
             crate::finish(&built.files, built.failed)
         }
