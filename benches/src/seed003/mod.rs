@@ -844,7 +844,8 @@ impl Reproduction for Seed003 {
     }
 
     /// The next rate of every unfinished search and every curve rate not
-    /// yet run (see [`needed`]).
+    /// yet run (a search that needs its reference also gets its grid rates
+    /// above the offered load at once).
     fn next_round(&self, done: &Measurements<Run, RatePoint>) -> Result<Vec<Planned<Run>>, String> {
         let o = &self.options;
         let w = work(o)?;
