@@ -30,69 +30,14 @@
 //!   instead of simulating (with the same environment as `--plan`); a
 //!   missing result or one of another plan is an error naming the point.
 
-use std::time::Instant;
-
-use tput_benches::Mode;
-use tput_benches::seed000::{Options, plan, reproduce, reproduce_from};
+use tput_benches::seed000::{Options, Seed000};
 
 fn main() {
-    let mode = Mode::from_env("seed000");
-    let env = tput_benches::BenchEnv::read("seed000");
-    let mut o = if env.short {
-        Options::short(env.out.clone())
-    } else {
-        Options::full(env.out.clone())
-    };
-    if let Some(jobs) = env.jobs {
-        o.jobs = jobs;
-    }
-    if let Some(figures) = env.figures {
-        o.figures = figures;
-    }
-    let from = match mode {
-        Mode::Run => None,
-        Mode::Plan => tput_benches::print_plan("seed000", plan(&o)),
-        Mode::From(dir) => Some(dir),
-        Mode::PlanFrom(_) => {
-            eprintln!("seed000: --plan prints the whole plan in one round: give --plan or --from DIR");
-            std::process::exit(2);
+    tput_benches::repro::bench_main("seed000", |env| {
+        let mut options = if env.short { Options::short() } else { Options::full() };
+        if let Some(f) = &env.figures {
+            options.figures = f.clone();
         }
-    };
-    let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
-    let report = match &from {
-        Some(dir) => reproduce_from(&o, dir),
-        None => reproduce(&o, |line| eprintln!("{line}")),
-    };
-    match report {
-        Ok(report) if from.is_some() => {
-            print!("{}", report.text);
-            println!(
-                "{} simulation results read ({} failed)",
-                report.points.len() + report.failures.len() + usize::from(report.timeline.is_some()),
-                report.failures.len()
-            );
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Ok(report) => {
-            print!("{}", report.text);
-            let wall = wall0.elapsed().as_secs_f64();
-            let cpu = cpu0.zip(tput_benches::cpu_secs()).map(|(a, b)| b - a);
-            let sims: f64 = report.points.iter().map(|p| p.cpu_secs).sum::<f64>()
-                + report.timeline.as_ref().map_or(0.0, |t| t.cpu_secs);
-            println!(
-                "{} simulations ({} failed) on {} thread(s): wall {:.1} s, CPU {} s (simulations alone {:.1} s)",
-                report.points.len() + report.failures.len() + usize::from(report.timeline.is_some()),
-                report.failures.len(),
-                o.jobs,
-                wall,
-                cpu.map_or("?".into(), |c| format!("{c:.1}")),
-                sims
-            );
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Err(e) => {
-            eprintln!("seed000: {e}");
-            std::process::exit(2);
-        }
-    }
+        Ok(Seed000 { options })
+    })
 }

@@ -36,66 +36,11 @@
 //! traces, which a point's result does not keep: `--from` runs them here, as
 //! a local run does.
 
-use std::time::Instant;
-
-use tput_benches::Mode;
-use tput_benches::seed001::{Options, plan, reproduce, reproduce_from};
+use tput_benches::seed001::{Options, Seed001};
 
 fn main() {
-    let mode = Mode::from_env("seed001");
-    let env = tput_benches::BenchEnv::read("seed001");
-    let mut o = if env.short {
-        Options::short(env.out.clone())
-    } else {
-        Options::full(env.out.clone())
-    };
-    if let Some(jobs) = env.jobs {
-        o.jobs = jobs;
-    }
-    let from = match mode {
-        Mode::Run => None,
-        Mode::Plan => tput_benches::print_plan("seed001", plan(&o)),
-        Mode::From(dir) => Some(dir),
-        Mode::PlanFrom(_) => {
-            eprintln!("seed001: --plan prints the whole plan in one round: give --plan or --from DIR");
-            std::process::exit(2);
-        }
-    };
-    let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
-    let report = match &from {
-        Some(dir) => reproduce_from(&o, dir, |line| eprintln!("{line}")),
-        None => reproduce(&o, |line| eprintln!("{line}")),
-    };
-    match report {
-        Ok(report) if from.is_some() => {
-            print!("{}", report.text);
-            println!(
-                "{} simulation results read ({} failed), timelines simulated here in {:.1} CPU-s",
-                report.points.len() + report.failures.len(),
-                report.failures.len(),
-                report.timeline_cpu_secs
-            );
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Ok(report) => {
-            print!("{}", report.text);
-            let wall = wall0.elapsed().as_secs_f64();
-            let cpu = cpu0.zip(tput_benches::cpu_secs()).map(|(a, b)| b - a);
-            let sims: f64 = report.points.iter().map(|p| p.cpu_secs).sum::<f64>() + report.timeline_cpu_secs;
-            println!(
-                "{} simulations ({} failed) on {} thread(s): wall {:.1} s, CPU {} s (simulations alone {:.1} s)",
-                report.points.len() + report.failures.len(),
-                report.failures.len(),
-                o.jobs,
-                wall,
-                cpu.map_or("?".into(), |c| format!("{c:.1}")),
-                sims
-            );
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Err(e) => {
-            eprintln!("seed001: {e}");
-            std::process::exit(2);
-        }
-    }
+    tput_benches::repro::bench_main("seed001", |env| {
+        let options = if env.short { Options::short() } else { Options::full() };
+        Ok(Seed001 { options })
+    })
 }

@@ -35,72 +35,14 @@
 //! plan holds them, and `--from` runs them here as a local run does (leave
 //! them out with `TPUT_BENCH_FIGURES=rtt,ber`).
 
-use std::time::Instant;
-
-use tput_benches::Mode;
-use tput_benches::seed002::{Options, plan, reproduce, reproduce_from};
+use tput_benches::seed002::{Options, Seed002};
 
 fn main() {
-    let mode = Mode::from_env("seed002");
-    let env = tput_benches::BenchEnv::read("seed002");
-    let mut o = if env.short {
-        Options::short(env.out.clone())
-    } else {
-        Options::full(env.out.clone())
-    };
-    if let Some(jobs) = env.jobs {
-        o.jobs = jobs;
-    }
-    if let Some(figures) = env.figures {
-        o.figures = figures;
-    }
-    let from = match mode {
-        Mode::Run => None,
-        Mode::Plan => tput_benches::print_plan("seed002", plan(&o)),
-        Mode::From(dir) => Some(dir),
-        Mode::PlanFrom(_) => {
-            eprintln!("seed002: --plan prints the whole plan in one round: give --plan or --from DIR");
-            std::process::exit(2);
+    tput_benches::repro::bench_main("seed002", |env| {
+        let mut options = if env.short { Options::short() } else { Options::full() };
+        if let Some(f) = &env.figures {
+            options.figures = f.clone();
         }
-    };
-    let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
-    let report = match &from {
-        Some(dir) => reproduce_from(&o, dir, |line| eprintln!("{line}")),
-        None => reproduce(&o, |line| eprintln!("{line}")),
-    };
-    match report {
-        Ok(report) if from.is_some() => {
-            print!("{}", report.text);
-            println!(
-                "{} simulation results read and {} live transfers ({} failed): wall {:.1} s",
-                report.points.len(),
-                report.live.len(),
-                report.failures.len(),
-                wall0.elapsed().as_secs_f64()
-            );
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Ok(report) => {
-            print!("{}", report.text);
-            let wall = wall0.elapsed().as_secs_f64();
-            let cpu = cpu0.zip(tput_benches::cpu_secs()).map(|(a, b)| b - a);
-            let sims: f64 = report.points.iter().map(|p| p.cpu_secs).sum();
-            println!(
-                "{} simulations and {} live transfers ({} failed) on {} thread(s): wall {:.1} s (live {:.1} s), CPU {} s (simulations alone {:.1} s)",
-                report.points.len(),
-                report.live.len(),
-                report.failures.len(),
-                o.jobs,
-                wall,
-                report.live_secs,
-                cpu.map_or("?".into(), |c| format!("{c:.1}")),
-                sims
-            );
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Err(e) => {
-            eprintln!("seed002: {e}");
-            std::process::exit(2);
-        }
-    }
+        Ok(Seed002 { options })
+    })
 }

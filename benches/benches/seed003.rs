@@ -32,92 +32,30 @@
 //!   environment as `--plan`); a simulation that is still needed is an
 //!   error naming it. Results of other options are not used.
 
-use std::time::Instant;
-
-use tput_benches::Mode;
-use tput_benches::seed003::{Options, plan, reproduce, reproduce_from};
+use tput_benches::seed003::{Options, Seed003};
 use tput_lab::scenario::Transport;
 
 fn main() {
-    let mode = Mode::from_env("seed003");
-    let env = tput_benches::BenchEnv::read("seed003");
-    let mut o = if env.short {
-        Options::short(env.out.clone())
-    } else {
-        Options::full(env.out.clone())
-    };
-    if let Some(jobs) = env.jobs {
-        o.jobs = jobs;
-    }
-    let list = |v: String| -> Vec<String> {
-        v.split(',')
-            .map(|f| f.trim().to_string())
-            .filter(|f| !f.is_empty())
-            .collect()
-    };
-    if let Ok(figs) = std::env::var("TPUT_BENCH_FIGURES") {
-        o.figures = list(figs);
-    }
-    if let Ok(t) = std::env::var("TPUT_BENCH_TRANSPORTS") {
-        let mut ts = Vec::new();
-        for name in list(t) {
-            match name.as_str() {
-                "tcp" => ts.push(Transport::Tcp),
-                "quic" => ts.push(Transport::Quic),
-                other => {
-                    eprintln!("seed003: unknown transport `{other}` in TPUT_BENCH_TRANSPORTS (known: tcp, quic)");
-                    std::process::exit(2);
+    tput_benches::repro::bench_main("seed003", |env| {
+        let mut options = if env.short { Options::short() } else { Options::full() };
+        if let Some(f) = &env.figures {
+            options.figures = f.clone();
+        }
+        if let Ok(t) = std::env::var("TPUT_BENCH_TRANSPORTS") {
+            let mut ts = Vec::new();
+            for name in t.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match name {
+                    "tcp" => ts.push(Transport::Tcp),
+                    "quic" => ts.push(Transport::Quic),
+                    other => {
+                        return Err(format!(
+                            "unknown transport `{other}` in TPUT_BENCH_TRANSPORTS (known: tcp, quic)"
+                        ));
+                    }
                 }
             }
+            options.transports = ts;
         }
-        o.transports = ts;
-    }
-    let from = match mode {
-        Mode::Run => None,
-        Mode::Plan => tput_benches::print_plan("seed003", plan(&o, None)),
-        Mode::PlanFrom(dir) => tput_benches::print_plan("seed003", plan(&o, Some(&dir))),
-        Mode::From(dir) => Some(dir),
-    };
-    let (cpu0, wall0) = (tput_benches::cpu_secs(), Instant::now());
-    let report = match &from {
-        Some(dir) => reproduce_from(&o, dir),
-        None => reproduce(&o, |line| eprintln!("{line}")),
-    };
-    match report {
-        Ok(report) if from.is_some() => {
-            print!("{}", report.text);
-            println!(
-                "{} searches from {} simulation results ({} failed searches)",
-                report.searches.len(),
-                report.runs,
-                report.failures.len()
-            );
-            for f in &report.failures {
-                println!("failed: {f}");
-            }
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Ok(report) => {
-            print!("{}", report.text);
-            let wall = wall0.elapsed().as_secs_f64();
-            let cpu = cpu0.zip(tput_benches::cpu_secs()).map(|(a, b)| b - a);
-            println!(
-                "{} searches, {} simulations ({} failed searches) on {} thread(s): wall {:.1} s, CPU {} s",
-                report.searches.len(),
-                report.runs,
-                report.failures.len(),
-                o.jobs,
-                wall,
-                cpu.map_or("?".into(), |c| format!("{c:.1}")),
-            );
-            for f in &report.failures {
-                println!("failed: {f}");
-            }
-            tput_benches::finish(&report.files, !report.failures.is_empty());
-        }
-        Err(e) => {
-            eprintln!("seed003: {e}");
-            std::process::exit(2);
-        }
-    }
+        Ok(Seed003 { options })
+    })
 }

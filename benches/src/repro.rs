@@ -33,8 +33,44 @@ pub struct Planned<P> {
     pub keep: Keep,
 }
 
+impl<P> Planned<P> {
+    /// `point`, simulating `scenario`, labelled with `labels` (key, value),
+    /// its result keeping `keep`.
+    pub fn new<const N: usize>(point: P, labels: [(&str, String); N], scenario: Scenario, keep: Keep) -> Self {
+        Planned {
+            point,
+            labels: labels.map(|(k, v)| (k.to_string(), v)).into(),
+            scenario,
+            keep,
+        }
+    }
+}
+
+/// A one-line error naming the first of the `asked` figures that is not
+/// one of the `known`, if any.
+pub fn check_figures(asked: &[String], known: &[&str]) -> Result<(), String> {
+    match asked.iter().find(|f| !known.contains(&f.as_str())) {
+        Some(f) => Err(format!("unknown figure {f:?}; known: {}", known.join(", "))),
+        None => Ok(()),
+    }
+}
+
+/// The run's result a point kept (`Keep::result`), or a one-line error
+/// saying that it kept none (a result of another bench's plan).
+pub fn kept_result(r: &PointResult) -> Result<&tput_lab::scenario::ScenarioResult, String> {
+    r.result
+        .as_ref()
+        .ok_or_else(|| "the point's result keeps no per-flow results (not from this bench's plan)".to_string())
+}
+
 /// Every point's measurement in plan order; a failed point carries its error.
 pub type Measurements<P, M> = [(P, Result<M, String>)];
+
+/// The points of `R` with their measurements, in plan order.
+pub type Measured<R> = Vec<(
+    <R as Reproduction>::Point,
+    Result<<R as Reproduction>::Measured, String>,
+)>;
 
 /// What [`Reproduction::build`] made.
 #[derive(Debug, Clone, Default)]
@@ -45,6 +81,10 @@ pub struct Built {
     pub files: Vec<PathBuf>,
     /// Whether something the figures need failed (the bench exits with 1).
     pub failed: bool,
+    /// What failed in work the build did itself (live runs, say), one line
+    /// each: listed under `FAILED points:` after the plan points' failures
+    /// (and the bench exits with 1).
+    pub failures: Vec<String>,
 }
 
 /// A paper's (or a question's) reproduction: its science, without the driver.
@@ -67,15 +107,189 @@ pub trait Reproduction: Sync {
     /// Tables and files from every point's measurement (in plan order; a
     /// failed point carries its error), written under `out`.
     fn build(&self, out: &Path, measured: &Measurements<Self::Point, Self::Measured>) -> Result<Built, String>;
+
+    /// Whether the simulations come in rounds, each depending on the
+    /// results of the rounds before (a search's next rate on its last):
+    /// then [`next_round`](Self::next_round) says what each round runs,
+    /// [`points`](Self::points) is the first round, every point carries an
+    /// `id` label (a hash of its labels, scenario and what it keeps) by
+    /// which results from elsewhere are matched, and `--plan --from DIR`
+    /// prints the next round given the results in `DIR`.
+    fn in_rounds(&self) -> bool {
+        false
+    }
+
+    /// The simulations still needed, given those done so far (in the order
+    /// done, with their measurements); none when finished. The default:
+    /// every point in one round.
+    fn next_round(
+        &self,
+        done: &Measurements<Self::Point, Self::Measured>,
+    ) -> Result<Vec<Planned<Self::Point>>, String> {
+        if done.is_empty() { self.points() } else { Ok(Vec::new()) }
+    }
 }
 
-/// The plan of `r`'s simulations, in the order a local run runs them.
-pub fn plan<R: Reproduction>(r: &R) -> Result<(Vec<R::Point>, Vec<tput_lab::plan::Point>), String> {
-    let planned = r.points()?;
-    let points = planned.iter().map(|p| p.point.clone()).collect();
-    let items = planned.into_iter().map(|p| (p.labels, p.scenario, p.keep)).collect();
+/// `planned` with each point's `id` label: the identity of the point on its
+/// own (a one-point plan's id), which a reproduction in rounds matches
+/// results by.
+fn identified<P>(mut planned: Vec<Planned<P>>) -> Result<Vec<Planned<P>>, String> {
+    for p in &mut planned {
+        let one = vec![(p.labels.clone(), p.scenario.clone(), p.keep.clone())];
+        let id = tput_lab::plan::plan_scenarios(one)
+            .map_err(|e| e.to_string())?
+            .remove(0)
+            .plan;
+        p.labels.insert("id".into(), id);
+    }
+    Ok(planned)
+}
+
+/// The plan of `planned`, in order, and its points.
+fn plan_of<P>(planned: Vec<Planned<P>>) -> Result<(Vec<P>, Vec<tput_lab::plan::Point>), String> {
+    let mut points = Vec::with_capacity(planned.len());
+    let mut items = Vec::with_capacity(planned.len());
+    for p in planned {
+        points.push(p.point);
+        items.push((p.labels, p.scenario, p.keep));
+    }
     let plan = tput_lab::plan::plan_scenarios(items).map_err(|e| e.to_string())?;
     Ok((points, plan))
+}
+
+/// The plan of `r`'s simulations, in the order a local run runs them (of
+/// its first round, for a reproduction in rounds).
+pub fn plan<R: Reproduction>(r: &R) -> Result<(Vec<R::Point>, Vec<tput_lab::plan::Point>), String> {
+    let planned = r.points()?;
+    plan_of(if r.in_rounds() { identified(planned)? } else { planned })
+}
+
+/// The results under `dir` (in it and in its subdirectories, one per
+/// round: what `tputctl sweep run` wrote), by their points' `id` label.
+fn results_by_id(name: &str, dir: &Path) -> Result<BTreeMap<String, PointResult>, String> {
+    let mut dirs = vec![dir.to_path_buf()];
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut subdirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    dirs.extend(subdirs);
+    let mut known = BTreeMap::new();
+    for d in dirs {
+        let has_points = std::fs::read_dir(&d)
+            .map_err(|e| format!("cannot read {}: {e}", d.display()))?
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().starts_with("point-"));
+        if !has_points {
+            continue;
+        }
+        let c = tput_lab::plan::collect(&d).map_err(|e| e.to_string())?;
+        for x in c.results {
+            let Some(id) = x.vary.get("id").cloned() else {
+                return Err(format!(
+                    "{}: point {} is not a result of a {name} plan",
+                    d.display(),
+                    x.index
+                ));
+            };
+            known.insert(id, x);
+        }
+    }
+    Ok(known)
+}
+
+/// The rounds of `r` replayed on the results `known` as far as they go:
+/// the points done with their results, and the next round's points that
+/// `known` lacks (none: every round is there).
+#[allow(clippy::type_complexity)]
+fn replay_rounds<R: Reproduction>(
+    r: &R,
+    known: &BTreeMap<String, PointResult>,
+) -> Result<(Vec<(R::Point, Ran)>, Vec<Planned<R::Point>>), String> {
+    let mut done = Vec::new();
+    let mut results = Vec::new();
+    let mut ids = std::collections::BTreeSet::new();
+    loop {
+        let need = identified(r.next_round(&done)?)?;
+        let (found, missing): (Vec<_>, Vec<_>) = need
+            .into_iter()
+            .filter(|p| !ids.contains(&p.labels["id"]))
+            .partition(|p| known.contains_key(&p.labels["id"]));
+        if found.is_empty() {
+            return Ok((results, missing));
+        }
+        for p in found {
+            let id = p.labels["id"].clone();
+            let x = &known[&id];
+            done.push((p.point.clone(), r.measure(&p.point, x)));
+            results.push((p.point, Ok((x.clone(), 0.0))));
+            ids.insert(id);
+        }
+    }
+}
+
+/// The plan of the next round of `r` (a reproduction in rounds) given the
+/// results under `dir`: what `--plan --from DIR` prints (empty: every round
+/// is there, build with `--from DIR`).
+pub fn plan_from<R: Reproduction>(r: &R, dir: &Path) -> Result<Vec<tput_lab::plan::Point>, String> {
+    let (_, missing) = replay_rounds(r, &results_by_id(r.name(), dir)?)?;
+    plan_of(missing).map(|(_, plan)| plan)
+}
+
+/// Every point of `r` (a reproduction in rounds) and its result: run here,
+/// round by round, or read from `from`.
+fn rounds<R: Reproduction>(r: &R, jobs: usize, from: Option<&Path>) -> Result<Vec<(R::Point, Ran)>, String> {
+    if let Some(dir) = from {
+        let known = results_by_id(r.name(), dir)?;
+        let (done, missing) = replay_rounds(r, &known)?;
+        if let Some(first) = missing.first() {
+            return Err(format!(
+                "{}: no result for {}{}: run the next round (--plan --from {})",
+                dir.display(),
+                r.label(&first.point),
+                match missing.len() {
+                    1 => String::new(),
+                    n => format!(" (and {} more)", n - 1),
+                },
+                dir.display()
+            ));
+        }
+        return Ok(done);
+    }
+    let mut done: Measured<R> = Vec::new();
+    let mut ran_all: Vec<(R::Point, Ran)> = Vec::new();
+    for round in 1.. {
+        let need = identified(r.next_round(&done)?)?;
+        if need.is_empty() {
+            break;
+        }
+        let (points, plan) = plan_of(need)?;
+        let total = plan.len();
+        let ran = run_parallel(&plan, jobs, crate::run_point, |n, p, ran| {
+            progress_line(r, &format!("round {round}: {n}/{total}"), &points[p.index], ran)
+        });
+        for (p, ran) in points.into_iter().zip(ran) {
+            let m = ran.as_ref().map_err(Clone::clone).and_then(|(x, _)| r.measure(&p, x));
+            done.push((p.clone(), m));
+            ran_all.push((p, ran));
+        }
+    }
+    Ok(ran_all)
+}
+
+/// One progress line to stderr for a finished point.
+fn progress_line<R: Reproduction>(r: &R, count: &str, point: &R::Point, ran: &Ran) {
+    let line = match ran
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|(x, _)| r.measure(point, x))
+    {
+        Ok(m) => r.progress(&m),
+        Err(e) => format!("FAILED: {e}"),
+    };
+    let cpu = ran.as_ref().map_or(0.0, |(_, c)| *c);
+    eprintln!("[{count}] {}: {line} ({cpu:.1} CPU-s)", r.label(point));
 }
 
 /// Run `r`'s simulations here on `jobs` threads (`from: None`, with one
@@ -83,48 +297,54 @@ pub fn plan<R: Reproduction>(r: &R) -> Result<(Vec<R::Point>, Vec<tput_lab::plan
 /// (what `tputctl sweep run` wrote), then build its tables and files in
 /// `out` (`cpu.csv` only for a local run).
 pub fn run<R: Reproduction>(r: &R, out: &Path, jobs: usize, from: Option<&Path>) -> Result<Built, String> {
-    let (points, plan) = plan(r)?;
-    let ran: Vec<Ran> = match from {
-        Some(dir) => crate::plan_results(dir, &plan, |i| r.label(&points[i]))?
-            .into_iter()
-            .map(|x| Ok((x, 0.0)))
-            .collect(),
-        None => {
-            let total = plan.len();
-            run_parallel(&plan, jobs, crate::run_point, |done, p, ran| {
-                let point = &points[p.index];
-                let line = match ran
-                    .as_ref()
-                    .map_err(Clone::clone)
-                    .and_then(|(x, _)| r.measure(point, x))
-                {
-                    Ok(m) => r.progress(&m),
-                    Err(e) => format!("FAILED: {e}"),
-                };
-                let cpu = ran.as_ref().map_or(0.0, |(_, c)| *c);
-                eprintln!("[{done}/{total}] {}: {line} ({cpu:.1} CPU-s)", r.label(point));
-            })
-        }
+    run_measured(r, out, jobs, from).map(|(built, _)| built)
+}
+
+/// [`run`], also returning every point's measurement in plan order (for
+/// tests that judge the numbers, not only the files).
+pub fn run_measured<R: Reproduction>(
+    r: &R,
+    out: &Path,
+    jobs: usize,
+    from: Option<&Path>,
+) -> Result<(Built, Measured<R>), String> {
+    let ran: Vec<(R::Point, Ran)> = if r.in_rounds() {
+        rounds(r, jobs, from)?
+    } else {
+        let (points, plan) = plan(r)?;
+        let ran: Vec<Ran> = match from {
+            Some(dir) => crate::plan_results(dir, &plan, |i| r.label(&points[i]))?
+                .into_iter()
+                .map(|x| Ok((x, 0.0)))
+                .collect(),
+            None => {
+                let total = plan.len();
+                run_parallel(&plan, jobs, crate::run_point, |done, p, ran| {
+                    progress_line(r, &format!("{done}/{total}"), &points[p.index], ran)
+                })
+            }
+        };
+        points.into_iter().zip(ran).collect()
     };
     std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
-    let mut cpu = String::from("point,label,cpu_secs\n");
-    let measured: Vec<_> = points
+    let mut cpu = Csv::new(&["point", "label", "cpu_secs"]);
+    let measured: Vec<_> = ran
         .into_iter()
-        .zip(ran)
         .enumerate()
         .map(|(i, (p, ran))| {
             if let Ok((_, secs)) = &ran {
-                let _ = writeln!(cpu, "{i},\"{}\",{secs}", r.label(&p).replace('"', "'"));
+                crate::csv_row!(cpu, i, r.label(&p), secs);
             }
             let m = ran.and_then(|(x, _)| r.measure(&p, &x));
             (p, m)
         })
         .collect();
     let mut built = r.build(out, &measured)?;
-    let failures: Vec<String> = measured
+    let mut failures: Vec<String> = measured
         .iter()
         .filter_map(|(p, m)| m.as_ref().err().map(|e| format!("{}: {e}", r.label(p))))
         .collect();
+    failures.append(&mut built.failures);
     if !failures.is_empty() {
         built.failed = true;
         let _ = writeln!(built.text, "\nFAILED points:");
@@ -134,13 +354,13 @@ pub fn run<R: Reproduction>(r: &R, out: &Path, jobs: usize, from: Option<&Path>)
     }
     if from.is_none() {
         let path = out.join("cpu.csv");
-        std::fs::write(&path, cpu).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        std::fs::write(&path, cpu.finish()).map_err(|e| format!("writing {}: {e}", path.display()))?;
         built.files.push(path);
     }
     let path = out.join("tables.txt");
     std::fs::write(&path, &built.text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     built.files.push(path);
-    Ok(built)
+    Ok((built, measured))
 }
 
 /// The `main` of a reproduction bench: read [`Mode`] and [`BenchEnv`] for
@@ -158,6 +378,7 @@ pub fn bench_main<R: Reproduction>(name: &str, make: impl FnOnce(&BenchEnv) -> R
         Mode::Run => None,
         Mode::Plan => crate::print_plan(name, plan(&r).map(|(_, p)| p)),
         Mode::From(dir) => Some(dir),
+        Mode::PlanFrom(dir) if r.in_rounds() => crate::print_plan(name, plan_from(&r, &dir)),
         Mode::PlanFrom(_) => {
             eprintln!("{name}: --plan prints the whole plan in one round: give --plan or --from DIR");
             std::process::exit(2);
@@ -165,16 +386,20 @@ pub fn bench_main<R: Reproduction>(name: &str, make: impl FnOnce(&BenchEnv) -> R
     };
     let jobs = env.jobs.unwrap_or_else(tput_lab::sweep::default_jobs);
     let (cpu0, wall0) = (crate::cpu_secs(), std::time::Instant::now());
-    match run(&r, &env.out, jobs, from.as_deref()) {
-        Ok(built) => {
+    match run_measured(&r, &env.out, jobs, from.as_deref()) {
+        Ok((built, measured)) => {
             print!("{}", built.text);
+            let failed = measured.iter().filter(|(_, m)| m.is_err()).count();
             if from.is_none() {
                 let cpu = cpu0.zip(crate::cpu_secs()).map(|(a, b)| b - a);
                 println!(
-                    "{name}: {jobs} thread(s), wall {:.1} s, CPU {} s",
+                    "{name}: {} simulations ({failed} failed) on {jobs} thread(s): wall {:.1} s, CPU {} s",
+                    measured.len(),
                     wall0.elapsed().as_secs_f64(),
                     cpu.map_or("?".into(), |c| format!("{c:.1}"))
                 );
+            } else {
+                println!("{name}: {} simulation results read ({failed} failed)", measured.len());
             }
             crate::finish(&built.files, built.failed)
         }
@@ -183,4 +408,49 @@ pub fn bench_main<R: Reproduction>(name: &str, make: impl FnOnce(&BenchEnv) -> R
             std::process::exit(2)
         }
     }
+}
+
+/// A CSV file built row by row, its cells written with `Display` (so a
+/// float reads as `{}` prints it: `1`, `0.25`, `NaN`) and quoted by the
+/// `csv` crate only where a cell needs it (a comma, a quote, a line break).
+#[derive(Debug)]
+pub struct Csv {
+    w: csv::Writer<Vec<u8>>,
+}
+
+impl Csv {
+    /// A file whose first line is `header`.
+    pub fn new(header: &[&str]) -> Csv {
+        let mut c = Csv {
+            w: csv::WriterBuilder::new().flexible(true).from_writer(Vec::new()),
+        };
+        c.row(header);
+        c
+    }
+
+    /// Append one row.
+    pub fn row<T: std::fmt::Display>(&mut self, cells: &[T]) {
+        // Writing into a Vec cannot fail.
+        let _ = self.w.write_record(cells.iter().map(|c| c.to_string()));
+    }
+
+    /// The file's text.
+    pub fn finish(self) -> String {
+        let bytes = self.w.into_inner().unwrap_or_default();
+        String::from_utf8(bytes).unwrap_or_default()
+    }
+}
+
+/// One CSV row of mixed cells: `csv_row!(c, a, b, c)` appends `a,b,c` to the [`Csv`] `c`.
+#[macro_export]
+macro_rules! csv_row {
+    ($csv:expr, $($cell:expr),+ $(,)?) => {
+        $csv.row(&[$(&$cell as &dyn ::std::fmt::Display),+])
+    };
+}
+
+/// Write `files` (name, contents) into `dir`, creating it; the paths written.
+pub fn write_files<N: AsRef<str>>(dir: &Path, files: &[(N, String)]) -> Result<Vec<PathBuf>, String> {
+    let refs: Vec<(&str, String)> = files.iter().map(|(n, t)| (n.as_ref(), t.clone())).collect();
+    tput_lab::report::write_files(dir, &refs).map_err(|e| e.to_string())
 }

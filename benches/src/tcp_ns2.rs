@@ -752,7 +752,7 @@ pub fn run_ber_model(c: &BerCase, gbn: bool) -> Result<BerMetrics, String> {
         seed: c.seed,
         duration: c.duration,
         warmup: c.warmup,
-        ..Options::full(std::env::temp_dir())
+        ..Options::full()
     };
     let p = Point {
         figure: "ber",

@@ -3,30 +3,36 @@
 
 use std::time::Duration;
 
-use tput_benches::seed000::{FIGURES, Options, reproduce, timeline};
+use tput_benches::repro;
+use tput_benches::seed000::{FIGURES, Measured, Options, Seed000, timeline};
 
 #[test]
 fn every_figure_runs_at_toy_size_and_writes_its_files() {
     let dir = std::env::temp_dir().join(format!("tput-seed000-test-{}", std::process::id()));
-    let o = Options {
+    let options = Options {
         point_duration: Duration::from_secs(3),
         timeline_duration: Duration::from_secs(6),
         reno_counts: vec![2],
         targets_pct: vec![10],
         seeds: vec![1],
-        jobs: 2,
-        ..Options::short(dir.clone())
+        ..Options::short()
     };
-    let mut lines = Vec::new();
-    let report = reproduce(&o, |l| lines.push(l.to_string())).expect("reproduction runs");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let (built, measured) = repro::run_measured(&Seed000 { options }, &dir, 2, None).expect("reproduction runs");
+    assert!(!built.failed, "{}", built.text);
+    assert_eq!(measured.len(), 12, "one measurement per simulation");
+    let mut points = Vec::new();
+    let mut timeline = None;
+    for (_, m) in measured {
+        match m.expect("every point measured") {
+            Measured::Point(p) => points.push(p),
+            Measured::Timeline(t) => timeline = Some(t),
+        }
+    }
     // fig6: guarantee, newreno, fixed; fig6-inline and fig6-eq45: one each;
     // fig7: independent, coordinated; fig6-tcp: the 2 x 2.
-    assert_eq!(report.points.len(), 11);
-    assert_eq!(lines.len(), 12, "one progress line per simulation: {lines:?}");
+    assert_eq!(points.len(), 11);
     let point = |variant: &str| {
-        report
-            .points
+        points
             .iter()
             .find(|p| p.variant == variant)
             .unwrap_or_else(|| panic!("no {variant} point"))
@@ -36,7 +42,7 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     // plain NewReno in the same seat.
     assert_eq!(point("guarantee").success, 1.0, "{:?}", point("guarantee"));
     assert!(point("guarantee").success >= point("newreno").success);
-    for p in &report.points {
+    for p in &points {
         assert!(p.tested_mbps > 0.0 && p.reno_mbps > 0.0, "{p:?}");
         if !p.variant.starts_with("5 ") {
             assert_eq!(
@@ -70,7 +76,7 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     // The fixed window sends at most its rate: cwnd = 10 Mbit/s * min RTT.
     let fixed = point("fixed");
     assert!(fixed.tested_mbps < 10.5, "{fixed:?}");
-    let t = report.timeline.as_ref().expect("fig4 ran");
+    let t = timeline.as_ref().expect("fig4 ran");
     assert_eq!(t.phases.len(), 2, "0-5 s and 5-6 s");
     assert!(t.samples.len() >= 55, "{} samples of 100 ms", t.samples.len());
     for name in [
@@ -108,11 +114,11 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
 
 #[test]
 fn unknown_figures_are_refused_by_name() {
-    let o = Options {
+    let options = Options {
         figures: vec!["fig6".into(), "fig9".into()],
-        ..Options::short(std::env::temp_dir())
+        ..Options::short()
     };
-    let e = reproduce(&o, |_| {}).expect_err("fig9 does not exist");
+    let e = repro::plan(&Seed000 { options }).expect_err("fig9 does not exist");
     assert!(e.contains("fig9") && e.contains(FIGURES[0]), "{e}");
 }
 

@@ -2,23 +2,26 @@
 //! order, and `--from` builds the same tables and files from their results
 //! as a local run does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use tput_benches::seed000::{Options, plan, reproduce, reproduce_from};
+use tput_benches::repro;
+use tput_benches::seed000::{Options, Seed000};
 use tput_lab::plan::{read_points, result_path, write_result};
 
-fn options(out: PathBuf) -> Options {
+fn options() -> Options {
     Options {
         point_duration: Duration::from_secs(2),
         timeline_duration: Duration::from_secs(6),
         reno_counts: vec![1],
         targets_pct: vec![10],
         seeds: vec![1],
-        jobs: 2,
         figures: ["fig4", "fig6", "fig7", "fig6-tcp"].map(String::from).to_vec(),
-        ..Options::short(out)
     }
+}
+
+fn plan(s: &Seed000) -> Result<Vec<tput_lab::plan::Point>, String> {
+    repro::plan(s).map(|(_, p)| p)
 }
 
 fn read(dir: &Path, name: &str) -> String {
@@ -31,10 +34,9 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&base);
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
 
-    let o = options(local.clone());
-    let report = reproduce(&o, |_| {}).expect("the local run");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
-    assert!(report.timeline.is_some());
+    let o = Seed000 { options: options() };
+    let built = repro::run(&o, &local, 2, None).expect("the local run");
+    assert!(!built.failed, "{}", built.text);
 
     // The plan as --plan prints it reads back as a plan file.
     let points = plan(&o).expect("a plan");
@@ -53,13 +55,8 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
         let r = p.run().unwrap_or_else(|e| panic!("point {}: {e}", p.index));
         write_result(&results, &r).unwrap();
     }
-    let o_from = Options {
-        jobs: 1,
-        ..options(from.clone())
-    };
-    let rebuilt = reproduce_from(&o_from, &results).expect("built from the results");
-    assert!(rebuilt.failures.is_empty(), "{:?}", rebuilt.failures);
-    assert_eq!(rebuilt.points.len(), report.points.len());
+    let rebuilt = repro::run(&o, &from, 1, Some(&results)).expect("built from the results");
+    assert!(!rebuilt.failed, "{}", rebuilt.text);
     for name in [
         "tables.txt",
         "points.csv",
@@ -78,14 +75,16 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
 
     // A missing result is named; so are results of another plan.
     std::fs::remove_file(result_path(&results, 3)).unwrap();
-    let e = reproduce_from(&o_from, &results).expect_err("point 3 is missing");
+    let e = repro::run(&o, &from, 1, Some(&results)).expect_err("point 3 is missing");
     assert!(e.contains("no result for point 3 (fig6 fixed 10% n=1 seed 1)"), "{e}");
     assert!(!e.contains('\n'), "one line: {e}");
-    let other = Options {
-        seeds: vec![2],
-        ..options(from.clone())
+    let other = Seed000 {
+        options: Options {
+            seeds: vec![2],
+            ..options()
+        },
     };
-    let e = reproduce_from(&other, &results).expect_err("another seed, another plan");
+    let e = repro::run(&other, &from, 1, Some(&results)).expect_err("another seed, another plan");
     assert!(e.contains("not of this plan"), "{e}");
     let _ = std::fs::remove_dir_all(&base);
 }

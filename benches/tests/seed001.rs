@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
-use tput_benches::seed001::{Options, Placement, Point, Transport, collapsed, link_bound_mbps, reproduce, threshold};
+use tput_benches::repro;
+use tput_benches::seed001::{Options, Placement, Point, Seed001, Transport, collapsed, link_bound_mbps, threshold};
 use tput_lab::scenario::CutModeSpec;
 
 #[test]
 fn the_sweep_runs_at_toy_size_and_writes_its_files() {
     let dir = std::env::temp_dir().join(format!("tput-seed001-test-{}", std::process::id()));
-    let o = Options {
-        jobs: 2,
+    let options = Options {
         duration: Duration::from_millis(300),
         side_duration: Duration::from_millis(300),
         periods: vec![Duration::from_micros(10), Duration::from_millis(1)],
@@ -23,17 +23,17 @@ fn the_sweep_runs_at_toy_size_and_writes_its_files() {
         sensitivity: false,
         placement: false,
         timeline_duration: Duration::from_millis(300),
-        out_dir: dir.clone(),
     };
-    let mut lines = Vec::new();
-    let report = reproduce(&o, |l| lines.push(l.to_string())).expect("reproduction runs");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let (built, measured) = repro::run_measured(&Seed001 { options }, &dir, 2, None).expect("reproduction runs");
+    assert!(!built.failed, "{}", built.text);
+    let points: Vec<_> = measured
+        .into_iter()
+        .map(|(_, m)| m.expect("every point measured"))
+        .collect();
     // Main: 2 transports x 2 periods x 2 occupancies; side: 4 studies x 2 x 2.
-    assert_eq!(report.points.len(), 8 + 16);
-    assert!(lines.len() >= 24, "one progress line per simulation: {lines:?}");
+    assert_eq!(points.len(), 8 + 16);
     let get = |study: &str, t: Transport, period_us: u64, occ: f64| {
-        report
-            .points
+        points
             .iter()
             .find(|r| {
                 r.point.study == study

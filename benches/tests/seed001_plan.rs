@@ -2,15 +2,15 @@
 //! any order, count their timeouts as they run, and `--from` builds the same
 //! tables and files from their results as a local run does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use tput_benches::seed001::{Options, Transport, plan, reproduce, reproduce_from};
+use tput_benches::repro;
+use tput_benches::seed001::{Options, Seed001, Transport};
 use tput_lab::plan::{read_points, result_path, write_result};
 
-fn options(out: PathBuf) -> Options {
+fn options() -> Options {
     Options {
-        jobs: 2,
         duration: Duration::from_millis(600),
         side_duration: Duration::from_millis(300),
         periods: vec![Duration::from_millis(10)],
@@ -23,7 +23,6 @@ fn options(out: PathBuf) -> Options {
         sensitivity: false,
         placement: false,
         timeline_duration: Duration::ZERO,
-        out_dir: out,
     }
 }
 
@@ -37,18 +36,18 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&base);
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
 
-    let o = options(local.clone());
-    let report = reproduce(&o, |_| {}).expect("the local run");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let o = Seed001 { options: options() };
+    let (built, measured) = repro::run_measured(&o, &local, 2, None).expect("the local run");
+    assert!(!built.failed, "{}", built.text);
     // Half the time cut off in 5 ms pieces: the TCP sender times out.
-    let tcp_cut = report
-        .points
+    let tcp_cut = measured
         .iter()
+        .filter_map(|(_, m)| m.as_ref().ok())
         .find(|r| r.point.study == "drop" && r.point.transport == Transport::TcpNewReno && r.point.occupancy == 0.5)
         .expect("the point");
     assert!(tcp_cut.timeouts > 0, "{tcp_cut:?}");
 
-    let points = plan(&o).expect("a plan");
+    let (_, points) = repro::plan(&o).expect("a plan");
     // Main: 2 transports x 2 occupancies; side: 4 studies x 2 transports.
     assert_eq!(points.len(), 4 + 8);
     let file = base.join("plan.jsonl");
@@ -67,19 +66,15 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     for r in ran {
         write_result(&results, &r.expect("the point runs")).unwrap();
     }
-    let o_from = Options {
-        jobs: 1,
-        ..options(from.clone())
-    };
-    let rebuilt = reproduce_from(&o_from, &results, |_| {}).expect("built from the results");
-    assert!(rebuilt.failures.is_empty(), "{:?}", rebuilt.failures);
+    let rebuilt = repro::run(&o, &from, 1, Some(&results)).expect("built from the results");
+    assert!(!rebuilt.failed, "{}", rebuilt.text);
     for name in ["tables.txt", "seed001_points.csv", "remedies_tcp_newreno.svg"] {
         assert_eq!(read(&local, name), read(&from, name), "{name} differs");
     }
     assert!(local.join("cpu.csv").exists() && !from.join("cpu.csv").exists());
 
     std::fs::remove_file(result_path(&results, 0)).unwrap();
-    let e = reproduce_from(&o_from, &results, |_| {}).expect_err("point 0 is missing");
+    let e = repro::run(&o, &from, 1, Some(&results)).expect_err("point 0 is missing");
     assert!(e.contains("no result for point 0 (drop TCP NewReno"), "{e}");
     let _ = std::fs::remove_dir_all(&base);
 }

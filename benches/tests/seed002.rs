@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
+use tput_benches::repro;
 use tput_benches::seed002::{
-    BUFFER_BYTES, FIGURES, Options, Point, TCP_WINDOW, Variant, buffers_bound, reproduce, scenario, window_bound,
+    BUFFER_BYTES, FIGURES, Options, Point, Seed002, TCP_WINDOW, Variant, buffers_bound, scenario, window_bound,
 };
 
-fn toy(dir: std::path::PathBuf) -> Options {
+fn toy() -> Options {
     Options {
-        jobs: 2,
         duration: Duration::from_secs(4),
         warmup: Duration::from_secs(1),
         rtts_ms: vec![0, 150],
@@ -20,29 +20,30 @@ fn toy(dir: std::path::PathBuf) -> Options {
         live_buffers: vec![4],
         live_duration: Duration::from_secs(3),
         live_warmup: Duration::from_secs(1),
-        ..Options::short(dir)
+        ..Options::short()
     }
 }
 
 #[test]
 fn every_figure_runs_at_toy_size_and_obeys_the_bounds() {
     let dir = std::env::temp_dir().join(format!("tput-seed002-test-{}", std::process::id()));
-    let o = toy(dir.clone());
-    let mut lines = Vec::new();
-    let report = reproduce(&o, |l| lines.push(l.to_string())).expect("reproduction runs");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let (built, measured) = repro::run_measured(&Seed002 { options: toy() }, &dir, 2, None).expect("reproduction runs");
+    // Failed points and failed live transfers alike.
+    assert!(!built.failed, "{}", built.text);
+    let points: Vec<_> = measured
+        .into_iter()
+        .map(|(_, m)| m.expect("every point measured"))
+        .collect();
     // rtt: 2 RTTs x (2 controllers x 2 N + TCP); ber: 2 RTTs x 3.
-    assert_eq!(report.points.len(), 16);
-    assert_eq!(lines.len(), 17, "one progress line per point: {lines:?}");
+    assert_eq!(points.len(), 16);
     let at = |figure: &str, v: Variant, rtt: u32| {
-        report
-            .points
+        points
             .iter()
             .find(|p| p.point.figure == figure && p.point.variant == v && p.point.rtt_ms == rtt)
             .unwrap_or_else(|| panic!("no {figure} {v:?} {rtt}"))
             .mbps
     };
-    for p in &report.points {
+    for p in &points {
         // Verified payload can never exceed the bottleneck's raw rate.
         assert!(p.mbps > 0.5 && p.mbps < 36.864, "{p:?}");
     }
@@ -57,12 +58,18 @@ fn every_figure_runs_at_toy_size_and_obeys_the_bounds() {
     let tcp = at("rtt", Variant::TcpWindowLimited, 150);
     let bound = window_bound(TCP_WINDOW, 36e6, 0.150) / 1e6;
     assert!(tcp < bound * 1.03 && tcp > bound * 0.8, "TCP {tcp} vs {bound}");
-    assert_eq!(report.live.len(), 1);
-    let live = &report.live[0];
-    assert!(live.error.is_none(), "{live:?}");
-    // Only that it ran and verified its bytes: its rate depends on the
-    // machine's load (the bench's table compares it with the simulation).
-    assert!(live.verified_bytes > 100_000 && live.mbps > 0.0, "{live:?}");
+    // One live transfer, as `live.csv` has it: only that it ran and
+    // verified its bytes (its rate depends on the machine's load; the
+    // bench's table compares it with the simulation).
+    let live = std::fs::read_to_string(dir.join("live.csv")).expect("live.csv");
+    let rows: Vec<Vec<&str>> = live.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 1, "{live}");
+    let (mbps, verified, error) = (rows[0][2], rows[0][6], rows[0][9]);
+    assert!(error.is_empty(), "{live}");
+    assert!(
+        verified.parse::<u64>().unwrap() > 100_000 && mbps.parse::<f64>().unwrap() > 0.0,
+        "{live}"
+    );
     for name in [
         "tables.txt",
         "points.csv",
@@ -92,17 +99,17 @@ fn every_figure_runs_at_toy_size_and_obeys_the_bounds() {
 
 #[test]
 fn unknown_figures_are_refused_by_name() {
-    let o = Options {
+    let options = Options {
         figures: vec!["rtt".into(), "fig9".into()],
-        ..Options::short(std::env::temp_dir())
+        ..Options::short()
     };
-    let e = reproduce(&o, |_| {}).expect_err("fig9 does not exist");
+    let e = repro::plan(&Seed002 { options }).expect_err("fig9 does not exist");
     assert!(e.contains("fig9") && e.contains(FIGURES[0]), "{e}");
 }
 
 #[test]
 fn a_point_is_deterministic() {
-    let o = toy(std::env::temp_dir());
+    let o = toy();
     let p = Point {
         figure: "ber",
         variant: Variant::Quic { cubic: false, n: 2 },

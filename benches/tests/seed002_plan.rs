@@ -2,22 +2,22 @@
 //! anywhere, in any order, and `--from` builds the same tables and files
 //! from their results as a local run does.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use tput_benches::seed002::{Options, plan, reproduce, reproduce_from};
+use tput_benches::repro;
+use tput_benches::seed002::{Options, Seed002};
 use tput_lab::plan::{read_points, result_path, write_result};
 
-fn options(out: PathBuf) -> Options {
+fn options() -> Options {
     Options {
-        jobs: 2,
         duration: Duration::from_secs(3),
         warmup: Duration::from_secs(1),
         rtts_ms: vec![0, 100],
         buffers: vec![1, 4],
         bers: vec![1e-7],
         figures: vec!["rtt".into(), "ber".into()],
-        ..Options::short(out)
+        ..Options::short()
     }
 }
 
@@ -31,15 +31,15 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     let _ = std::fs::remove_dir_all(&base);
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
 
-    let o = options(local.clone());
-    let report = reproduce(&o, |_| {}).expect("the local run");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
-    assert!(report.live.is_empty(), "no live figure asked for");
+    let o = Seed002 { options: options() };
+    let (built, measured) = repro::run_measured(&o, &local, 2, None).expect("the local run");
+    assert!(!built.failed, "{}", built.text);
+    assert!(!local.join("live.csv").exists(), "no live figure asked for");
 
-    let points = plan(&o).expect("a plan");
+    let (_, points) = repro::plan(&o).expect("a plan");
     // rtt: 2 RTTs x (2 controllers x 2 N + TCP); ber: 2 RTTs x 3.
     assert_eq!(points.len(), 16);
-    assert_eq!(points.len(), report.points.len());
+    assert_eq!(points.len(), measured.len());
     let file = base.join("plan.jsonl");
     std::fs::create_dir_all(&base).unwrap();
     std::fs::write(&file, tput_lab::plan::plan_text(&points).unwrap()).unwrap();
@@ -52,24 +52,9 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
         let r = p.run().unwrap_or_else(|e| panic!("point {}: {e}", p.index));
         write_result(&results, &r).unwrap();
     }
-    let o_from = Options {
-        jobs: 1,
-        ..options(from.clone())
-    };
-    let rebuilt = reproduce_from(&o_from, &results, |_| {}).expect("built from the results");
-    assert!(rebuilt.failures.is_empty(), "{:?}", rebuilt.failures);
-    assert_eq!(
-        rebuilt.points,
-        report
-            .points
-            .iter()
-            .map(|p| {
-                let mut p = p.clone();
-                p.cpu_secs = 0.0;
-                p
-            })
-            .collect::<Vec<_>>()
-    );
+    let (rebuilt, remeasured) = repro::run_measured(&o, &from, 1, Some(&results)).expect("built from the results");
+    assert!(!rebuilt.failed, "{}", rebuilt.text);
+    assert_eq!(remeasured, measured);
     for name in [
         "tables.txt",
         "points.csv",
@@ -82,16 +67,18 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     assert!(local.join("cpu.csv").exists() && !from.join("cpu.csv").exists());
 
     std::fs::remove_file(result_path(&results, 15)).unwrap();
-    let e = reproduce_from(&o_from, &results, |_| {}).expect_err("point 15 is missing");
+    let e = repro::run(&o, &from, 1, Some(&results)).expect_err("point 15 is missing");
     assert!(
         e.contains("no result for point 15 (ber TCP go-back-N rtt=100ms ber=1e-7)"),
         "{e}"
     );
-    let other = Options {
-        rtts_ms: vec![0, 50],
-        ..options(from.clone())
+    let other = Seed002 {
+        options: Options {
+            rtts_ms: vec![0, 50],
+            ..options()
+        },
     };
-    let e = reproduce_from(&other, &results, |_| {}).expect_err("other RTTs, another plan");
+    let e = repro::run(&other, &from, 1, Some(&results)).expect_err("other RTTs, another plan");
     assert!(e.contains("not of this plan"), "{e}");
     let _ = std::fs::remove_dir_all(&base);
 }

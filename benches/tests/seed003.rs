@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use tput_benches::seed003::{Options, RatePoint, Setup, passes, reproduce, search_with};
+use tput_benches::repro;
+use tput_benches::seed003::{Options, RatePoint, Seed003, Setup, passes, search_with};
 use tput_lab::files::FileStats;
 use tput_lab::scenario::Transport;
 
@@ -70,7 +71,7 @@ fn rates_at_or_below_the_load_fail_without_a_run_and_lost_files_fail() {
 #[test]
 fn every_figure_runs_at_toy_size_and_writes_its_files() {
     let dir = std::env::temp_dir().join(format!("seed003-toy-{}", std::process::id()));
-    let mut o = Options::short(dir.clone());
+    let mut o = Options::short();
     o.window = Duration::from_secs(1);
     o.files_per_flow = 1.0;
     o.drain = Duration::from_secs(5);
@@ -80,18 +81,14 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     o.flows_delays_ms = vec![10.0];
     o.sizes_mbit = vec![1.0];
     o.controllers = vec!["newreno".into()];
-    o.jobs = 2;
-    let mut lines = Vec::new();
-    let r = reproduce(&o, |l| lines.push(l.to_string())).unwrap();
+    let s3 = Seed003 { options: o };
+    let (built, measured) = repro::run_measured(&s3, &dir, 2, None).unwrap();
+    assert!(!built.failed, "{}", built.text);
+    let r = s3.report(&measured).unwrap();
     assert!(r.failures.is_empty(), "{:?}", r.failures);
-    let search_lines = lines.iter().filter(|l| !l.starts_with("[round")).count();
-    assert_eq!(search_lines, r.searches.len());
-    // One line per simulation, in rounds.
-    assert_eq!(
-        lines.iter().filter(|l| l.starts_with("[round")).count(),
-        r.runs,
-        "{lines:?}"
-    );
+    // Every simulation ran once.
+    let cpu = std::fs::read_to_string(dir.join("cpu.csv")).unwrap();
+    assert_eq!(cpu.lines().count(), 1 + measured.len(), "{cpu}");
     // The D_e-vs-rate curves ran on their grid above the offered load.
     assert!(!r.curves.is_empty());
     assert!(
@@ -128,8 +125,8 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
             );
         }
     }
-    assert!(r.text.contains("paper 60"), "{}", r.text);
-    assert!(r.text.contains("newreno:iw=2"), "{}", r.text);
+    assert!(built.text.contains("paper 60"), "{}", built.text);
+    assert!(built.text.contains("newreno:iw=2"), "{}", built.text);
     let csv = std::fs::read_to_string(dir.join("wmin.csv")).unwrap();
     assert!(csv.lines().count() > 4);
     let _ = std::fs::remove_dir_all(&dir);
@@ -137,8 +134,8 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
 
 #[test]
 fn unknown_figures_are_refused_by_name() {
-    let mut o = Options::short(std::env::temp_dir().join("seed003-none"));
+    let mut o = Options::short();
     o.figures = vec!["fig9".into()];
-    let e = reproduce(&o, |_| {}).unwrap_err();
+    let e = repro::plan(&Seed003 { options: o }).unwrap_err();
     assert!(e.contains("fig9") && e.contains("delay"), "{e}");
 }

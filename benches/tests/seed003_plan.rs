@@ -3,14 +3,15 @@
 //! DIR` each next one until nothing is left; `--from DIR` then builds the
 //! same tables and files as a local run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use tput_benches::seed003::{Options, plan, reproduce, reproduce_from};
+use tput_benches::repro;
+use tput_benches::seed003::{Options, Seed003};
 use tput_lab::plan::{read_points, result_path, write_result};
 
-fn options(out: PathBuf) -> Options {
-    let mut o = Options::short(out);
+fn options() -> Options {
+    let mut o = Options::short();
     o.window = Duration::from_secs(1);
     o.files_per_flow = 1.0;
     o.drain = Duration::from_secs(5);
@@ -23,7 +24,6 @@ fn options(out: PathBuf) -> Options {
     o.sizes_mbit = vec![1.0];
     o.controllers = vec!["newreno".into()];
     o.figures = vec!["delay".into(), "size".into()];
-    o.jobs = 2;
     o
 }
 
@@ -38,21 +38,21 @@ fn rounds_of_plans_run_elsewhere_give_the_local_run_s_files_byte_for_byte() {
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
     std::fs::create_dir_all(&results).unwrap();
 
-    let o = options(local.clone());
-    let mut lines = Vec::new();
-    let report = reproduce(&o, |l| lines.push(l.to_string())).expect("the local run");
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
-    let local_rounds = lines
-        .iter()
-        .filter_map(|l| l.strip_prefix("[round ")?.split(':').next())
-        .max();
+    let o = Seed003 { options: options() };
+    let (built, measured) = repro::run_measured(&o, &local, 2, None).expect("the local run");
+    assert!(!built.failed, "{}", built.text);
 
     // Round by round, each round's points last first into a directory of
     // its own, until the plan is empty.
     let mut rounds = 0;
     let mut simulations = 0;
     loop {
-        let points = plan(&o, (rounds > 0).then_some(results.as_path())).expect("a plan");
+        let points = if rounds == 0 {
+            repro::plan(&o).map(|(_, p)| p)
+        } else {
+            repro::plan_from(&o, &results)
+        }
+        .expect("a plan");
         if points.is_empty() {
             break;
         }
@@ -68,19 +68,11 @@ fn rounds_of_plans_run_elsewhere_give_the_local_run_s_files_byte_for_byte() {
         simulations += points.len();
     }
     assert!(rounds >= 2, "the bisection needs rounds after the first: {rounds}");
-    assert_eq!(
-        local_rounds,
-        Some(rounds.to_string().as_str()),
-        "the local run's rounds"
-    );
-    assert_eq!(simulations, report.runs, "the same simulations");
+    assert_eq!(simulations, measured.len(), "the same simulations");
 
-    let o_from = Options {
-        jobs: 1,
-        ..options(from.clone())
-    };
-    let rebuilt = reproduce_from(&o_from, &results).expect("built from the results");
-    assert!(rebuilt.failures.is_empty(), "{:?}", rebuilt.failures);
+    let (rebuilt, remeasured) = repro::run_measured(&o, &from, 1, Some(&results)).expect("built from the results");
+    assert!(!rebuilt.failed, "{}", rebuilt.text);
+    assert_eq!(remeasured.len(), measured.len(), "the same simulations");
     for name in [
         "tables.txt",
         "wmin.csv",
@@ -94,7 +86,7 @@ fn rounds_of_plans_run_elsewhere_give_the_local_run_s_files_byte_for_byte() {
 
     // A result the figures need is named when it is missing.
     std::fs::remove_file(result_path(&results.join("round-2"), 0)).unwrap();
-    let e = reproduce_from(&o_from, &results).expect_err("a result is missing");
+    let e = repro::run(&o, &from, 1, Some(&results)).expect_err("a result is missing");
     assert!(
         e.contains("no result for ") && e.contains("Mbit/s: run the next round"),
         "{e}"

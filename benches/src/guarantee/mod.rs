@@ -325,15 +325,9 @@ impl Guarantee {
             ("competitor", p.competitor.to_string()),
             ("target_pct", p.target_pct.to_string()),
             ("n", p.n.to_string()),
-        ]
-        .map(|(k, v)| (k.to_string(), v))
-        .into();
-        Planned {
-            scenario: scenario(group, p.n, &comp, p.seed, o.duration),
-            labels,
-            keep: Keep::result(),
-            point: p,
-        }
+        ];
+        let scenario = scenario(group, p.n, &comp, p.seed, o.duration);
+        Planned::new(p, labels, scenario, Keep::result())
     }
 }
 
@@ -407,11 +401,7 @@ impl Reproduction for Guarantee {
 
     fn points(&self) -> Result<Vec<Planned<Point>>, String> {
         let o = &self.options;
-        for f in &o.figures {
-            if !FIGURES.contains(&f.as_str()) {
-                return Err(format!("unknown figure {f:?}; known: {}", FIGURES.join(", ")));
-            }
-        }
+        crate::repro::check_figures(&o.figures, &FIGURES)?;
         let mut out = Vec::new();
         let mut add = |figure, variant: &str, competitor, target_pct, n, seed| {
             out.push(self.planned(Point {
@@ -465,10 +455,7 @@ impl Reproduction for Guarantee {
     }
 
     fn measure(&self, p: &Point, r: &PointResult) -> Result<Measured, String> {
-        let result = r
-            .result
-            .as_ref()
-            .ok_or("the point's result keeps no per-flow results (not from this bench's plan)")?;
+        let result = crate::repro::kept_result(r)?;
         let each = if p.figure == "fig7" {
             f64::from(p.target_pct) / 5.0
         } else {

@@ -65,28 +65,34 @@
 //! flows' file statistics, labelled with its configuration, rate and an
 //! identity (a hash of its scenario, so of every option that shapes it).
 //! A search's next rate depends on the results before it, so the
-//! simulations come in rounds ([`plan`]): the first holds every reference
+//! simulations come in rounds ([`Reproduction::in_rounds`]): the first holds every reference
 //! run at 100 Mbit/s with every grid rate above the offered load (tried
 //! together rather than one by one until the first failure; a rate below
 //! the first failure is run needlessly) and the `D_e`-vs-rate curves; each
-//! next round holds one bisection step of every unfinished search. A local
-//! run ([`reproduce`]) runs those rounds, each in parallel, and builds the
-//! figures from the results as read back from JSON; [`reproduce_from`]
-//! builds the same tables and files from results that `tputctl sweep run`
-//! wrote anywhere, one directory per round. The bench's flags: `--plan`,
-//! `--plan --from DIR`, `--from DIR` (see `benches/benches/seed003.rs`).
+//! next round holds one bisection step of every unfinished search.
+//! [`Seed003`] is that [`Reproduction`]: [`crate::repro`] runs the rounds
+//! here, each in parallel, and builds the figures from the results as read
+//! back from JSON, or builds the same tables and files from results that
+//! `tputctl sweep run` wrote anywhere, one directory per round. The bench's
+//! flags: `--plan`, `--plan --from DIR`, `--from DIR` (see
+//! `benches/benches/seed003.rs`).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use tput_cc::units::Rate;
 use tput_lab::files::{FileStats, pooled};
 use tput_lab::plan::Keep;
-use tput_lab::plot::{Band, BandPoint, Figure, Panel, Series, Trace};
 use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, Scenario, TcpSpec, TopologySpec, Transport, run_with};
 use tput_lab::tcp::Recovery;
+
+use crate::repro::{Built, Measurements, Planned, Reproduction};
+
+mod tables;
+
+pub use tables::stats;
+use tables::{figure_xs, pick_x};
 
 /// The four controllers of the paper, as `tput-cc` specs.
 pub const CONTROLLERS: [&str; 4] = ["newreno", "cubic", "vegas", "ctcp"];
@@ -97,10 +103,6 @@ pub const FIGURES: [&str; 5] = ["delay", "flows", "size", "buffer", "iw"];
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where to write tables, CSV and SVG.
-    pub out_dir: PathBuf,
-    /// Worker threads.
-    pub jobs: usize,
     /// Seeds per configuration.
     pub seeds: Vec<u64>,
     /// Shortest arrival window.
@@ -129,10 +131,8 @@ pub struct Options {
 
 impl Options {
     /// The full reproduction.
-    pub fn full(out_dir: PathBuf) -> Self {
+    pub fn full() -> Self {
         Self {
-            out_dir,
-            jobs: tput_lab::sweep::default_jobs(),
             seeds: vec![1, 2, 3],
             window: Duration::from_secs(20),
             files_per_flow: 30.0,
@@ -149,7 +149,7 @@ impl Options {
     }
 
     /// A smoke test of every figure: one seed, short windows, coarse resolution.
-    pub fn short(out_dir: PathBuf) -> Self {
+    pub fn short() -> Self {
         Self {
             seeds: vec![1],
             window: Duration::from_secs(4),
@@ -160,7 +160,7 @@ impl Options {
             flows: vec![1, 5],
             flows_delays_ms: vec![10.0],
             sizes_mbit: vec![1.0, 10.0],
-            ..Self::full(out_dir)
+            ..Self::full()
         }
     }
 }
@@ -300,7 +300,8 @@ pub struct Search {
     pub reference: RatePoint,
     /// Every rate tried, in the order tried (the reference first).
     pub points: Vec<RatePoint>,
-    /// CPU seconds of the search's thread.
+    /// CPU seconds of the search's thread ([`search`]; 0 when replayed from
+    /// plan points, whose CPU seconds are in the framework's `cpu.csv`).
     pub cpu_secs: f64,
     /// An error, if a run failed.
     pub error: Option<String>,
@@ -422,19 +423,14 @@ pub fn search(setup: &Setup, o: &Options, seed: u64) -> Search {
     Search::of(setup, seed, r, cpu_secs)
 }
 
-/// What [`reproduce`] made.
+/// Every search and curve run of a reproduction, replayed from its plan
+/// points' measurements.
 #[derive(Debug, Default)]
 pub struct Report {
-    /// The tables (also in `tables.txt`).
-    pub text: String,
     /// Every search.
     pub searches: Vec<(Setup, Search)>,
-    /// Files written.
-    pub files: Vec<PathBuf>,
-    /// Searches that failed, with the reason.
+    /// Searches and curve runs that failed, with the reason.
     pub failures: Vec<String>,
-    /// Distinct simulations behind the report (a rate shared by a search and a curve counts once).
-    pub runs: usize,
     /// The extra rates of the `D_e`-vs-rate curves (first seed).
     pub curves: Vec<(Setup, RatePoint)>,
 }
@@ -457,11 +453,7 @@ struct FigureSpec {
 }
 
 fn figure_specs(o: &Options) -> Result<Vec<FigureSpec>, String> {
-    for f in &o.figures {
-        if !FIGURES.contains(&f.as_str()) {
-            return Err(format!("unknown figure `{f}` (known: {})", FIGURES.join(", ")));
-        }
-    }
+    crate::repro::check_figures(&o.figures, &FIGURES)?;
     let want = |n: &str| o.figures.iter().any(|f| f == n);
     let mut figs = Vec::new();
     let per_cc = |f: &CurveOf<'_>, suffix: &str| {
@@ -653,10 +645,13 @@ fn work(o: &Options) -> Result<Work, String> {
 
 /// One simulation: `setup` at `rate_mbps` for `seed`, for a search or a curve.
 #[derive(Debug, Clone, PartialEq)]
-struct Run {
-    setup: Setup,
-    seed: u64,
-    rate_mbps: f64,
+pub struct Run {
+    /// The configuration.
+    pub setup: Setup,
+    /// Its seed.
+    pub seed: u64,
+    /// The bottleneck's rate, Mbit/s.
+    pub rate_mbps: f64,
 }
 
 impl Run {
@@ -664,27 +659,34 @@ impl Run {
         format!("{} seed {} at {} Mbit/s", self.setup.key(), self.seed, self.rate_mbps)
     }
 
-    /// The plan point's labels, and its identity: a hash of its labels,
-    /// scenario (so of every option that shapes it) and what it keeps.
-    fn point(&self, o: &Options) -> Result<(BTreeMap<String, String>, Scenario), String> {
-        let s = self.setup.scenario(o, self.rate_mbps, self.seed)?;
-        let mut labels: BTreeMap<String, String> =
-            [("setup", self.setup.key()), ("rate_mbps", self.rate_mbps.to_string())]
-                .map(|(k, v)| (k.to_string(), v))
-                .into();
-        let id = tput_lab::plan::plan_scenarios(vec![(labels.clone(), s.clone(), Keep::result())])
-            .map_err(|e| format!("{}: {e}", self.label()))?
-            .remove(0)
-            .plan;
-        labels.insert("id".into(), id);
-        Ok((labels, s))
+    /// The run's key in [`Known`]: every field, floats to the last bit.
+    fn key(&self) -> String {
+        format!("{self:?}")
+    }
+
+    /// The plan point: labelled with its configuration and rate (the
+    /// framework adds its identity, a hash of its labels, scenario, so of
+    /// every option that shapes it, and what it keeps).
+    fn planned(&self, o: &Options) -> Result<Planned<Run>, String> {
+        let labels = [("setup", self.setup.key()), ("rate_mbps", self.rate_mbps.to_string())];
+        let scenario = self.setup.scenario(o, self.rate_mbps, self.seed)?;
+        Ok(Planned::new(self.clone(), labels, scenario, Keep::result()))
     }
 }
 
-/// Rates measured so far, by point identity ([`Run::point`]'s `id`): the
-/// rate point and its simulation's CPU seconds (0 when read from a file),
-/// or why the run failed.
-type Known = BTreeMap<String, Result<(RatePoint, f64), String>>;
+/// Rates measured so far, by [`Run::key`]: the rate point, or why the run
+/// failed.
+type Known = BTreeMap<String, Result<RatePoint, String>>;
+
+/// What the runs `done` measured, by [`Run::key`].
+fn known_of(done: &Measurements<Run, RatePoint>) -> Known {
+    done.iter()
+        .map(|(run, m)| {
+            let m = m.clone().map_err(|e| format!("{}: {e}", run.setup.key()));
+            (run.key(), m)
+        })
+        .collect()
+}
 
 /// A search replayed on what is known: done, or the rate it needs next.
 enum Replay {
@@ -695,28 +697,16 @@ enum Replay {
 /// Replay the search of `setup` for `seed` ([`search_with`]) on `known`:
 /// the rates it tries are the rates a search run here would try, in the
 /// same order, because each decision depends only on the results before it.
-fn replay(o: &Options, setup: &Setup, seed: u64, known: &Known) -> Result<Replay, String> {
+fn replay(o: &Options, setup: &Setup, seed: u64, known: &Known) -> Replay {
     let mut needs = None;
-    let mut cpu_secs = 0.0;
-    let mut fatal = None;
     let r = search_with(setup.offered_mbps(), o.resolution_mbps, |rate| {
         let run = Run {
             setup: setup.clone(),
             seed,
             rate_mbps: rate,
         };
-        let id = match run.point(o) {
-            Ok((labels, _)) => labels["id"].clone(),
-            Err(e) => {
-                fatal = Some(e.clone());
-                return Err(e);
-            }
-        };
-        match known.get(&id) {
-            Some(Ok((p, cpu))) => {
-                cpu_secs += cpu;
-                Ok(p.clone())
-            }
+        match known.get(&run.key()) {
+            Some(Ok(p)) => Ok(p.clone()),
             Some(Err(e)) => Err(e.clone()),
             None => {
                 needs = Some(run);
@@ -724,13 +714,10 @@ fn replay(o: &Options, setup: &Setup, seed: u64, known: &Known) -> Result<Replay
             }
         }
     });
-    if let Some(e) = fatal {
-        return Err(e);
+    match needs {
+        Some(run) => Replay::Needs(run),
+        None => Replay::Done(Search::of(setup, seed, r, 0.0)),
     }
-    if let Some(run) = needs {
-        return Ok(Replay::Needs(run));
-    }
-    Ok(Replay::Done(Search::of(setup, seed, r, cpu_secs)))
 }
 
 /// The grid of the search (see [`search_with`]).
@@ -742,19 +729,17 @@ const GRID: [f64; 9] = [90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 20.0, 10.0];
 /// (it tries them in order until one fails, and most fail only near the
 /// load), so that a round-by-round run takes a few rounds: one, then one
 /// per bisection step.
-fn needed(o: &Options, w: &Work, known: &Known) -> Result<Vec<Run>, String> {
+fn needed(o: &Options, w: &Work, known: &Known) -> Vec<Run> {
     let mut need: Vec<Run> = Vec::new();
-    let add = |run: Run, need: &mut Vec<Run>| -> Result<(), String> {
-        let id = run.point(o)?.0["id"].clone();
-        if !known.contains_key(&id) && !need.contains(&run) {
+    let add = |run: Run, need: &mut Vec<Run>| {
+        if !known.contains_key(&run.key()) && !need.contains(&run) {
             need.push(run);
         }
-        Ok(())
     };
     for (setup, seed) in &w.searches {
-        if let Replay::Needs(run) = replay(o, setup, *seed, known)? {
+        if let Replay::Needs(run) = replay(o, setup, *seed, known) {
             let reference = run.rate_mbps == 100.0;
-            add(run, &mut need)?;
+            add(run, &mut need);
             if reference {
                 for r in GRID.into_iter().filter(|&r| r > setup.offered_mbps()) {
                     let run = Run {
@@ -762,7 +747,7 @@ fn needed(o: &Options, w: &Work, known: &Known) -> Result<Vec<Run>, String> {
                         seed: *seed,
                         rate_mbps: r,
                     };
-                    add(run, &mut need)?;
+                    add(run, &mut need);
                 }
             }
         }
@@ -773,19 +758,9 @@ fn needed(o: &Options, w: &Work, known: &Known) -> Result<Vec<Run>, String> {
             seed: o.seeds[0],
             rate_mbps: *rate,
         };
-        add(run, &mut need)?;
+        add(run, &mut need);
     }
-    Ok(need)
-}
-
-/// `runs` as a plan: each point keeps its whole result (the flows' file
-/// statistics).
-fn plan_of(o: &Options, runs: &[Run]) -> Result<Vec<tput_lab::plan::Point>, String> {
-    let items = runs
-        .iter()
-        .map(|r| r.point(o).map(|(labels, s)| (labels, s, Keep::result())))
-        .collect::<Result<Vec<_>, String>>()?;
-    tput_lab::plan::plan_scenarios(items).map_err(|e| e.to_string())
+    need
 }
 
 /// The rate point of a run at `rate_mbps` from its result.
@@ -798,520 +773,110 @@ fn rate_point(rate_mbps: f64, r: &tput_lab::plan::PointResult) -> Result<RatePoi
     })
 }
 
-/// The plan of the next round of simulations, given the results in `dir`
-/// (`None`: none yet): what `--plan` (first round) and `--plan --from DIR`
-/// (the rounds after) print. A search's rates depend on its earlier
-/// results, so a reproduction elsewhere runs in rounds: plan, run, plan
-/// again from the results, until the plan is empty (see the module docs).
-/// The rounds are the same simulations a local run makes, in the same
-/// rounds.
-pub fn plan(o: &Options, dir: Option<&Path>) -> Result<Vec<tput_lab::plan::Point>, String> {
-    let w = work(o)?;
-    let known = match dir {
-        Some(d) => known_from(d)?,
-        None => Known::new(),
-    };
-    plan_of(o, &needed(o, &w, &known)?)
+/// Seed 003's reproduction: the figures [`Options`] asks for, in rounds.
+#[derive(Debug, Clone)]
+pub struct Seed003 {
+    /// What to run.
+    pub options: Options,
 }
 
-/// Every result under `dir` (in it and in its subdirectories, one per
-/// round), by identity.
-fn known_from(dir: &Path) -> Result<Known, String> {
-    let mut dirs = vec![dir.to_path_buf()];
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
-    let mut subdirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    subdirs.sort();
-    dirs.extend(subdirs);
-    let mut known = Known::new();
-    for d in dirs {
-        let has_points = std::fs::read_dir(&d)
-            .map_err(|e| format!("cannot read {}: {e}", d.display()))?
-            .filter_map(|e| e.ok())
-            .any(|e| e.file_name().to_string_lossy().starts_with("point-"));
-        if !has_points {
-            continue;
-        }
-        let c = tput_lab::plan::collect(&d).map_err(|e| e.to_string())?;
-        for r in c.results {
-            let (Some(id), Some(rate)) = (
-                r.vary.get("id"),
-                r.vary.get("rate_mbps").and_then(|x| x.parse::<f64>().ok()),
-            ) else {
-                return Err(format!(
-                    "{}: point {} is not a result of a seed003 plan",
-                    d.display(),
-                    r.index
-                ));
+impl Seed003 {
+    /// Every search and curve run, replayed from the measurements of the
+    /// plan points (every one the searches and curves need); one progress
+    /// line per search to stderr.
+    pub fn report(&self, measured: &Measurements<Run, RatePoint>) -> Result<Report, String> {
+        let o = &self.options;
+        let w = work(o)?;
+        let known = known_of(measured);
+        let seed0 = o.seeds[0];
+        let mut report = Report::default();
+        let total = w.searches.len();
+        for (i, (s, seed)) in w.searches.iter().enumerate() {
+            let Replay::Done(r) = replay(o, s, *seed, &known) else {
+                return Err(format!("{} seed {seed}: a result is missing", s.key()));
             };
-            let p = rate_point(rate, &r).map_err(|e| format!("{}: point {}: {e}", d.display(), r.index))?;
-            known.insert(id.clone(), Ok((p, 0.0)));
+            match &r.error {
+                Some(e) => {
+                    eprintln!("[{}/{total}] {} seed {seed}: FAILED {e}", i + 1, s.key());
+                    report.failures.push(format!("{} seed {}: {e}", s.key(), r.seed));
+                }
+                None => eprintln!(
+                    "[{}/{total}] {} seed {seed}: W_min {:.1} Mbit/s, D_e(100) {:.3} s, {} runs",
+                    i + 1,
+                    s.key(),
+                    r.wmin_mbps,
+                    r.reference.de(),
+                    r.points.iter().filter(|p| !p.overloaded).count(),
+                ),
+            }
+            report.searches.push((s.clone(), r));
         }
-    }
-    Ok(known)
-}
-
-/// Run every figure of `o`; `progress` gets one line per simulation and
-/// one per finished search. The simulations run in the rounds of [`plan`]
-/// (each round's points on [`Options::jobs`] threads, read back as a
-/// collector reads a file of `tputctl sweep run`), so a local run and
-/// [`reproduce_from`] build the figures from the same numbers.
-pub fn reproduce(o: &Options, mut progress: impl FnMut(&str) + Send) -> Result<Report, String> {
-    let w = work(o)?;
-    let mut known = Known::new();
-    for round in 1.. {
-        let need = needed(o, &w, &known)?;
-        if need.is_empty() {
-            break;
-        }
-        let plan = plan_of(o, &need)?;
-        let total = plan.len();
-        let ran = tput_lab::sweep::run_parallel(&plan, o.jobs, crate::run_point, |done, p, r| {
-            let line = match r {
-                Ok(_) => "done".to_string(),
-                Err(e) => format!("FAILED {e}"),
+        for (s, rate) in &w.curve_runs {
+            let run = Run {
+                setup: s.clone(),
+                seed: seed0,
+                rate_mbps: *rate,
             };
-            progress(&format!(
-                "[round {round}: {done}/{total}] {}: {line}",
-                need[p.index].label()
-            ));
-        });
-        for ((run, p), r) in need.iter().zip(&plan).zip(ran) {
-            let r = r
-                .and_then(|(r, cpu)| Ok((rate_point(run.rate_mbps, &r)?, cpu)))
-                .map_err(|e| format!("{}: {e}", run.setup.key()));
-            known.insert(p.vary["id"].clone(), r);
+            match known.get(&run.key()) {
+                Some(Ok(p)) => report.curves.push((s.clone(), p.clone())),
+                Some(Err(e)) => report.failures.push(format!("{} at {rate} Mbit/s: {e}", s.key())),
+                None => return Err(format!("{}: a result is missing", run.label())),
+            }
         }
+        Ok(report)
     }
-    build(o, &w, &known, progress)
 }
 
-/// Build the tables and figures of `o` from the results under `dir` (in it
-/// and its subdirectories: what `tputctl sweep run` wrote for every round
-/// of [`plan`] with the same options), without simulating: the same files
-/// as [`reproduce`]. A simulation the figures need and `dir` lacks is a
-/// one-line error naming it.
-pub fn reproduce_from(o: &Options, dir: &Path) -> Result<Report, String> {
-    let w = work(o)?;
-    let known = known_from(dir)?;
-    let need = needed(o, &w, &known)?;
-    if let Some(first) = need.first() {
-        return Err(format!(
-            "{}: no result for {}{}: run the next round (--plan --from {})",
-            dir.display(),
-            first.label(),
-            match need.len() {
-                1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            },
-            dir.display()
-        ));
-    }
-    build(o, &w, &known, |_| {})
-}
+impl Reproduction for Seed003 {
+    type Point = Run;
+    type Measured = RatePoint;
 
-/// The report, tables and files from the known results (every one the
-/// searches and curves need).
-fn build(o: &Options, w: &Work, known: &Known, mut progress: impl FnMut(&str)) -> Result<Report, String> {
-    let figs = &w.figs;
-    let seed0 = o.seeds[0];
-    let mut report = Report::default();
-    let total = w.searches.len();
-    for (i, (s, seed)) in w.searches.iter().enumerate() {
-        let Replay::Done(r) = replay(o, s, *seed, known)? else {
-            return Err(format!("{} seed {seed}: a result is missing", s.key()));
-        };
-        let line = match &r.error {
-            Some(e) => format!("[{}/{total}] {} seed {seed}: FAILED {e}", i + 1, s.key()),
-            None => format!(
-                "[{}/{total}] {} seed {seed}: W_min {:.1} Mbit/s, D_e(100) {:.3} s, {} runs, {:.1} s CPU",
-                i + 1,
-                s.key(),
-                r.wmin_mbps,
-                r.reference.de(),
-                r.points.iter().filter(|p| !p.overloaded).count(),
-                r.cpu_secs
-            ),
-        };
-        progress(&line);
-        if let Some(e) = &r.error {
-            report.failures.push(format!("{} seed {}: {e}", s.key(), r.seed));
-        }
-        report.searches.push((s.clone(), r));
+    fn name(&self) -> &'static str {
+        "seed003"
     }
-    for (s, rate) in &w.curve_runs {
-        let run = Run {
-            setup: s.clone(),
-            seed: seed0,
-            rate_mbps: *rate,
-        };
-        match known.get(&run.point(o)?.0["id"]) {
-            Some(Ok((p, _))) => report.curves.push((s.clone(), p.clone())),
-            Some(Err(e)) => report.failures.push(format!("{} at {rate} Mbit/s: {e}", s.key())),
-            None => return Err(format!("{}: a result is missing", run.label())),
-        }
+
+    fn in_rounds(&self) -> bool {
+        true
     }
-    report.runs = known.len();
-    let find = |s: &Setup| -> Vec<&Search> {
-        report
-            .searches
+
+    fn points(&self) -> Result<Vec<Planned<Run>>, String> {
+        self.next_round(&[])
+    }
+
+    /// The next rate of every unfinished search and every curve rate not
+    /// yet run (a search that needs its reference also gets its grid rates
+    /// above the offered load at once).
+    fn next_round(&self, done: &Measurements<Run, RatePoint>) -> Result<Vec<Planned<Run>>, String> {
+        let o = &self.options;
+        let w = work(o)?;
+        needed(o, &w, &known_of(done))
             .iter()
-            .filter(|(x, _)| x == s)
-            .map(|(_, r)| r)
-            .filter(|r| r.error.is_none())
+            .map(|run| run.planned(o))
             .collect()
-    };
-
-    let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "Seed 003 (R. Araki, TCP variants under power-saving link-rate control): W_min = smallest rate with \
-         D_e <= 1.1 x D_e(100 Mbit/s), no file lost; resolution {} Mbit/s; {} seed(s); mean [min-max]",
-        o.resolution_mbps,
-        o.seeds.len()
-    );
-    let mut files: Vec<(String, String)> = Vec::new();
-    let mut csv =
-        String::from("figure,transport,curve,x,setup,seed,wmin_mbps,de100_s,de100_transfer_s,files100,lost100\n");
-    let mut pts_csv = String::from(
-        "source,setup,seed,rate_mbps,overloaded,pass,de_s,de_transfer_s,de_ratio,started,completed,refused,failed,unfinished\n",
-    );
-    let search_points = report
-        .searches
-        .iter()
-        .flat_map(|(s, r)| r.points.iter().map(move |p| ("search", s, r, p)));
-    let curve_points = report.curves.iter().filter_map(|(s, p)| {
-        let r = find(s).into_iter().find(|r| r.seed == seed0)?;
-        Some(("curve", s, r, p))
-    });
-    for (source, s, r, p) in search_points.chain(curve_points) {
-        let _ = writeln!(
-            pts_csv,
-            "{source},{},{},{},{},{},{:.6},{:.6},{:.4},{},{},{},{},{}",
-            s.key(),
-            r.seed,
-            p.rate_mbps,
-            p.overloaded,
-            p.pass || (source == "curve" && passes(p, &r.reference)),
-            p.de(),
-            p.de_transfer(),
-            p.de() / r.reference.de(),
-            p.files.started,
-            p.files.completed(),
-            p.files.refused,
-            p.files.failed,
-            p.files.unfinished
-        );
     }
-    for f in figs {
-        let _ = writeln!(text, "\n== {} ==", f.title);
-        let xs = figure_xs(f);
-        let mut panels = Vec::new();
-        for &t in &o.transports {
-            let _ = write!(
-                text,
-                "{:<6} {:<22}",
-                transport_name(t),
-                match f.x_label {
-                    "flows" => "flows",
-                    "mean file size (Mbit)" => "size (Mbit)",
-                    _ => "delay (ms)",
-                }
-            );
-            for x in &xs {
-                let _ = write!(text, " {:>17}", format!("{x}"));
-            }
-            text.push('\n');
-            let mut traces = Vec::new();
-            for (_, c) in f.curves.iter().filter(|(ct, _)| *ct == t) {
-                let _ = write!(text, "{:<6} {:<22}", "", c.name);
-                let mut band = Band {
-                    name: c.name.clone(),
-                    points: Vec::new(),
-                };
-                for x in &xs {
-                    let Some((_, s)) = c.setups.iter().find(|(sx, _)| sx == x) else {
-                        let _ = write!(text, " {:>17}", "-");
-                        continue;
-                    };
-                    let rs = find(s);
-                    for r in &rs {
-                        let _ = writeln!(
-                            csv,
-                            "{},{},{},{},{},{},{},{:.6},{:.6},{},{}",
-                            f.name,
-                            transport_name(t),
-                            c.name,
-                            x,
-                            s.key(),
-                            r.seed,
-                            r.wmin_mbps,
-                            r.reference.de(),
-                            r.reference.de_transfer(),
-                            r.reference.files.completed(),
-                            r.reference.files.lost()
-                        );
-                    }
-                    let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
-                    if w.is_empty() {
-                        let _ = write!(text, " {:>17}", "failed");
-                        continue;
-                    }
-                    let (mean, min, max) = stats(&w);
-                    let _ = write!(text, " {:>17}", format!("{mean:.0} [{min:.0}-{max:.0}]"));
-                    band.points.push(BandPoint { x: *x, mean, min, max });
-                }
-                text.push('\n');
-                traces.push(Trace::Band(band));
-            }
-            panels.push(Panel {
-                y_label: format!("W_min (Mbit/s), {}", transport_label(t)),
-                traces,
-            });
-        }
-        let fig = Figure {
-            title: format!("Seed 003: {}", f.title),
-            x_label: f.x_label.into(),
-            x_range: None,
-            panels,
-        };
-        files.push((format!("{}.svg", f.name), fig.to_svg()));
-        // D_e vs rate for one configuration of the figure: the first x's
-        // setups of each curve, seed of the first search.
-        let mut panels = Vec::new();
-        let mut which = String::new();
-        for &t in &o.transports {
-            let mut traces = Vec::new();
-            for (_, c) in f.curves.iter().filter(|(ct, _)| *ct == t) {
-                let Some((x, s)) = c.setups.iter().find(|(x, _)| *x == pick_x(f.name, &xs)) else {
-                    continue;
-                };
-                which = match f.x_label {
-                    "flows" => format!("{x} flows"),
-                    "mean file size (Mbit)" => format!("{x} Mbit files"),
-                    _ => format!("{x} ms"),
-                };
-                let Some(r) = find(s).into_iter().find(|r| r.seed == seed0) else {
-                    continue;
-                };
-                let extra = report.curves.iter().filter(|(x, _)| x == s).map(|(_, p)| p);
-                let mut pts: Vec<(f64, f64)> = r
-                    .points
-                    .iter()
-                    .filter(|p| !p.overloaded)
-                    .chain(extra)
-                    .map(|p| (p.rate_mbps, p.de() / r.reference.de()))
-                    .collect();
-                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                pts.dedup_by(|a, b| a.0 == b.0);
-                traces.push(Trace::Line(Series {
-                    name: c.name.clone(),
-                    points: pts,
-                }));
-            }
-            traces.push(Trace::Line(Series {
-                name: "1.1 x D_e(100)".into(),
-                points: vec![(10.0, 1.1), (100.0, 1.1)],
-            }));
-            panels.push(Panel {
-                y_label: format!("D_e / D_e(100), {}", transport_label(t)),
-                traces,
-            });
-        }
-        let fig = Figure {
-            title: format!("Seed 003: D_e vs rate, {} ({which}, seed {seed0})", f.name),
-            x_label: "bottleneck rate (Mbit/s)".into(),
-            x_range: Some((10.0, 100.0)),
-            panels,
-        };
-        files.push((format!("{}-de.svg", f.name), fig.to_svg()));
+
+    fn label(&self, p: &Run) -> String {
+        p.label()
     }
-    text.push_str(&reference_table(&report, o));
-    text.push_str(&claims(&report, o));
-    files.push(("wmin.csv".into(), csv));
-    files.push(("points.csv".into(), pts_csv));
-    files.push(("tables.txt".into(), text.clone()));
-    std::fs::create_dir_all(&o.out_dir).map_err(|e| format!("{}: {e}", o.out_dir.display()))?;
-    for (name, body) in &files {
-        let p = o.out_dir.join(name);
-        std::fs::write(&p, body).map_err(|e| format!("{}: {e}", p.display()))?;
-        report.files.push(p);
+
+    fn measure(&self, p: &Run, r: &tput_lab::plan::PointResult) -> Result<RatePoint, String> {
+        rate_point(p.rate_mbps, r)
     }
-    report.text = text;
-    Ok(report)
-}
 
-/// Every x of a figure, in order.
-fn figure_xs(f: &FigureSpec) -> Vec<f64> {
-    let mut v: Vec<f64> = f
-        .curves
-        .iter()
-        .flat_map(|(_, c)| c.setups.iter().map(|(x, _)| *x))
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v.dedup();
-    v
-}
-
-/// The x of a figure whose `D_e`-vs-rate curves are drawn.
-fn pick_x(fig: &str, xs: &[f64]) -> f64 {
-    let prefer = match fig {
-        "size" => 10.0,
-        "flows-short" | "flows-long" => 5.0,
-        _ => 10.0,
-    };
-    if xs.contains(&prefer) { prefer } else { xs[0] }
-}
-
-fn transport_label(t: Transport) -> &'static str {
-    match t {
-        Transport::Tcp => "TCP model",
-        Transport::Quic => "QUIC",
+    fn progress(&self, m: &RatePoint) -> String {
+        format!("D_e {:.3} s, {} files lost", m.de(), m.files.lost())
     }
-}
 
-/// Mean, min and max.
-pub fn stats(v: &[f64]) -> (f64, f64, f64) {
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (mean, min, max)
-}
-
-/// The reference runs: D_e at 100 Mbit/s (from creation) and the transfer
-/// time, and the files, per configuration of the paper's point (5 flows, 5 Mbit).
-fn reference_table(report: &Report, o: &Options) -> String {
-    let mut t = String::from(
-        "\n== D_e at 100 Mbit/s (mean over seeds): file time from creation at the sender (D_e) / transfer time from the \
-         first arrival; files completed, lost (refused+failed+unfinished) at the reference and, over all runs of the search ==\n",
-    );
-    let mut by: BTreeMap<String, Vec<&Search>> = BTreeMap::new();
-    for (s, r) in &report.searches {
-        if r.error.is_none() {
-            by.entry(s.key()).or_default().push(r);
-        }
+    fn build(&self, out: &Path, measured: &Measurements<Run, RatePoint>) -> Result<Built, String> {
+        let o = &self.options;
+        let w = work(o)?;
+        let report = self.report(measured)?;
+        let (text, files) = tables::tables(o, &w, &report);
+        Ok(Built {
+            text,
+            files: crate::repro::write_files(out, &files)?,
+            failed: false,
+            failures: report.failures,
+        })
     }
-    let _ = writeln!(
-        t,
-        "{:<44} {:>9} {:>11} {:>8} {:>6} {:>11} {:>10}",
-        "configuration", "D_e (s)", "transfer(s)", "files", "lost", "lost(all)", "wmin"
-    );
-    for (k, rs) in by {
-        let n = rs.len() as f64;
-        let de = rs.iter().map(|r| r.reference.de()).sum::<f64>() / n;
-        let tot = rs.iter().map(|r| r.reference.de_transfer()).sum::<f64>() / n;
-        let files: usize = rs.iter().map(|r| r.reference.files.completed()).sum();
-        let lost: u64 = rs.iter().map(|r| r.reference.files.lost()).sum();
-        let lost_all: u64 = rs.iter().flat_map(|r| r.points.iter()).map(|p| p.files.lost()).sum();
-        let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
-        let (m, lo, hi) = stats(&w);
-        let _ = writeln!(
-            t,
-            "{k:<44} {de:>9.3} {tot:>11.3} {files:>8} {lost:>6} {lost_all:>11} {:>10}",
-            format!("{m:.0} [{lo:.0}-{hi:.0}]")
-        );
-    }
-    let _ = o;
-    t
-}
-
-/// Mean W_min of `setup` over its seeds.
-fn wmin_of(report: &Report, s: &Setup) -> Option<f64> {
-    let w: Vec<f64> = report
-        .searches
-        .iter()
-        .filter(|(x, r)| x == s && r.error.is_none())
-        .map(|(_, r)| r.wmin_mbps)
-        .collect();
-    (!w.is_empty()).then(|| stats(&w).0)
-}
-
-/// The paper's claims beside what we measured.
-fn claims(report: &Report, o: &Options) -> String {
-    let mut t = String::from("\n== The paper's claims beside the measurements (mean W_min over seeds, Mbit/s) ==\n");
-    for &tr in &o.transports {
-        let name = transport_label(tr);
-        let w = |cc: &str, flows: u32, delay: f64, size: f64| {
-            wmin_of(
-                report,
-                &Setup {
-                    flows,
-                    size_mbit: size,
-                    ..Setup::paper(tr, cc, delay)
-                },
-            )
-        };
-        let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}"));
-        let _ = writeln!(t, "-- {name} --");
-        let _ = writeln!(
-            t,
-            "NewReno, 1 flow, 10 ms, 10 Mbit files at 1 s (10 Mbit/s): paper 60; measured {}",
-            fmt(w("newreno", 1, 10.0, 10.0))
-        );
-        let sizes: Vec<String> = o
-            .sizes_mbit
-            .iter()
-            .map(|&m| format!("{m} Mbit: {}", fmt(w("newreno", 1, 10.0, m))))
-            .collect();
-        let _ = writeln!(
-            t,
-            "NewReno, 1 flow, 10 ms: W_min independent of the file size at equal load: {}",
-            sizes.join(", ")
-        );
-        for &d in &o.delays_ms {
-            let mut row: Vec<(String, f64)> = o
-                .controllers
-                .iter()
-                .filter_map(|cc| w(cc, 5, d, 5.0).map(|v| (cc.clone(), v)))
-                .collect();
-            row.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let expect = if d <= 10.0 { "vegas, ctcp" } else { "cubic, ctcp" };
-            let _ = writeln!(
-                t,
-                "5 flows, 5 Mbit, {d} ms: paper's least-rate pair {expect}; measured order {}",
-                row.iter()
-                    .map(|(c, v)| format!("{c} {v:.0}"))
-                    .collect::<Vec<_>>()
-                    .join(" < ")
-            );
-        }
-        for &n in &o.flows {
-            if n < 2 || !o.flows_delays_ms.contains(&100.0) {
-                continue;
-            }
-            let mut row: Vec<(String, f64)> = o
-                .controllers
-                .iter()
-                .filter_map(|cc| w(cc, n, 100.0, 5.0).map(|v| (cc.clone(), v)))
-                .collect();
-            row.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let _ = writeln!(
-                t,
-                "{n} flows, 100 ms: paper's best cubic, ctcp; measured order {}",
-                row.iter()
-                    .map(|(c, v)| format!("{c} {v:.0}"))
-                    .collect::<Vec<_>>()
-                    .join(" < ")
-            );
-        }
-        for &m in &o.sizes_mbit {
-            let mut row: Vec<(String, f64)> = o
-                .controllers
-                .iter()
-                .filter_map(|cc| w(cc, 1, 10.0, m).map(|v| (cc.clone(), v)))
-                .collect();
-            row.sort_by(|a, b| a.1.total_cmp(&b.1));
-            let _ = writeln!(
-                t,
-                "{m} Mbit files (1 flow, 10 ms): paper: small files favour cubic, large ctcp; measured order {}",
-                row.iter()
-                    .map(|(c, v)| format!("{c} {v:.0}"))
-                    .collect::<Vec<_>>()
-                    .join(" < ")
-            );
-        }
-    }
-    t
 }
