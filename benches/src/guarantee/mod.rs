@@ -461,12 +461,18 @@ impl Reproduction for Guarantee {
         } else {
             f64::from(p.target_pct)
         };
-        measure_run(
-            result,
-            tested_flows(p),
-            self.options.duration,
-            mbit(each).bits_per_sec() as f64,
-        )
+        let tested = tested_flows(p);
+        let mut m = measure_run(result, tested, self.options.duration, mbit(each).bits_per_sec() as f64)?;
+        // A kept result drops the per-interval records; the summary keeps
+        // each flow's count of infeasible intervals.
+        m.infeasible_intervals = r
+            .summary
+            .flows
+            .iter()
+            .take(tested)
+            .map(|f| f.infeasible_intervals)
+            .sum();
+        Ok(m)
     }
 
     fn progress(&self, m: &Measured) -> String {
