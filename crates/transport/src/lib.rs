@@ -22,6 +22,8 @@ mod stats;
 mod tls;
 pub mod udp;
 
+#[cfg(feature = "sim")]
+pub use node::SimOptions;
 pub use node::{
     CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
     ServerLimits, TransferSpec,

@@ -118,6 +118,9 @@ pub async fn drive(
     node: &mut Node,
     mut on_event: impl FnMut(&mut Node, NodeEvent) -> ControlFlow<()>,
 ) -> Result<(), Error> {
+    // Only a node built by `Node::simulated` (the `sim` feature) can leave
+    // packets in the clear; live code cannot build one.
+    #[cfg(feature = "sim")]
     if node.null_packet_protection() {
         return Err(Error::Config(
             "null packet protection is for simulations only: live connections are always encrypted".into(),

@@ -1,25 +1,29 @@
 //! Null packet protection (simulations only): a transfer between two nodes
 //! that both use it completes verified with the payload readable on the
-//! wire; with real protection it is not; and the UDP functions refuse it.
+//! wire; with real protection it is not; and the UDP loop refuses a node
+//! built with it.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
+use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
 
 /// Runs one upload of `bytes` between a client and a server node joined by
 /// an ideal 1 ms link; returns the outcome and every datagram the client sent.
 fn upload(null: bool, bytes: u64) -> (TransferOutcome, Vec<Vec<u8>>) {
-    let config = |seed| NodeConfig {
-        seed: Some(seed),
+    let config = NodeConfig {
         mtu_discovery: false,
-        null_packet_protection: null,
         ..NodeConfig::default()
     };
+    let sim = |seed| SimOptions {
+        seed: Some(seed),
+        null_packet_protection: null,
+        ..SimOptions::default()
+    };
     let identity = Identity::self_signed_from_seed(&["localhost"], 9).unwrap();
-    let mut server = Node::server(config(1), &identity).unwrap();
-    let mut client = Node::client(config(2)).unwrap();
+    let mut server = Node::simulated(config.clone(), Some(&identity), sim(1)).unwrap();
+    let mut client = Node::simulated(config, None, sim(2)).unwrap();
     let (c_addr, s_addr): (SocketAddr, SocketAddr) =
         ("10.0.0.1:5000".parse().unwrap(), "10.0.0.2:4433".parse().unwrap());
     let mut now = Instant::now();
@@ -109,11 +113,12 @@ fn live_sockets_refuse_null_protection() {
             .await
             .unwrap();
         let id = Identity::self_signed(&["localhost"]).unwrap();
-        let config = NodeConfig {
+        let sim = SimOptions {
             null_packet_protection: true,
-            ..NodeConfig::default()
+            ..SimOptions::default()
         };
-        let e = tput_transport::udp::serve(&socket, &id, config, |_, _| std::ops::ControlFlow::Break(()))
+        let mut node = Node::simulated(NodeConfig::default(), Some(&id), sim).unwrap();
+        let e = tput_transport::udp::drive(&socket, &mut node, |_, _| std::ops::ControlFlow::Break(()))
             .await
             .unwrap_err();
         assert!(e.to_string().contains("simulations only"), "{e}");

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
+use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
 
 /// Largest UDP payload of one send (65 535 less the UDP and IPv4 headers).
 const MAX_SEND: usize = 65_507;
@@ -23,14 +23,17 @@ struct Seen {
 /// An upload of `bytes` over an ideal 1 ms link; the client may batch
 /// `segments` datagrams per send and yields after `budget` (None: never).
 fn upload(bytes: u64, segments: usize, budget: Option<usize>) -> Seen {
-    let config = |seed| NodeConfig {
-        seed: Some(seed),
+    let config = NodeConfig {
         mtu_discovery: false,
         ..NodeConfig::default()
     };
+    let sim = |seed| SimOptions {
+        seed: Some(seed),
+        ..SimOptions::default()
+    };
     let identity = Identity::self_signed_from_seed(&["localhost"], 9).unwrap();
-    let mut server = Node::server(config(1), &identity).unwrap();
-    let mut client = Node::client(config(2)).unwrap();
+    let mut server = Node::simulated(config.clone(), Some(&identity), sim(1)).unwrap();
+    let mut client = Node::simulated(config, None, sim(2)).unwrap();
     client.set_max_segments(segments);
     if let Some(b) = budget {
         client.set_transmit_budget(b);

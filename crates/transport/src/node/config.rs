@@ -8,10 +8,6 @@ pub type CpuClock = fn() -> Option<f64>;
 /// Settings of a [`Node`].
 #[derive(Debug, Clone)]
 pub struct NodeConfig {
-    /// Seed of every random choice quinn-proto makes (endpoint RNG, reset and
-    /// token keys, connection IDs). `Some` makes simulated runs reproducible;
-    /// `None` draws from the operating system (what live nodes must do).
-    pub seed: Option<u64>,
     /// Initial (and minimum) UDP payload size, bytes; at least 1200 (RFC 9000 §14).
     pub mtu: u16,
     /// Path MTU discovery (RFC 9000 §14.3); off in the simulator so packet sizes stay fixed.
@@ -78,11 +74,23 @@ pub struct NodeConfig {
     /// What a server lets one request ask for (none by default: a library
     /// user or a simulation decides; `tputctl serve` sets documented limits).
     pub limits: ServerLimits,
-    /// Simulation only: after the real TLS handshake, 1-RTT packets travel
-    /// unencrypted, with the same sizes as with AES-128-GCM (a 16-byte tag,
-    /// 16-byte header-protection sample), so a simulation's metrics do not
-    /// change and its CPU time drops. Both ends must agree. The
-    /// [`udp`](crate::udp) functions refuse a configuration that sets it.
+}
+
+/// Switches only a simulation may set, handed to [`Node::simulated`] (with
+/// the `sim` feature) and to no other constructor: a node built from a
+/// [`NodeConfig`] alone, as [`udp`](crate::udp) builds its nodes, draws its
+/// randomness from the operating system, encrypts every packet and writes
+/// payload a few congestion windows ahead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Seed of every random choice quinn-proto makes (endpoint RNG, reset and
+    /// token keys, connection IDs). `Some` makes simulated runs reproducible;
+    /// `None` draws from the operating system (what live nodes must do).
+    pub seed: Option<u64>,
+    /// After the real TLS handshake, 1-RTT packets travel unencrypted, with
+    /// the same sizes as with AES-128-GCM (a 16-byte tag, 16-byte
+    /// header-protection sample), so a simulation's metrics do not change
+    /// and its CPU time drops. Both ends must agree.
     pub null_packet_protection: bool,
     /// A sender writes payload up to the peer's flow-control credit instead
     /// of three congestion windows (plus 16 KiB) ahead of the network, the
@@ -165,7 +173,6 @@ impl ServerLimits {
 impl Default for NodeConfig {
     fn default() -> Self {
         Self {
-            seed: None,
             mtu: 1200,
             mtu_discovery: true,
             idle_timeout: Duration::from_secs(10),
@@ -181,8 +188,6 @@ impl Default for NodeConfig {
             limits: ServerLimits::default(),
             client_auth: None,
             client_identity: None,
-            null_packet_protection: false,
-            write_ahead_to_credit: false,
         }
     }
 }

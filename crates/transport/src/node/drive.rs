@@ -171,7 +171,7 @@ impl Node {
                 progressed |= !matches!(ev, Event::Stream(StreamEvent::Writable { .. }));
                 Self::on_event(c, ev, now);
             }
-            Self::app_io(c, now, &self.config, &mut self.events);
+            Self::app_io(c, now, &self.config, &self.sim, &mut self.events);
             let mut any = false;
             let mut yielded = false;
             loop {

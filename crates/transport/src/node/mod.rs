@@ -37,7 +37,7 @@ mod receiver;
 mod sender;
 
 use buffers::*;
-pub use config::{CpuClock, NodeConfig, ServerLimits, TransferSpec};
+pub use config::{CpuClock, NodeConfig, ServerLimits, SimOptions, TransferSpec};
 pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
 use endpoint::*;
@@ -197,6 +197,8 @@ impl Conn {
 /// A QUIC endpoint with its connections and transfers, sans IO.
 pub struct Node {
     config: NodeConfig,
+    /// Simulator-only switches ([`Node::simulated`]); all off otherwise.
+    sim: SimOptions,
     endpoint: Endpoint,
     server: Option<Arc<ServerConfig>>,
     /// The factory of accepted connections (for per-connection transport configs).
@@ -237,12 +239,20 @@ impl std::fmt::Debug for Node {
 impl Node {
     /// A node that only makes outgoing connections.
     pub fn client(config: NodeConfig) -> Result<Self, Error> {
-        Self::build(config, None)
+        Self::build(config, None, SimOptions::default())
     }
 
     /// A node that accepts connections with `identity` (and may also make some).
     pub fn server(config: NodeConfig, identity: &Identity) -> Result<Self, Error> {
-        Self::build(config, Some(identity))
+        Self::build(config, Some(identity), SimOptions::default())
+    }
+
+    /// A node for a simulation host: a server if `identity` is given, else a
+    /// client, with the simulator-only switches of `sim`. Live code builds
+    /// its nodes with [`Node::client`] or [`Node::server`].
+    #[cfg(feature = "sim")]
+    pub fn simulated(config: NodeConfig, identity: Option<&Identity>, sim: SimOptions) -> Result<Self, Error> {
+        Self::build(config, identity, sim)
     }
 
     /// Whether the node accepts connections (built by [`Node::server`]).
@@ -250,14 +260,14 @@ impl Node {
         self.server.is_some()
     }
 
-    fn build(config: NodeConfig, identity: Option<&Identity>) -> Result<Self, Error> {
+    fn build(config: NodeConfig, identity: Option<&Identity>, sim: SimOptions) -> Result<Self, Error> {
         if config.mtu < 1200 {
             return Err(Error::Config(format!(
                 "mtu {} is below QUIC's minimum of 1200 bytes",
                 config.mtu
             )));
         }
-        let seed = match config.seed {
+        let seed = match sim.seed {
             Some(s) => s,
             None => {
                 let mut b = [0u8; 8];
@@ -284,7 +294,7 @@ impl Node {
             Some(id) => {
                 let mut crypto: Arc<dyn quinn_proto::crypto::ServerConfig> =
                     Arc::new(server_crypto(id, config.client_auth.as_ref())?);
-                if config.null_packet_protection {
+                if sim.null_packet_protection {
                     crypto = Arc::new(crate::null_keys::NullServerConfig(crypto));
                 }
                 let prk = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &[]).extract(&seed_bytes(seed, 4));
@@ -302,6 +312,7 @@ impl Node {
         let endpoint = Endpoint::new(Arc::new(ep), server.clone(), config.mtu_discovery, None);
         Ok(Self {
             config,
+            sim,
             endpoint,
             server,
             server_factory,
@@ -353,9 +364,10 @@ impl Node {
     }
 
     /// Whether this node leaves 1-RTT packets unencrypted
-    /// ([`NodeConfig::null_packet_protection`]).
+    /// ([`SimOptions::null_packet_protection`]).
+    #[cfg(feature = "sim")]
     pub fn null_packet_protection(&self) -> bool {
-        self.config.null_packet_protection
+        self.sim.null_packet_protection
     }
 
     /// Connections open (including ones that are closing).

@@ -79,7 +79,7 @@ impl Node {
         };
         let mut crypto: Arc<dyn quinn_proto::crypto::ClientConfig> =
             Arc::new(client_crypto(trust, self.config.client_identity.as_ref())?);
-        if self.config.null_packet_protection {
+        if self.sim.null_packet_protection {
             crypto = Arc::new(crate::null_keys::NullClientConfig(crypto));
         }
         let (factory, stall) = self.stalls_probed(Arc::new(factory), now);
@@ -185,7 +185,13 @@ impl Node {
         Ok(())
     }
 
-    pub(super) fn app_io(c: &mut Conn, now: Instant, config: &NodeConfig, events: &mut VecDeque<NodeEvent>) {
+    pub(super) fn app_io(
+        c: &mut Conn,
+        now: Instant,
+        config: &NodeConfig,
+        sim: &SimOptions,
+        events: &mut VecDeque<NodeEvent>,
+    ) {
         if c.error.is_some() {
             return;
         }
@@ -205,7 +211,7 @@ impl Node {
             return;
         }
         let result = match c.role {
-            Role::Sender(_) => Self::sender_io(c, now, config.write_ahead_to_credit, events),
+            Role::Sender(_) => Self::sender_io(c, now, sim.write_ahead_to_credit, events),
             Role::Receiver(_) => Self::receiver_io(c, now, events),
             _ => Ok(()),
         };
