@@ -60,7 +60,9 @@ pub struct NodeConfig {
     /// Write a qlog trace (JSON-SEQ, as qvis reads it) of every connection
     /// into this directory: `client-ID.sqlog` or `server-ID.sqlog`, ID being
     /// the transfer id. Event times count from the connection's start.
-    pub qlog_dir: Option<PathBuf>,
+    /// (With the `qlog` feature, on by default.)
+    #[cfg(feature = "qlog")]
+    pub qlog_dir: Option<std::path::PathBuf>,
     /// The process's CPU clock, for the CPU use reported at the end of a
     /// transfer; `None` (the simulator) reports none. The node never reads a
     /// clock itself: [`udp`](crate::udp) sets this to
@@ -183,6 +185,7 @@ impl Default for NodeConfig {
             server_bandwidth: None,
             server_aggregate: None,
             receive_window: None,
+            #[cfg(feature = "qlog")]
             qlog_dir: None,
             cpu_clock: None,
             limits: ServerLimits::default(),

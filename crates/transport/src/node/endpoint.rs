@@ -30,7 +30,30 @@ impl Outgoing {
     }
 }
 
-pub(super) fn qlog_stream(dir: &std::path::Path, name: &str, now: Instant) -> Result<QlogStream, Error> {
+/// A connection's qlog trace ([`NodeConfig::qlog_dir`]).
+#[cfg(feature = "qlog")]
+pub(super) type Qlog = quinn_proto::QlogStream;
+/// No qlog trace: built without the `qlog` feature.
+#[cfg(not(feature = "qlog"))]
+pub(super) enum Qlog {}
+
+/// The qlog trace `name` of a new connection, if `config` asks for traces.
+#[cfg(feature = "qlog")]
+pub(super) fn qlog_for(config: &NodeConfig, name: &str, now: Instant) -> Result<Option<Qlog>, Error> {
+    match &config.qlog_dir {
+        Some(dir) => qlog_stream(dir, name, now).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The qlog trace `name` of a new connection: never, without the `qlog` feature.
+#[cfg(not(feature = "qlog"))]
+pub(super) fn qlog_for(_: &NodeConfig, _: &str, _: Instant) -> Result<Option<Qlog>, Error> {
+    Ok(None)
+}
+
+#[cfg(feature = "qlog")]
+fn qlog_stream(dir: &std::path::Path, name: &str, now: Instant) -> Result<Qlog, Error> {
     let path = dir.join(name);
     let file = std::fs::File::create(&path).map_err(|source| Error::Io {
         context: format!("creating qlog file {}", path.display()),
@@ -38,7 +61,7 @@ pub(super) fn qlog_stream(dir: &std::path::Path, name: &str, now: Instant) -> Re
     })?;
     // `QlogConfig::default` takes `Instant::now()` as the start; the node's
     // `now` replaces it, so event times never depend on the host's clock.
-    let mut q = QlogConfig::default();
+    let mut q = quinn_proto::QlogConfig::default();
     q.writer(Box::new(std::io::BufWriter::new(file)))
         .title(Some(name.trim_end_matches(".sqlog").to_owned()))
         .start_time(now);
@@ -238,17 +261,10 @@ impl Node {
         let (Some(server), Some(factory)) = (&self.server, &self.server_factory) else {
             return (self.server.clone(), None);
         };
-        let qlog =
-            self.config
-                .qlog_dir
-                .as_ref()
-                .and_then(|dir| match qlog_stream(dir, &format!("server-{id}.sqlog"), now) {
-                    Ok(q) => Some(q),
-                    Err(e) => {
-                        tracing::warn!("transfer {id} has no qlog trace: {e}");
-                        None
-                    }
-                });
+        let qlog = qlog_for(&self.config, &format!("server-{id}.sqlog"), now).unwrap_or_else(|e| {
+            tracing::warn!("transfer {id} has no qlog trace: {e}");
+            None
+        });
         if qlog.is_none() && self.config.stall_probe.is_none() {
             return (self.server.clone(), None);
         }

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -13,8 +12,8 @@ use bytes::{Bytes, BytesMut};
 use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
-    Dir, Endpoint, EndpointConfig, Event, QlogConfig, QlogStream, ServerConfig, StreamEvent, StreamId, TransportConfig,
-    TransportErrorCode, VarInt,
+    Dir, Endpoint, EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, TransportConfig, TransportErrorCode,
+    VarInt,
 };
 use tput_cc::{
     Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, ControllerSwitch, EvalSlot, QuinnFactory, SwitchSlot,
@@ -336,7 +335,7 @@ impl Node {
     fn transport(
         config: &NodeConfig,
         factory: Arc<dyn ControllerFactory + Send + Sync>,
-        qlog: Option<QlogStream>,
+        qlog: Option<Qlog>,
     ) -> TransportConfig {
         let mut t = TransportConfig::default();
         t.congestion_controller_factory(factory);
@@ -354,7 +353,12 @@ impl Node {
             t.stream_receive_window(w);
             t.receive_window(w);
         }
+        #[cfg(feature = "qlog")]
         t.qlog_stream(qlog);
+        #[cfg(not(feature = "qlog"))]
+        if let Some(never) = qlog {
+            match never {}
+        }
         t
     }
 

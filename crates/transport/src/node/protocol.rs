@@ -73,10 +73,7 @@ impl Node {
         if let (Some(group), Direction::Upload) = (&spec.aggregate, spec.direction) {
             factory = factory.with_aggregate(group.clone());
         }
-        let qlog = match &self.config.qlog_dir {
-            Some(dir) => Some(qlog_stream(dir, &format!("client-{id}.sqlog"), now)?),
-            None => None,
-        };
+        let qlog = qlog_for(&self.config, &format!("client-{id}.sqlog"), now)?;
         let mut crypto: Arc<dyn quinn_proto::crypto::ClientConfig> =
             Arc::new(client_crypto(trust, self.config.client_identity.as_ref())?);
         if self.sim.null_packet_protection {
