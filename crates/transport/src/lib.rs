@@ -21,6 +21,7 @@ mod stall;
 mod stats;
 mod tls;
 pub mod udp;
+pub mod usage;
 
 #[cfg(feature = "sim")]
 pub use node::SimOptions;
