@@ -131,7 +131,7 @@ pub struct ServerLimits {
 impl ServerLimits {
     /// Check `req` against the limits, clamping where allowed; the error
     /// names the limit.
-    pub fn admit(&self, req: &mut crate::proto::Request) -> Result<(), String> {
+    pub(crate) fn admit(&self, req: &mut crate::proto::Request) -> Result<(), String> {
         use tput_cc::units::{Rate, format_duration};
         let download = req.direction == crate::proto::Direction::Download;
         if let (Some(max), Some(d)) = (self.max_duration, req.duration)

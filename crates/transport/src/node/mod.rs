@@ -63,8 +63,10 @@ fn receiving_controller() -> ControllerSpec {
     ControllerSpec::Cubic(Default::default())
 }
 
-/// Something a node reports while it runs.
+/// Something a node reports while it runs. New kinds of event may come in
+/// a minor release: match with a wildcard arm.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum NodeEvent {
     /// A sender's interval record is complete (see [`IntervalStats`]): on the
     /// sending node, and on the client of a download as the server's record
