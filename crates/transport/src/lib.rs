@@ -15,6 +15,8 @@ struct CrateReadmeDoctests;
 
 mod node;
 mod null_keys;
+#[cfg(feature = "test-support")]
+mod pair;
 mod pattern;
 // The wire format is public only for tests and fuzzing that craft raw
 // requests and frames (tput-lab's `fuzz` module and its seed corpus
@@ -35,6 +37,8 @@ pub use node::{
     CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
     ServerLimits, TransferSpec,
 };
+#[cfg(feature = "test-support")]
+pub use pair::Pair;
 pub use pattern::Pattern;
 pub use proto::{AppBuffers, Direction};
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
