@@ -1,6 +1,14 @@
 //! Buffers: the sender's chunk pool, application buffers, and the frame queues of report streams.
 
-use super::*;
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use bytes::BytesMut;
+use quinn_proto::Connection;
+use quinn_proto::StreamId;
+
+use crate::pattern::Pattern;
+use crate::proto::Frame;
 
 /// Bytes queued for one send stream, written as flow control allows.
 #[derive(Debug, Default)]

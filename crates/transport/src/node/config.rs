@@ -1,6 +1,18 @@
 //! A node's settings and what a server admits.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tput_cc::Aggregate;
+use tput_cc::BandwidthSource;
+use tput_cc::ControllerSpec;
+use tput_cc::EvalSlot;
+use tput_cc::units::Rate;
+
+use crate::proto::AppBuffers;
+use crate::proto::Direction;
+use crate::tls::ClientAuth;
+use crate::tls::Identity;
 
 /// Reads the CPU time of the node's process, in seconds (user plus system).
 pub type CpuClock = fn() -> Option<f64>;

@@ -1,6 +1,27 @@
 //! The drive loop: timers, quinn-proto's events and transmits for each connection.
 
-use super::*;
+use std::time::Duration;
+use std::time::Instant;
+
+use quinn_proto::ConnectionError;
+use quinn_proto::ConnectionHandle;
+use quinn_proto::Dir;
+use quinn_proto::Event;
+use quinn_proto::StreamEvent;
+use quinn_proto::TransportErrorCode;
+use quinn_proto::VarInt;
+
+use super::CLOSE_PROTOCOL_ERROR;
+use super::CLOSE_TIMED_OUT;
+use super::Conn;
+use super::Node;
+use super::Role;
+use super::endpoint::Outgoing;
+use super::protocol::cpu_since;
+use super::receiver::ReceiverSide;
+use super::sender::CHUNK;
+use super::sender::SendPhase;
+use crate::pattern::splitmix64;
 
 /// Most bytes of one GSO batch: a UDP datagram's payload limit (65 535
 /// bytes less the 8-byte UDP and 20-byte IPv4 headers), which Linux applies

@@ -1,6 +1,27 @@
 //! Endpoint plumbing: datagrams in and out, connection IDs, qlog files, server admission of connections.
 
-use super::*;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use std::time::Instant;
+
+use bytes::Bytes;
+use bytes::BytesMut;
+use quinn_proto::ConnectionId;
+use quinn_proto::ConnectionIdGenerator;
+use quinn_proto::DatagramEvent;
+use quinn_proto::ServerConfig;
+use quinn_proto::congestion::ControllerFactory;
+use tput_cc::ControllerSwitch;
+
+use super::Conn;
+use super::Node;
+use super::Role;
+use super::config::NodeConfig;
+use crate::Error;
+use crate::pattern::splitmix64;
+use crate::stall::StallFactory;
+use crate::stall::StallState;
 
 /// A datagram the node wants sent.
 #[derive(Debug, Clone, PartialEq, Eq)]

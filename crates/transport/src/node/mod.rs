@@ -4,28 +4,21 @@
 //! in virtual time. Every call takes `now`; nothing here reads a clock.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
-    ClientConfig, Connection, ConnectionError, ConnectionHandle, ConnectionId, ConnectionIdGenerator, DatagramEvent,
-    Dir, Endpoint, EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, TransportConfig, TransportErrorCode,
-    VarInt,
+    Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, StreamId, TransportConfig, VarInt,
 };
-use tput_cc::{
-    Aggregate, BandwidthSource, ControllerProbe, ControllerSpec, ControllerSwitch, EvalSlot, QuinnFactory, SwitchSlot,
-    units::Rate,
-};
+use tput_cc::{ControllerProbe, ControllerSpec, ControllerSwitch, QuinnFactory, SwitchSlot};
 
 use crate::Error;
-use crate::pattern::{Pattern, splitmix64};
-use crate::proto::{AppBuffers, Direction, Frame, REQUEST_LEN, RESET_TIME_UP, Request};
-use crate::stall::{StallFactory, StallState};
-use crate::stats::{IntervalStats, ReceiveMeter, ReceiverReport, SenderReport, TransferOutcome};
-use crate::tls::{ClientAuth, Identity, ServerTrust, client_crypto, server_crypto};
+use crate::pattern::splitmix64;
+use crate::stall::StallState;
+use crate::stats::{IntervalStats, TransferOutcome};
+use crate::tls::{Identity, server_crypto};
 
 mod buffers;
 mod config;
@@ -35,14 +28,12 @@ mod protocol;
 mod receiver;
 mod sender;
 
-use buffers::*;
 pub use config::{CpuClock, NodeConfig, ServerLimits, SimOptions, TransferSpec};
 pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
-use endpoint::*;
-use protocol::*;
-use receiver::*;
-use sender::*;
+use endpoint::{Qlog, SeededCids};
+use receiver::{Receiver, ReceiverSide, RecvPhase};
+use sender::{SendPhase, Sender};
 
 /// Application error code a node closes with when the peer breaks the
 /// protocol: a malformed request (including a controller spec the server

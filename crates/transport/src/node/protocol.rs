@@ -1,6 +1,43 @@
 //! The application protocol: starting a transfer, the request, and the end of a transfer.
 
-use super::*;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::PoisonError;
+use std::time::Instant;
+
+use quinn_proto::ClientConfig;
+use quinn_proto::ConnectionId;
+use quinn_proto::Dir;
+use tput_cc::ControllerProbe;
+use tput_cc::EvalSlot;
+use tput_cc::QuinnFactory;
+
+use super::CLOSE_PROTOCOL_ERROR;
+use super::Conn;
+use super::Node;
+use super::NodeEvent;
+use super::Role;
+use super::buffers::Outbox;
+use super::config::NodeConfig;
+use super::config::SimOptions;
+use super::config::TransferSpec;
+use super::endpoint::qlog_for;
+use super::receiver::Receiver;
+use super::receiver::ReceiverSide;
+use super::receiving_controller;
+use super::sender::Sender;
+use super::sender::SenderSide;
+use crate::Error;
+use crate::pattern::splitmix64;
+use crate::proto::Direction;
+use crate::proto::Frame;
+use crate::proto::REQUEST_LEN;
+use crate::proto::Request;
+use crate::stats::SenderReport;
+use crate::stats::TransferOutcome;
+use crate::tls::ServerTrust;
+use crate::tls::client_crypto;
 
 pub(super) fn cpu_since(start: Option<f64>, now: Option<f64>) -> Option<f64> {
     Some((now? - start?).max(0.0))

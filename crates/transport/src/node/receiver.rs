@@ -1,6 +1,33 @@
 //! The receiving end of a transfer.
 
-use super::*;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bytes::Bytes;
+use quinn_proto::Connection;
+use quinn_proto::Dir;
+use quinn_proto::StreamId;
+use quinn_proto::VarInt;
+
+use super::CLOSE_CORRUPT;
+use super::CLOSE_PROTOCOL_ERROR;
+use super::Conn;
+use super::Node;
+use super::NodeEvent;
+use super::Role;
+use super::buffers::Outbox;
+use super::buffers::read_into;
+use super::protocol::cpu_since;
+use super::protocol::frame_name;
+use crate::pattern::Pattern;
+use crate::proto::AppBuffers;
+use crate::proto::Frame;
+use crate::proto::RESET_TIME_UP;
+use crate::proto::Request;
+use crate::stats::IntervalStats;
+use crate::stats::ReceiveMeter;
+use crate::stats::ReceiverReport;
+use crate::stats::SenderReport;
 
 /// Where the receiving node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

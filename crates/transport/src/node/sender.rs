@@ -1,6 +1,35 @@
 //! The sending end of a transfer.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use bytes::Bytes;
+use quinn_proto::Connection;
+use quinn_proto::Dir;
+use quinn_proto::StreamId;
+use quinn_proto::VarInt;
+use tput_cc::ControllerProbe;
+
+use super::CLOSE_PROTOCOL_ERROR;
+use super::Conn;
+use super::Node;
+use super::NodeEvent;
+use super::Role;
+use super::buffers::ChunkPool;
+use super::buffers::Outbox;
+use super::buffers::SendBuf;
+use super::buffers::read_into;
+use super::protocol::cpu_since;
+use super::protocol::frame_name;
+use crate::pattern::Pattern;
+use crate::proto::AppBuffers;
+use crate::proto::Frame;
+use crate::proto::RESET_TIME_UP;
+use crate::proto::Request;
+use crate::stats::IntervalStats;
+use crate::stats::ReceiverReport;
+use crate::stats::SenderReport;
 
 pub(super) const CHUNK: usize = 64 * 1024;
 
