@@ -38,12 +38,7 @@ fn scenario(flows: u32, secs: u64) -> Scenario {
     }
 }
 
-/// Peak resident set of this process, KiB (`VmHWM`).
-fn peak_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
+use tput_transport::usage::peak_rss_kib as peak_kib;
 
 /// The child: run one scenario, print "peak_kib cpu_secs delivered_bytes failed_flows".
 fn child(spec: &str, secs: u64) {

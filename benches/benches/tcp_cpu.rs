@@ -22,12 +22,7 @@ use std::time::Duration;
 
 use tput_benches::tcp_ns2::{Case, Model, Variant, ns2_available, run_model};
 
-/// This process's peak resident set, KiB (`VmHWM`).
-fn peak_rss_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
+use tput_transport::usage::peak_rss_kib;
 
 /// ns-2 once: (CPU seconds, maximum resident set KiB).
 fn ns2_once(case: &Case, tcl: &PathBuf) -> Result<(f64, u64), String> {

@@ -49,23 +49,10 @@ pub mod tcp_ns2;
 use std::path::PathBuf;
 
 /// CPU seconds used so far by this process, threads that have exited
-/// included: `/proc/self/stat` utime + stime (100 Hz ticks, so +-10 ms);
-/// `None` off Linux.
-pub fn cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the `(comm)`: state is field 3, utime 14 and stime 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / 100.0)
-}
-
-/// CPU seconds used so far by the calling thread (`/proc/thread-self/schedstat`,
-/// nanoseconds); `None` off Linux.
-pub fn thread_cpu_secs() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    Some(text.split_whitespace().next()?.parse::<u64>().ok()? as f64 / 1e9)
-}
+/// included; `None` off Linux.
+pub use tput_transport::usage::process_cpu_secs as cpu_secs;
+/// CPU seconds used so far by the calling thread; `None` off Linux.
+pub use tput_transport::usage::thread_cpu_secs;
 
 /// What every reproduction bench reads from the environment (its
 /// arguments: [`Mode`]):

@@ -227,15 +227,8 @@ impl Report {
 
 /// `VmRSS` and `VmHWM` of this process, KiB (0 off Linux).
 pub fn memory_kib() -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    use tput_transport::usage::{peak_rss_kib, rss_kib};
+    (rss_kib().unwrap_or(0), peak_rss_kib().unwrap_or(0))
 }
 
 /// Open file descriptors of this process (0 off Linux).

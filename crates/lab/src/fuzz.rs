@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use tput_cc::{ControllerSpec, EvalSlot, units};
 use tput_transport::proto::{Frame, REQUEST_LEN, Request};
-use tput_transport::{Identity, Node, NodeConfig, ServerLimits, ServerTrust};
+use tput_transport::{Identity, Node, NodeConfig, ServerLimits, ServerTrust, SimOptions};
 
 /// A harness: takes arbitrary bytes, panics only on a bug.
 pub type Harness = fn(&[u8]);
@@ -109,7 +109,6 @@ fn server_node() -> Node {
         static IDENTITY: Identity = Identity::self_signed_from_seed(&["localhost"], 1).expect("an identity");
     }
     let config = NodeConfig {
-        seed: Some(1),
         mtu_discovery: false,
         limits: ServerLimits {
             request_timeout: Some(Duration::from_secs(1)),
@@ -118,7 +117,11 @@ fn server_node() -> Node {
         },
         ..NodeConfig::default()
     };
-    IDENTITY.with(|id| Node::server(config, id).expect("a server node"))
+    let sim = SimOptions {
+        seed: Some(1),
+        ..SimOptions::default()
+    };
+    IDENTITY.with(|id| Node::simulated(config, Some(id), sim).expect("a server node"))
 }
 
 /// Arbitrary datagrams to a server: each is a length byte and that many

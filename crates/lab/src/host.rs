@@ -306,6 +306,7 @@ impl QuicHost {
             match ev {
                 NodeEvent::Interval { id, stats } => self.intervals.push((id, stats)),
                 NodeEvent::Finished(outcome) => self.outcomes.push(*outcome),
+                _ => {}
             }
         }
     }

@@ -250,15 +250,8 @@ pub fn outcome_lines(o: &TransferOutcome) -> String {
 }
 
 /// CPU seconds (user + system) this process has used so far, threads that
-/// have exited included (`/proc/self/stat`, 100 Hz ticks); `None` off Linux.
-pub fn process_cpu_secs() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the `(comm)`: state is field 3, utime 14 and stime 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    Some(ticks as f64 / 100.0)
-}
+/// have exited included; `None` off Linux.
+pub use tput_transport::usage::process_cpu_secs;
 
 #[cfg(test)]
 mod tests {

@@ -17,8 +17,8 @@ use tput_netsim::{
 };
 
 use tput_transport::{
-    Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SlotStats, TransferOutcome,
-    TransferSpec,
+    Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SimOptions, SlotStats,
+    TransferOutcome, TransferSpec,
 };
 
 use crate::Error;
@@ -1140,12 +1140,12 @@ pub struct RunOptions {
     pub no_cc_trace: bool,
     /// Encrypt 1-RTT packets for real (AES-128-GCM, as live). By default a
     /// simulation runs the real TLS handshake and then leaves packets in
-    /// the clear with the same sizes ([`NodeConfig::null_packet_protection`]):
+    /// the clear with the same sizes ([`tput_transport::SimOptions::null_packet_protection`]):
     /// every metric is the same either way, and the run costs less CPU.
     pub real_packet_protection: bool,
     /// Senders write payload up to the receiver's flow-control credit
     /// instead of a few congestion windows ahead
-    /// ([`NodeConfig::write_ahead_to_credit`]): the same packets but for
+    /// ([`tput_transport::SimOptions::write_ahead_to_credit`]): the same packets but for
     /// STREAM_DATA_BLOCKED/DATA_BLOCKED frames where the credit is reached,
     /// and more memory. For comparisons.
     pub write_ahead_to_credit: bool,
@@ -1208,7 +1208,12 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     let epoch = Instant::now();
     let identity = Identity::self_signed_from_seed(&["localhost"], s.seed)?;
     let trust = ServerTrust::Root(identity.cert_der().to_vec());
-    let node_config = |seed: u64, flow: u32| -> Result<NodeConfig, Error> {
+    let sim_options = |seed: u64| SimOptions {
+        seed: Some(seed),
+        null_packet_protection: !options.real_packet_protection,
+        write_ahead_to_credit: options.write_ahead_to_credit,
+    };
+    let node_config = |flow: u32| -> Result<NodeConfig, Error> {
         let qlog_dir = match &options.qlog_dir {
             Some(dir) => {
                 let d = dir.join(format!("flow-{flow}"));
@@ -1219,13 +1224,10 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             None => None,
         };
         Ok(NodeConfig {
-            seed: Some(seed),
             mtu: s.mtu,
             mtu_discovery: false,
             idle_timeout: Duration::from_secs(30),
             qlog_dir,
-            null_packet_protection: !options.real_packet_protection,
-            write_ahead_to_credit: options.write_ahead_to_credit,
             stall_probe: options.stall_probe,
             ..NodeConfig::default()
         })
@@ -1248,7 +1250,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         // Seeds per endpoint, derived from the scenario's.
         let seed = Rng::derive(s.seed, 1_000_000 + u64::from(flow)).next_u64();
         let direction = g.direction.unwrap_or(Direction::Upload);
-        let mut server_cfg = node_config(seed ^ 1, flow)?;
+        let mut server_cfg = node_config(flow)?;
         server_cfg.receive_window = g.receive_window;
         server_cfg.server_bandwidth = oracle.clone();
         // Only the sending end's controller joins the group: quinn builds one
@@ -1322,7 +1324,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         if direction == Direction::Download {
             server_cfg.server_aggregate = aggregate.clone();
         }
-        let server = Node::server(server_cfg, &identity)?;
+        let server = Node::simulated(server_cfg, Some(&identity), sim_options(seed ^ 1))?;
         net.sim
             .attach(dst, QuicHost::new(server, epoch, trust.clone()))
             .map_err(|e| Error::Invalid(e.to_string()))?;
@@ -1344,9 +1346,13 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             },
             buffers: g.app_buffers(),
         };
-        let mut client_cfg = node_config(seed ^ 2, flow)?;
+        let mut client_cfg = node_config(flow)?;
         client_cfg.receive_window = g.receive_window;
-        let mut client = QuicHost::new(Node::client(client_cfg)?, epoch, trust.clone());
+        let mut client = QuicHost::new(
+            Node::simulated(client_cfg, None, sim_options(seed ^ 2))?,
+            epoch,
+            trust.clone(),
+        );
         if options.no_cc_trace {
             client = client.without_cc_traces();
         }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use tput_lab::host::QuicHost;
 use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, SimTime, Simulator};
-use tput_transport::{Identity, Node, NodeConfig, ServerTrust, TransferSpec};
+use tput_transport::{Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
 /// (time s, inline A bit/s, oracle A bit/s) every 100 ms from 2 s to `secs`,
 /// for a guarantee flow with `abw=inline` sharing a 100 Mbit/s, 20 ms RTT
@@ -22,10 +22,13 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
     let oracle = sim.add_oracle(d.bottleneck, [1], Duration::from_millis(100)).unwrap();
     let epoch = Instant::now();
     let id = Identity::self_signed(&["localhost"]).unwrap();
-    let cfg = |seed| NodeConfig {
-        seed: Some(seed),
+    let cfg = NodeConfig {
         mtu_discovery: false,
         ..NodeConfig::default()
+    };
+    let seeded = |seed| SimOptions {
+        seed: Some(seed),
+        ..SimOptions::default()
     };
     let mut clients = Vec::new();
     let flows = [
@@ -39,7 +42,7 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
         sim.attach(
             server,
             QuicHost::new(
-                Node::server(cfg(10 + i as u64), &id).unwrap(),
+                Node::simulated(cfg.clone(), Some(&id), seeded(10 + i as u64)).unwrap(),
                 epoch,
                 ServerTrust::Insecure,
             ),
@@ -50,7 +53,11 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
         spec.duration = Some(Duration::from_secs(secs));
         spec.flow = i as u32 + 1;
         spec.rate_limit = limit.map(|l| l.parse().unwrap());
-        let mut host = QuicHost::new(Node::client(cfg(20 + i as u64)).unwrap(), epoch, ServerTrust::Insecure);
+        let mut host = QuicHost::new(
+            Node::simulated(cfg.clone(), None, seeded(20 + i as u64)).unwrap(),
+            epoch,
+            ServerTrust::Insecure,
+        );
         host.schedule(SimTime::ZERO, server, spec);
         clients.push(sim.attach(Addr::new(d.senders[i], 5000), host).unwrap());
     }

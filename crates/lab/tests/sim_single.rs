@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use tput_lab::host::QuicHost;
 use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, RandomLoss, SimTime, Simulator};
-use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, TransferSpec};
+use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
 fn dumbbell(loss: Option<RandomLoss>, queue_packets: u64) -> Dumbbell {
     let mut bottleneck =
@@ -33,24 +33,19 @@ fn run(
     let id = Identity::self_signed(&["localhost"]).unwrap();
     let mut sim = Simulator::new(d.topology, 7);
     let server_addr = Addr::new(d.receivers[0], 4433);
-    let server = Node::server(
-        NodeConfig {
-            seed: Some(1),
-            mtu_discovery: false,
-            ..NodeConfig::default()
-        },
-        &id,
-    )
-    .unwrap();
+    let config = NodeConfig {
+        mtu_discovery: false,
+        ..NodeConfig::default()
+    };
+    let seeded = |seed| SimOptions {
+        seed: Some(seed),
+        ..SimOptions::default()
+    };
+    let server = Node::simulated(config.clone(), Some(&id), seeded(1)).unwrap();
     let server = sim
         .attach(server_addr, QuicHost::new(server, epoch, ServerTrust::Insecure))
         .unwrap();
-    let client = Node::client(NodeConfig {
-        seed: Some(2),
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    })
-    .unwrap();
+    let client = Node::simulated(config, None, seeded(2)).unwrap();
     let mut host = QuicHost::new(client, epoch, ServerTrust::Root(id.cert_der().to_vec()));
     host.schedule(SimTime::ZERO, server_addr, spec);
     let client = sim.attach(Addr::new(d.senders[0], 5000), host).unwrap();

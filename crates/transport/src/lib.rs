@@ -4,7 +4,7 @@
 //! This crate knows nothing of the simulator.
 //!
 //! - [`Node`]: a quinn-proto endpoint, its connections and the transfer
-//!   protocol ([`proto`]); every byte is generated from a keyed
+//!   protocol (described in the `proto` module's source); every byte is generated from a keyed
 //!   [`Pattern`] and verified by the receiver.
 //! - [`udp`]: the tokio back end (real time).
 
@@ -15,25 +15,40 @@ struct CrateReadmeDoctests;
 
 mod node;
 mod null_keys;
+#[cfg(feature = "test-support")]
+mod pair;
 mod pattern;
+// The wire format is public only for tests and fuzzing that craft raw
+// requests and frames (tput-lab's `fuzz` module and its seed corpus
+// example, this crate's `tests/protocol.rs`); it is no part of the API a
+// user builds on and may change with the protocol version, so it is left
+// out of the documentation. Its module documentation describes the protocol.
+#[doc(hidden)]
 pub mod proto;
 mod stall;
 mod stats;
 mod tls;
 pub mod udp;
+pub mod usage;
 
+#[cfg(feature = "sim")]
+pub use node::SimOptions;
 pub use node::{
     CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
     ServerLimits, TransferSpec,
 };
+#[cfg(feature = "test-support")]
+pub use pair::Pair;
 pub use pattern::Pattern;
 pub use proto::{AppBuffers, Direction};
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
 pub use tls::{ALPN, ClientAuth, Fingerprint, Identity, ServerTrust};
 pub use tput_cc::EvalSlot;
 
-/// What can go wrong in this crate.
+/// What can go wrong in this crate. New variants may come in a minor
+/// release: match with a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A bad setting: the message names it.
     #[error("{0}")]

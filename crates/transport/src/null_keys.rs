@@ -9,11 +9,11 @@
 //! those of the protected run. The tag carries the packet number, so a
 //! packet opened with the wrong key or number is still refused.
 //!
-//! A node uses these only when [`NodeConfig::null_packet_protection`] is
-//! set, which the [`udp`](crate::udp) functions refuse: live connections are
-//! always protected.
+//! A node uses these only when [`SimOptions::null_packet_protection`] is
+//! set, which only a simulation host can ask for (`Node::simulated`, behind
+//! the `sim` feature): live connections are always protected.
 //!
-//! [`NodeConfig::null_packet_protection`]: crate::NodeConfig::null_packet_protection
+//! [`SimOptions::null_packet_protection`]: crate::node::SimOptions::null_packet_protection
 
 use std::any::Any;
 use std::sync::Arc;

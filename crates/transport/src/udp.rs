@@ -118,6 +118,9 @@ pub async fn drive(
     node: &mut Node,
     mut on_event: impl FnMut(&mut Node, NodeEvent) -> ControlFlow<()>,
 ) -> Result<(), Error> {
+    // Only a node built by `Node::simulated` (the `sim` feature) can leave
+    // packets in the clear; live code cannot build one.
+    #[cfg(feature = "sim")]
     if node.null_packet_protection() {
         return Err(Error::Config(
             "null packet protection is for simulations only: live connections are always encrypted".into(),
@@ -218,22 +221,11 @@ fn hand_over(
     count
 }
 
-/// CPU time (user plus system) this process has used, in seconds, from
-/// `/proc/self/stat` (fields 14 and 15, proc(5)); `None` where that file
-/// does not exist. The fields count clock ticks of `USER_HZ`, which Linux
-/// fixes at 100 for user space on every architecture it exposes `/proc` on
-/// bar alpha and ia64, so the resolution is 10 ms. The [`transfer`] and
-/// [`serve`] loops use it as [`NodeConfig::cpu_clock`] unless one is set.
-pub fn process_cpu_secs() -> Option<f64> {
-    const USER_HZ: f64 = 100.0;
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The command name (field 2) is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) as f64 / USER_HZ)
-}
+/// CPU time (user plus system) this process has used, in seconds
+/// ([`usage::process_cpu_secs`](crate::usage::process_cpu_secs)). The
+/// [`transfer`] and [`serve`] loops use it as [`NodeConfig::cpu_clock`]
+/// unless one is set.
+pub use crate::usage::process_cpu_secs;
 
 async fn bind(addr: SocketAddr) -> Result<UdpSocket, Error> {
     UdpSocket::bind(addr)

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
+use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
 
 const ONE_WAY: Duration = Duration::from_millis(10);
 /// Both ends' idle timeout, seconds.
@@ -33,7 +33,6 @@ struct Run {
 
 fn config(stall_probe: bool) -> NodeConfig {
     NodeConfig {
-        seed: Some(3),
         mtu_discovery: false,
         idle_timeout: Duration::from_secs_f64(IDLE),
         strict_idle: true,
@@ -48,8 +47,12 @@ fn config(stall_probe: bool) -> NodeConfig {
 /// does; runs until both ends have reported or 30 s have passed.
 fn run(bytes: u64, stall_probe: bool, up_cut: Cut, down_cut: Cut) -> Run {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
-    let mut server = Node::server(config(stall_probe), &identity).unwrap();
-    let mut client = Node::client(config(stall_probe)).unwrap();
+    let sim = SimOptions {
+        seed: Some(3),
+        ..SimOptions::default()
+    };
+    let mut server = Node::simulated(config(stall_probe), Some(&identity), sim).unwrap();
+    let mut client = Node::simulated(config(stall_probe), None, sim).unwrap();
     let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
     let start = Instant::now();

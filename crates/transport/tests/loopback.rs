@@ -443,6 +443,7 @@ async fn a_downloads_interval_series_are_filled() {
     assert!(o.intervals.iter().map(|i| i.written_bytes).sum::<u64>() >= r.bytes);
 }
 
+#[cfg(feature = "qlog")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qlog_traces_are_written_per_connection() {
     let dir = std::env::temp_dir().join(format!("tput-qlog-test-{}", std::process::id()));
@@ -497,6 +498,7 @@ async fn qlog_traces_are_written_per_connection() {
 }
 
 /// The records of a JSON-SEQ text (RFC 7464: each starts with RS and is one JSON text).
+#[cfg(feature = "qlog")]
 fn json_seq(text: &str) -> Result<Vec<serde_json::Value>, String> {
     if !text.starts_with('\u{1e}') {
         return Err("does not start with RS".into());

@@ -11,9 +11,17 @@ use bytes::BytesMut;
 use quinn_proto::{ConnectionError, DatagramEvent, Dir, Endpoint, EndpointConfig, Event};
 use tput_transport::proto::{Direction, REQUEST_LEN, Request};
 use tput_transport::{
-    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, NodeEvent, ServerLimits, ServerTrust, TransferOutcome,
-    TransferSpec,
+    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, NodeEvent, ServerLimits, ServerTrust, SimOptions,
+    TransferOutcome, TransferSpec,
 };
+
+/// A fixed seed, so a test's connection IDs and keys are the same each run.
+fn seeded(seed: u64) -> SimOptions {
+    SimOptions {
+        seed: Some(seed),
+        ..SimOptions::default()
+    }
+}
 
 fn request(cc: &str) -> Request {
     Request {
@@ -42,12 +50,11 @@ fn refusal(bytes: &[u8]) -> (u64, String, bool) {
 fn refusal_with(bytes: &[u8], limits: ServerLimits) -> (u64, String, bool) {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
     let config = NodeConfig {
-        seed: Some(1),
         mtu_discovery: false,
         limits,
         ..NodeConfig::default()
     };
-    let mut server = Node::server(config, &identity).unwrap();
+    let mut server = Node::simulated(config, Some(&identity), seeded(1)).unwrap();
     let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
     let mut client = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
@@ -193,11 +200,14 @@ fn node_client_against(spec: TransferSpec, script: Script) -> TransferOutcome {
         false,
         None,
     );
-    let mut client = Node::client(NodeConfig {
-        seed: Some(2),
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    })
+    let mut client = Node::simulated(
+        NodeConfig {
+            mtu_discovery: false,
+            ..NodeConfig::default()
+        },
+        None,
+        seeded(2),
+    )
     .unwrap();
     let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();

@@ -3,11 +3,7 @@
 //! connection yields after that many datagrams (and sends on when asked),
 //! without losing or reordering anything: the transfer completes verified.
 
-use std::net::SocketAddr;
-use std::time::{Duration, Instant};
-
-use bytes::BytesMut;
-use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
+use tput_transport::{Identity, Node, NodeConfig, Pair, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
 
 /// Largest UDP payload of one send (65 535 less the UDP and IPv4 headers).
 const MAX_SEND: usize = 65_507;
@@ -23,98 +19,38 @@ struct Seen {
 /// An upload of `bytes` over an ideal 1 ms link; the client may batch
 /// `segments` datagrams per send and yields after `budget` (None: never).
 fn upload(bytes: u64, segments: usize, budget: Option<usize>) -> Seen {
-    let config = |seed| NodeConfig {
-        seed: Some(seed),
+    let config = NodeConfig {
         mtu_discovery: false,
         ..NodeConfig::default()
     };
+    let sim = |seed| SimOptions {
+        seed: Some(seed),
+        ..SimOptions::default()
+    };
     let identity = Identity::self_signed_from_seed(&["localhost"], 9).unwrap();
-    let mut server = Node::server(config(1), &identity).unwrap();
-    let mut client = Node::client(config(2)).unwrap();
+    let server = Node::simulated(config.clone(), Some(&identity), sim(1)).unwrap();
+    let mut client = Node::simulated(config, None, sim(2)).unwrap();
     client.set_max_segments(segments);
     if let Some(b) = budget {
         client.set_transmit_budget(b);
     }
-    let (c_addr, s_addr): (SocketAddr, SocketAddr) =
-        ("10.0.0.1:5000".parse().unwrap(), "10.0.0.2:4433".parse().unwrap());
-    let mut now = Instant::now();
-    let trust = ServerTrust::Pinned(identity.fingerprint());
-    client
-        .start_transfer(
-            now,
-            s_addr,
-            "localhost",
-            &trust,
-            TransferSpec::upload(bytes, "newreno".parse().unwrap()),
-        )
+    let mut pair = Pair::new(client, server, ServerTrust::Pinned(identity.fingerprint()));
+    pair.start(TransferSpec::upload(bytes, "newreno".parse().unwrap()))
         .unwrap();
-    let (mut bursts, mut largest_send, mut yields) = (Vec::new(), 0, 0);
-    let mut wire: Vec<(Instant, bool, Vec<u8>)> = Vec::new();
+    let (mut bursts, mut largest_send) = (Vec::new(), 0);
     // After each call into the client: what it produced.
-    let mut drain = |client: &mut Node, now: Instant, wire: &mut Vec<(Instant, bool, Vec<u8>)>| {
-        let mut burst = 0;
-        while let Some(o) = client.poll_transmit() {
-            largest_send = largest_send.max(o.payload.len());
-            for d in o.datagrams() {
-                burst += 1;
-                wire.push((now + Duration::from_millis(1), true, d.to_vec()));
-            }
-        }
-        if burst > 0 {
-            bursts.push(burst);
-        }
-    };
-    for _ in 0..2_000_000 {
-        drain(&mut client, now, &mut wire);
-        while let Some(o) = server.poll_transmit() {
-            for d in o.datagrams() {
-                wire.push((now + Duration::from_millis(1), false, d.to_vec()));
-            }
-        }
-        while let Some(ev) = client.poll_event() {
-            if let NodeEvent::Finished(o) = ev {
-                return Seen {
-                    outcome: *o,
-                    bursts,
-                    largest_send,
-                    yields,
-                };
-            }
-        }
-        while server.poll_event().is_some() {}
-        if client.has_more_to_send() {
-            // What a live loop does: take in what has arrived, then send on.
-            yields += 1;
-            client.send_more(now);
-            continue;
-        }
-        let next = [
-            wire.iter().map(|w| w.0).min(),
-            client.poll_timeout(),
-            server.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-        .expect("something to do");
-        now = now.max(next);
-        let (due, rest): (Vec<_>, Vec<_>) = wire.into_iter().partition(|w| w.0 <= now);
-        wire = rest;
-        let mut to_client = Vec::new();
-        for (_, to_server, d) in due {
-            if to_server {
-                server.handle_datagram(now, c_addr, 0, BytesMut::from(&d[..]));
-            } else {
-                to_client.push((s_addr, BytesMut::from(&d[..])));
-            }
-        }
-        // As the live loop does: a receive batch drives each connection once.
-        client.handle_datagrams(now, 0, to_client);
-        drain(&mut client, now, &mut wire);
-        client.handle_timeout(now);
-        server.handle_timeout(now);
+    let outcome = pair
+        .run(2_000_000, |out| {
+            largest_send = out.iter().map(|o| o.payload.len()).fold(largest_send, usize::max);
+            bursts.push(out.iter().map(|o| o.datagrams().count()).sum());
+        })
+        .expect("the transfer finished");
+    Seen {
+        outcome,
+        bursts,
+        largest_send,
+        yields: pair.yields,
     }
-    panic!("the transfer never finished");
 }
 
 #[test]

@@ -1,0 +1,263 @@
+//! A node's settings and what a server admits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tput_cc::Aggregate;
+use tput_cc::BandwidthSource;
+use tput_cc::ControllerSpec;
+use tput_cc::EvalSlot;
+use tput_cc::units::Rate;
+
+use crate::proto::AppBuffers;
+use crate::proto::Direction;
+use crate::tls::ClientAuth;
+use crate::tls::Identity;
+
+/// Reads the CPU time of the node's process, in seconds (user plus system).
+pub type CpuClock = fn() -> Option<f64>;
+
+/// Settings of a [`Node`].
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Initial (and minimum) UDP payload size, bytes; at least 1200 (RFC 9000 §14).
+    pub mtu: u16,
+    /// Path MTU discovery (RFC 9000 §14.3); off in the simulator so packet sizes stay fixed.
+    pub mtu_discovery: bool,
+    /// Close a connection after this long without any packet (RFC 9000
+    /// §10.1): the transport parameter, and quinn-proto's idle timer, or
+    /// this node's own with [`strict_idle`](Self::strict_idle).
+    pub idle_timeout: Duration,
+    /// Send a PING after this long without sending or receiving a packet
+    /// (RFC 9000 §10.1.2); `None` (the default, and the simulator's): never.
+    /// Live clients set it ([`udp::transfer`](crate::udp::transfer)): a
+    /// client that only receives may otherwise stay silent after a NAT
+    /// rebinding, so the server never learns its new address (RFC 9000
+    /// §9.3). A PING waits behind the congestion window like data, so it
+    /// cannot keep a stalled sender audible: see
+    /// [`stall_probe`](Self::stall_probe).
+    pub keep_alive: Option<Duration>,
+    /// Close a connection once [`idle_timeout`](Self::idle_timeout) has
+    /// passed without a packet from the peer, counted from the last packet
+    /// received, with a CONNECTION_CLOSE that says so (RFC 9000 §10.2), so
+    /// the peer learns of it too if either direction of the path still
+    /// works. quinn-proto's own idle timer (RFC 9000 §10.1) starts again at
+    /// the first ack-eliciting packet sent after a receive and runs for at
+    /// least three probe timeouts; a sender whose probes back off let a
+    /// dead path run for up to three idle timeouts before a transfer
+    /// failed. The transfer's outcome is reported as the close is sent,
+    /// not after the close's draining period. `false` (the default, and the
+    /// simulator's): quinn-proto's timer alone. Live nodes set it
+    /// ([`udp`](crate::udp)).
+    pub strict_idle: bool,
+    /// A sender that has had nothing acknowledged for this long (or twice
+    /// the smoothed RTT, if longer; stretched by a random 0-50 %) while
+    /// packets are outstanding sends one packet beyond its congestion
+    /// window, and again after each such interval until an acknowledgement
+    /// comes (during the handshake too: a PING); quinn-proto's own probes
+    /// double their interval, and on a path with periodic outages they can
+    /// all fall into outages (the reasons are in the `stall` module's
+    /// source). `None` (the default, and the simulator's): never. Live
+    /// nodes set 500 ms ([`udp`](crate::udp)).
+    pub stall_probe: Option<Duration>,
+    /// Connections a server accepts at once; further ones are refused.
+    pub max_connections: usize,
+    /// `A` and `P` for a guarantee controller sending a download from this
+    /// server (the controller the client's request names).
+    pub server_bandwidth: Option<Arc<dyn BandwidthSource>>,
+    /// A guarantee controller sending a download from this server joins this group.
+    pub server_aggregate: Option<Aggregate>,
+    /// Stream and connection receive windows, bytes (quinn's defaults if `None`).
+    pub receive_window: Option<u64>,
+    /// Write a qlog trace (JSON-SEQ, as qvis reads it) of every connection
+    /// into this directory: `client-ID.sqlog` or `server-ID.sqlog`, ID being
+    /// the transfer id. Event times count from the connection's start.
+    /// (With the `qlog` feature, on by default.)
+    #[cfg(feature = "qlog")]
+    pub qlog_dir: Option<std::path::PathBuf>,
+    /// The process's CPU clock, for the CPU use reported at the end of a
+    /// transfer; `None` (the simulator) reports none. The node never reads a
+    /// clock itself: [`udp`](crate::udp) sets this to
+    /// [`udp::process_cpu_secs`](crate::udp::process_cpu_secs).
+    pub cpu_clock: Option<CpuClock>,
+    /// Which clients a server accepts (mutual TLS); `None` accepts any client.
+    pub client_auth: Option<ClientAuth>,
+    /// The certificate this node presents as a client (for servers that
+    /// require client authentication).
+    pub client_identity: Option<Identity>,
+    /// What a server lets one request ask for (none by default: a library
+    /// user or a simulation decides; `tputctl serve` sets documented limits).
+    pub limits: ServerLimits,
+}
+
+/// Switches only a simulation may set, handed to [`Node::simulated`] (with
+/// the `sim` feature) and to no other constructor: a node built from a
+/// [`NodeConfig`] alone, as [`udp`](crate::udp) builds its nodes, draws its
+/// randomness from the operating system, encrypts every packet and writes
+/// payload a few congestion windows ahead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimOptions {
+    /// Seed of every random choice quinn-proto makes (endpoint RNG, reset and
+    /// token keys, connection IDs). `Some` makes simulated runs reproducible;
+    /// `None` draws from the operating system (what live nodes must do).
+    pub seed: Option<u64>,
+    /// After the real TLS handshake, 1-RTT packets travel unencrypted, with
+    /// the same sizes as with AES-128-GCM (a 16-byte tag, 16-byte
+    /// header-protection sample), so a simulation's metrics do not change
+    /// and its CPU time drops. Both ends must agree.
+    pub null_packet_protection: bool,
+    /// A sender writes payload up to the peer's flow-control credit instead
+    /// of three congestion windows (plus 16 KiB) ahead of the network, the
+    /// default. For comparisons: the packets are the same but for
+    /// STREAM_DATA_BLOCKED/DATA_BLOCKED frames (RFC 9000 §19.12-13) where
+    /// the credit is reached, and each sending connection holds up to the
+    /// peer's receive window (1.25 MB by default) of payload.
+    pub write_ahead_to_credit: bool,
+}
+
+/// What a server lets its clients do. A request beyond a limit is refused
+/// with a CONNECTION_CLOSE whose reason names the limit (RFC 9000 §19.19),
+/// or, for what the server itself controls in a download (its duration and
+/// rate), clamped to the limit when [`clamp`](Self::clamp) is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// Longest transfer a request may ask for.
+    pub max_duration: Option<Duration>,
+    /// Most bytes a request may ask for.
+    pub max_bytes: Option<u64>,
+    /// Fastest a download may be sent, bits per second (a download without
+    /// a rate limit asks for "as fast as possible", which is above any limit).
+    pub max_rate_bps: Option<u64>,
+    /// Clamp a download's duration and rate to the limits instead of refusing it.
+    pub clamp: bool,
+    /// Connections at once from one IP address (`None`: only `max_connections`).
+    pub max_per_address: Option<usize>,
+    /// Close a connection whose request has not arrived this long after the
+    /// connection began (handshake included).
+    pub request_timeout: Option<Duration>,
+    /// Validate client addresses with a Retry packet before accepting
+    /// (RFC 9000 §8.1.2): costs a round trip, defeats spoofed-source floods.
+    pub retry: bool,
+}
+
+impl ServerLimits {
+    /// Check `req` against the limits, clamping where allowed; the error
+    /// names the limit.
+    pub(crate) fn admit(&self, req: &mut crate::proto::Request) -> Result<(), String> {
+        use tput_cc::units::{Rate, format_duration};
+        let download = req.direction == crate::proto::Direction::Download;
+        if let (Some(max), Some(d)) = (self.max_duration, req.duration)
+            && d > max
+        {
+            if !(self.clamp && download) {
+                return Err(format!(
+                    "refused: duration {} exceeds this server's limit of {}",
+                    format_duration(d),
+                    format_duration(max)
+                ));
+            }
+            req.duration = Some(max);
+        }
+        if let (Some(max), Some(b)) = (self.max_bytes, req.bytes)
+            && b > max
+        {
+            return Err(format!("refused: {b} bytes exceed this server's limit of {max} bytes"));
+        }
+        if let Some(max) = self.max_rate_bps.filter(|_| download) {
+            let asked = req.rate_limit_bps;
+            if asked == 0 || asked > max {
+                if !self.clamp {
+                    let asked = if asked == 0 {
+                        "no rate limit".to_string()
+                    } else {
+                        format!("a rate of {}", Rate::from_bits_per_sec(asked))
+                    };
+                    return Err(format!(
+                        "refused: {asked} exceeds this server's limit of {} for downloads (ask with --rate-limit)",
+                        Rate::from_bits_per_sec(max)
+                    ));
+                }
+                req.rate_limit_bps = max;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            mtu: 1200,
+            mtu_discovery: true,
+            idle_timeout: Duration::from_secs(10),
+            keep_alive: None,
+            strict_idle: false,
+            stall_probe: None,
+            max_connections: 64,
+            server_bandwidth: None,
+            server_aggregate: None,
+            receive_window: None,
+            #[cfg(feature = "qlog")]
+            qlog_dir: None,
+            cpu_clock: None,
+            limits: ServerLimits::default(),
+            client_auth: None,
+            client_identity: None,
+        }
+    }
+}
+
+/// A transfer a client starts.
+#[derive(Debug, Clone)]
+pub struct TransferSpec {
+    /// Who sends the payload.
+    pub direction: Direction,
+    /// Bytes to send (`None`: until `duration` ends).
+    pub bytes: Option<u64>,
+    /// How long to send (`None`: until `bytes` are sent).
+    pub duration: Option<Duration>,
+    /// Controller of the sender: the client's for an upload; for a download
+    /// the request names it and the server builds it.
+    pub cc: ControllerSpec,
+    /// Target throughput judged per evaluation slot.
+    pub target: Option<Rate>,
+    /// Evaluation slot length.
+    pub eval_slot: EvalSlot,
+    /// Sender-side statistics interval (zero = none).
+    pub interval: Duration,
+    /// Application-level rate limit of the sender (the server applies it to a download).
+    pub rate_limit: Option<Rate>,
+    /// Flow id stamped on the client's datagrams in the simulator.
+    pub flow: u32,
+    /// `A` and `P` for a guarantee controller sending an upload (a download's
+    /// sender uses the server's [`NodeConfig::server_bandwidth`]).
+    pub bandwidth: Option<Arc<dyn BandwidthSource>>,
+    /// A guarantee controller sending an upload joins this group (one
+    /// aggregate target for several connections; see [`Aggregate`]); a
+    /// download's sender joins the server's [`NodeConfig::server_aggregate`].
+    pub aggregate: Option<Aggregate>,
+    /// The application-buffer model of an upload: at most `count` buffers
+    /// of `size` bytes unacknowledged at once, one stream each (protocol
+    /// step 2); `None` sends the payload on one stream.
+    pub buffers: Option<AppBuffers>,
+}
+
+impl TransferSpec {
+    /// An upload of `bytes` with `cc`, one-second intervals and evaluation slots.
+    pub fn upload(bytes: u64, cc: ControllerSpec) -> Self {
+        Self {
+            direction: Direction::Upload,
+            bytes: Some(bytes),
+            duration: None,
+            cc,
+            target: None,
+            eval_slot: EvalSlot::Time(Duration::from_secs(1)),
+            interval: Duration::from_secs(1),
+            rate_limit: None,
+            flow: 0,
+            bandwidth: None,
+            aggregate: None,
+            buffers: None,
+        }
+    }
+}
