@@ -21,6 +21,7 @@ use crate::controller::{
 
 /// Parameters of [`Compound`] (Tan et al. 2006 §3; defaults from the paper).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CompoundConfig {
     /// `alpha` of the binomial increase `win += alpha * win^k`, default 0.125.
     pub alpha: f64,

@@ -50,6 +50,7 @@ pub struct Ack {
 /// What kind of congestion signal a [`Congestion`] event carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CongestionKind {
     /// Ordinary packet loss: the fast-retransmit analogue. Controllers reduce
     /// the window at most once per round trip (RFC 9002 §7.3.2).
@@ -77,6 +78,7 @@ pub struct Congestion {
 /// Which phase of its state machine a controller is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Phase {
     /// Exponential growth (RFC 9002 §7.3.1).
     SlowStart,
@@ -90,8 +92,9 @@ pub enum Phase {
 }
 
 /// Algorithm-specific internal state, for traces and plots.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "algorithm", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AlgorithmState {
     /// NewReno has nothing beyond cwnd and ssthresh.
     NewReno,
@@ -182,10 +185,20 @@ pub enum AlgorithmState {
         /// `BBR.extra_acked`, bytes.
         extra_acked_bytes: u64,
     },
+    /// A controller defined outside this crate, in its own words: its name
+    /// and the fields it chooses to report, in its order. Traces and plots
+    /// show them as they show the built-in controllers' fields.
+    Custom {
+        /// The controller's name, e.g. `"my-aimd"`.
+        name: String,
+        /// `(field, value)` pairs, e.g. `("gain", 2.0)`.
+        fields: Vec<(String, f64)>,
+    },
 }
 
-/// A snapshot of a controller's internal state.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A snapshot of a controller's internal state ([`Snapshot::new`] builds one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The congestion window in bytes; always equal to [`CongestionController::window`].
     pub cwnd_bytes: u64,
@@ -195,6 +208,19 @@ pub struct Snapshot {
     pub phase: Phase,
     /// Algorithm-specific fields.
     pub state: AlgorithmState,
+}
+
+impl Snapshot {
+    /// A snapshot, for controllers written outside this crate (the struct is
+    /// `#[non_exhaustive]`).
+    pub fn new(cwnd_bytes: u64, ssthresh_bytes: Option<u64>, phase: Phase, state: AlgorithmState) -> Self {
+        Self {
+            cwnd_bytes,
+            ssthresh_bytes,
+            phase,
+            state,
+        }
+    }
 }
 
 /// A congestion controller: sans-IO, units of bytes and [`Instant`].

@@ -20,6 +20,7 @@ use crate::controller::{
 
 /// Parameters of [`Cubic`] (RFC 9438 §4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct CubicConfig {
     /// Multiplicative decrease factor `beta_cubic` (§4.6), default 0.7.
     pub beta: f64,

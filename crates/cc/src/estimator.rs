@@ -27,6 +27,7 @@ const STANDING_FLOOR: Duration = Duration::from_micros(100);
 
 /// Parameters of [`InlineEstimator`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct EstimatorConfig {
     /// A known physical bandwidth `P`, bytes per second; replaces the estimate.
     pub physical: Option<f64>,

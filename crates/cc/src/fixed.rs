@@ -12,12 +12,17 @@ use crate::units::Rate;
 
 /// Parameters of [`FixedWindow`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FixedConfig {
     /// The rate the window is sized for.
     pub rate: Rate,
 }
 
 impl FixedConfig {
+    /// A window sized for `rate`.
+    pub fn new(rate: Rate) -> Self {
+        Self { rate }
+    }
     /// Check the parameters.
     pub fn validate(&self) -> Result<(), String> {
         if self.rate.bits_per_sec() == 0 {

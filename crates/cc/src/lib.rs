@@ -63,7 +63,7 @@ mod vegas;
 mod testutil;
 
 #[cfg(feature = "quinn")]
-pub use adapter::{ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
+pub use adapter::{BuildController, ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use bbr::{Bbr, BbrConfig, BbrMode};

@@ -22,6 +22,7 @@ pub const MAX_WINDOW_PACKETS: u32 = 1_000_000;
 /// window `LW` = 1 segment after a retransmission timeout (ns-2's
 /// `slowdown(CLOSE_CWND_RESTART)`): `newreno:iw=2,lw=1`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct NewRenoConfig {
     /// Initial window, packets; `None`: RFC 9002 §7.2's.
     pub initial_window: Option<u32>,

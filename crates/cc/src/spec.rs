@@ -33,6 +33,7 @@ use crate::vegas::{Vegas, VegasConfig};
 
 /// A controller and its parameters, as named by a spec string.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ControllerSpec {
     /// `newreno`
     NewReno(NewRenoConfig),
@@ -60,6 +61,7 @@ pub struct SpecError {
 
 /// One parameter of a controller, for listings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParamInfo {
     /// The key in the spec string.
     pub name: &'static str,
@@ -73,6 +75,7 @@ pub struct ParamInfo {
 
 /// One controller in the [`registry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ControllerInfo {
     /// The name in spec strings.
     pub name: &'static str,

@@ -19,6 +19,7 @@ use crate::controller::{
 
 /// Parameters of [`Vegas`], in packets (Brakmo & Peterson 1994 §3.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct VegasConfig {
     /// Grow while `diff < alpha` packets are queued, default 2.
     pub alpha: f64,

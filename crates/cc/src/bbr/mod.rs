@@ -40,6 +40,7 @@ use filter::{MaxBwFilter, WindowedMax};
 
 /// Parameters of [`Bbr`]: the draft's constants (§2), defaults as specified.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct BbrConfig {
     /// `BBR.StartupPacingGain` (§2.5): 4 ln 2 ≈ 2.77.
     pub startup_gain: f64,
@@ -164,6 +165,7 @@ impl BbrConfig {
 /// `BBR.state` (§5.1.1): where the state machine is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum BbrMode {
     /// Exponential search for the bandwidth (§5.3.1).
     Startup,

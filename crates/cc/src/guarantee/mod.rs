@@ -30,6 +30,7 @@ use floor::Floor;
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AbwSource {
     /// The bandwidth source the builder passes (e.g. a simulator's oracle); if
     /// none is passed, the [`InlineEstimator`](crate::InlineEstimator).
@@ -42,6 +43,7 @@ pub enum AbwSource {
 /// Which rules a [`Guarantee`] follows on loss (spec key `mode`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum GuaranteeMode {
     /// The default: the paper's slope, and a loss response that never cuts
     /// below the window the target needs, with a breaker for infeasible
@@ -54,6 +56,7 @@ pub enum GuaranteeMode {
 
 /// Parameters of [`Guarantee`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GuaranteeConfig {
     /// Target throughput `bw`. In [`GuaranteeMode::Floor`] it counts the
     /// goodput the receiver sees (see [`overhead`](Self::overhead)); in
