@@ -1,4 +1,4 @@
-//! The fixed-window baseline of seed 000 (Fig. 6): `cwnd = bw * min_rtt`,
+//! The fixed-window baseline of Yamanegi, Hasegawa and Murata (Fig. 6): `cwnd = bw * min_rtt`,
 //! never reduced on loss.
 
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ impl FixedConfig {
 
 /// A window of `rate * min_rtt` bytes that ignores every congestion signal.
 ///
-/// The paper sizes it with the smallest RTT seen (`srtt_min`, seed 000 §Fig. 6);
+/// The paper sizes it with the smallest RTT seen (`srtt_min`, Fig. 6);
 /// we use the path's minimum RTT sample, which is what QUIC exposes. Until the
 /// first RTT sample the window is RFC 9002's initial window. It never falls
 /// below the RFC 9002 minimum window of two datagrams.

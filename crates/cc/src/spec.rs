@@ -203,7 +203,7 @@ static REGISTRY: [ControllerInfo; 7] = [
     ControllerInfo {
         name: "fixed",
         aliases: &[],
-        summary: "fixed window rate * min_rtt, never reduced on loss (seed 000's baseline)",
+        summary: "fixed window rate * min_rtt, never reduced on loss (Yamanegi et al.'s baseline)",
         params: &[p(
             "rate",
             "rate",
@@ -214,7 +214,7 @@ static REGISTRY: [ControllerInfo; 7] = [
     ControllerInfo {
         name: "guarantee",
         aliases: &["tput"],
-        summary: "throughput guarantee: Reno whose slope k chases a per-slot goal (Yamanegi et al., seed 000)",
+        summary: "throughput guarantee: Reno whose slope k chases a per-slot goal (Yamanegi, Hasegawa, Murata)",
         params: &[
             p(
                 "target",

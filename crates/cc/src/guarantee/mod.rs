@@ -1,7 +1,7 @@
 //! The throughput-guarantee controller of K. Yamanegi, G. Hasegawa, M. Murata,
 //! "Congestion control mechanism of TCP for achieving predictable throughput"
-//! (スループット保証を実現する TCP の輻輳制御方式の提案と評価; see
-//! docs/papers.md, "seed 000"): TCP Reno whose congestion-avoidance slope `k`
+//! (スループット保証を実現する TCP の輻輳制御方式の提案と評価): TCP Reno whose
+//! congestion-avoidance slope `k`
 //! is chosen at every ACK so that the mean throughput of every evaluation slot
 //! reaches a target `bw`.
 //!
@@ -274,7 +274,7 @@ impl GuaranteeConfig {
 ///
 /// The paper's rule "on loss, behave as Reno" loses the time the window
 /// spends below what the target needs after each halving; against many flows
-/// on a small DropTail queue that time decides the slot (docs/seed000.md has
+/// on a small DropTail queue that time decides the slot (the paper
 /// the trace). The default mode keeps every rule above and changes two:
 ///
 /// - **Loss response.** A loss or ECN mark sets `ssthresh = max(cwnd / 2,
