@@ -3,15 +3,14 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, initial_window, minimum_window,
 };
 use crate::units::Rate;
 
 /// Parameters of [`FixedWindow`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct FixedConfig {
     /// The rate the window is sized for.

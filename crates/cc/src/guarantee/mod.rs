@@ -15,8 +15,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
@@ -28,8 +26,9 @@ mod floor;
 use floor::Floor;
 
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum AbwSource {
     /// The bandwidth source the builder passes (e.g. a simulator's oracle); if
@@ -41,8 +40,9 @@ pub enum AbwSource {
 }
 
 /// Which rules a [`Guarantee`] follows on loss (spec key `mode`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum GuaranteeMode {
     /// The default: the paper's slope, and a loss response that never cuts
@@ -55,7 +55,8 @@ pub enum GuaranteeMode {
 }
 
 /// Parameters of [`Guarantee`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct GuaranteeConfig {
     /// Target throughput `bw`. In [`GuaranteeMode::Floor`] it counts the
@@ -75,20 +76,20 @@ pub struct GuaranteeConfig {
     /// (and given to the inline estimator, whose own `P` estimate it replaces).
     pub physical: Option<Rate>,
     /// Where `A` and `P` come from when built by [`ControllerSpec`](crate::ControllerSpec); default `auto`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub abw: AbwSource,
     /// The loss response: the floor (default) or the paper's.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub mode: GuaranteeMode,
     /// Floor mode: the floor steers the slot throughput toward `(1 + margin) * bw`; default 0.1.
-    #[serde(default = "default_margin")]
+    #[cfg_attr(feature = "serde", serde(default = "default_margin"))]
     pub margin: f64,
     /// Bytes of each acknowledged packet that are not goodput (headers,
     /// framing), so that the target counts what the receiver sees: the
     /// controller aims at `bw * mss / (mss - overhead)` acknowledged bytes.
     /// `None`: [`QUIC_OVERHEAD`] in floor mode, 0 in paper mode. A transport
     /// whose acknowledged bytes are payload (the simulator's TCP model) sets 0.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub overhead: Option<u32>,
 }
 
