@@ -276,14 +276,10 @@ pub struct Metrics {
     pub timeouts: Vec<u64>,
 }
 
+/// Jain's index of the flows' bytes ([`tput_lab::stats::jain`]); 0 when nothing was delivered.
 fn jain(bytes: &[u64]) -> f64 {
-    let sum: f64 = bytes.iter().map(|&b| b as f64).sum();
-    let sq: f64 = bytes.iter().map(|&b| (b as f64) * (b as f64)).sum();
-    if sq > 0.0 {
-        sum * sum / (bytes.len() as f64 * sq)
-    } else {
-        0.0
-    }
+    let v: Vec<f64> = bytes.iter().map(|&b| b as f64).collect();
+    tput_lab::stats::jain(&v).unwrap_or(0.0)
 }
 
 /// Fraction of `slots` (payload bytes per 1-s slot) with at least `mbps`.
@@ -546,11 +542,7 @@ pub fn agrees(a: &Metrics, b: &Metrics) -> [bool; 4] {
 
 /// Mean of `f` over `ms`.
 pub fn mean_of(ms: &[Metrics], f: impl Fn(&Metrics) -> f64) -> f64 {
-    if ms.is_empty() {
-        f64::NAN
-    } else {
-        ms.iter().map(f).sum::<f64>() / ms.len() as f64
-    }
+    tput_lab::stats::mean(ms.iter().map(f)).unwrap_or(f64::NAN)
 }
 
 /// One row of the comparison table: the mean over seeds of each metric.

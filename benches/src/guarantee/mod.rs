@@ -331,23 +331,14 @@ impl Guarantee {
     }
 }
 
+/// [`tput_lab::stats::mean`], NaN (an empty table cell) without values.
 fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    let (mut n, mut s) = (0usize, 0.0);
-    for x in v {
-        n += 1;
-        s += x;
-    }
-    if n == 0 { f64::NAN } else { s / n as f64 }
+    tput_lab::stats::mean(v).unwrap_or(f64::NAN)
 }
 
-/// Jain's fairness index of `x` (1 = all equal); NaN without values.
+/// [`tput_lab::stats::jain`] (1 = all equal), NaN without values or when all are 0.
 fn jain(x: &[f64]) -> f64 {
-    let (s, q): (f64, f64) = x.iter().fold((0.0, 0.0), |(s, q), v| (s + v, q + v * v));
-    if x.is_empty() || q == 0.0 {
-        f64::NAN
-    } else {
-        s * s / (x.len() as f64 * q)
-    }
+    tput_lab::stats::jain(x).unwrap_or(f64::NAN)
 }
 
 /// Measure a run: the first `tested` flows (in flow order) are the tested ones.

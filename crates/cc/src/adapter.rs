@@ -25,6 +25,8 @@ use quinn_proto::congestion::{Controller, ControllerFactory, ControllerMetrics};
 
 use crate::aggregate::Aggregate;
 use crate::bandwidth::BandwidthSource;
+#[cfg(doc)]
+use crate::controller::AlgorithmState;
 use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, Snapshot};
 use crate::spec::ControllerSpec;
 
@@ -47,7 +49,7 @@ impl ControllerProbe {
     }
     /// The latest snapshot, if any controller has reported one yet.
     pub fn latest(&self) -> Option<Snapshot> {
-        *self.latest.lock().unwrap_or_else(PoisonError::into_inner)
+        self.latest.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
     fn store(&self, snapshot: Snapshot) {
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(snapshot);
@@ -170,11 +172,97 @@ impl SwitchSlot {
     }
 }
 
+/// A user's controller constructor for [`QuinnFactory::from_fn`]: called
+/// once per connection (or path reset) with quinn-proto's current maximum
+/// datagram size.
+pub type BuildController = dyn Fn(u16) -> Box<dyn CongestionController> + Send + Sync;
+
+/// What a [`QuinnFactory`] builds from.
+#[derive(Clone)]
+enum Source {
+    Spec(ControllerSpec),
+    Fn(Arc<BuildController>),
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Spec(spec) => write!(f, "Spec({spec})"),
+            Source::Fn(_) => f.write_str("Fn(..)"),
+        }
+    }
+}
+
 /// Builds a [`QuinnController`] per quinn-proto connection (or path reset)
-/// from a [`ControllerSpec`].
+/// from a [`ControllerSpec`], or from any [`CongestionController`] through
+/// [`QuinnFactory::from_fn`].
+///
+/// A controller written outside this crate runs in quinn-proto like the
+/// built-in ones; its [`Snapshot`] (with [`AlgorithmState::Custom`] for its
+/// own fields) reaches a [`ControllerProbe`]:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Instant;
+/// use tput_cc::{
+///     Ack, AlgorithmState, Congestion, CongestionController, ControllerProbe, Phase, QuinnFactory, Snapshot,
+/// };
+///
+/// /// A fixed-increase, halve-on-loss controller (AIMD, RFC 5681 §3.1 in spirit).
+/// #[derive(Debug, Clone)]
+/// struct Aimd {
+///     mss: u64,
+///     window: u64,
+///     losses: u32,
+/// }
+///
+/// impl CongestionController for Aimd {
+///     fn on_ack(&mut self, _now: Instant, ack: &Ack) {
+///         self.window += self.mss * ack.bytes / self.window.max(1);
+///     }
+///     fn on_congestion(&mut self, _now: Instant, _event: &Congestion) {
+///         self.losses += 1;
+///         self.window = (self.window / 2).max(2 * self.mss);
+///     }
+///     fn on_mtu_update(&mut self, mtu: u16) {
+///         self.mss = u64::from(mtu);
+///     }
+///     fn window(&self) -> u64 {
+///         self.window
+///     }
+///     fn initial_window(&self) -> u64 {
+///         10 * self.mss
+///     }
+///     fn snapshot(&self) -> Snapshot {
+///         Snapshot::new(
+///             self.window,
+///             None,
+///             Phase::CongestionAvoidance,
+///             AlgorithmState::Custom {
+///                 name: "aimd".into(),
+///                 fields: vec![("losses".into(), f64::from(self.losses))],
+///             },
+///         )
+///     }
+///     fn clone_box(&self) -> Box<dyn CongestionController> {
+///         Box::new(self.clone())
+///     }
+/// }
+///
+/// let probe = ControllerProbe::new();
+/// let factory = QuinnFactory::from_fn(|mtu| {
+///     let mss = u64::from(mtu);
+///     Box::new(Aimd { mss, window: 10 * mss, losses: 0 })
+/// })
+/// .with_probe(probe.clone());
+/// let mut transport = quinn_proto::TransportConfig::default();
+/// transport.congestion_controller_factory(Arc::new(factory));
+/// // Every connection with `transport` now runs `Aimd`; tests/quinn_inmemory.rs
+/// // runs a transfer with it and reads its fields back through `probe`.
+/// ```
 #[derive(Debug, Clone)]
 pub struct QuinnFactory {
-    spec: ControllerSpec,
+    source: Source,
     bandwidth: Option<Arc<dyn BandwidthSource>>,
     aggregate: Option<Aggregate>,
     probe: Option<ControllerProbe>,
@@ -184,8 +272,19 @@ pub struct QuinnFactory {
 impl QuinnFactory {
     /// A factory for `spec`.
     pub fn new(spec: ControllerSpec) -> Self {
+        Self::with_source(Source::Spec(spec))
+    }
+    /// A factory for a controller of the user's own: `build` makes one per
+    /// connection from quinn-proto's current maximum datagram size.
+    /// [`with_bandwidth`](Self::with_bandwidth) and
+    /// [`with_aggregate`](Self::with_aggregate) do not reach it (give the
+    /// closure what it needs); probes and switches work as for a spec.
+    pub fn from_fn(build: impl Fn(u16) -> Box<dyn CongestionController> + Send + Sync + 'static) -> Self {
+        Self::with_source(Source::Fn(Arc::new(build)))
+    }
+    fn with_source(source: Source) -> Self {
         Self {
-            spec,
+            source,
             bandwidth: None,
             aggregate: None,
             probe: None,
@@ -207,9 +306,12 @@ impl QuinnFactory {
         self.probe = Some(probe);
         self
     }
-    /// The spec this factory builds.
-    pub fn spec(&self) -> &ControllerSpec {
-        &self.spec
+    /// The spec this factory builds; `None` for [`from_fn`](Self::from_fn).
+    pub fn spec(&self) -> Option<&ControllerSpec> {
+        match &self.source {
+            Source::Spec(spec) => Some(spec),
+            Source::Fn(_) => None,
+        }
     }
     /// Make every controller built switchable: each gets its own
     /// [`ControllerSwitch`] (with its own probe, which replaces any
@@ -222,9 +324,10 @@ impl QuinnFactory {
 
 impl ControllerFactory for QuinnFactory {
     fn build(self: Arc<Self>, _now: Instant, current_mtu: u16) -> Box<dyn Controller> {
-        let inner = self
-            .spec
-            .build_in(current_mtu, self.bandwidth.clone(), self.aggregate.as_ref());
+        let inner = match &self.source {
+            Source::Spec(spec) => spec.build_in(current_mtu, self.bandwidth.clone(), self.aggregate.as_ref()),
+            Source::Fn(build) => build(current_mtu),
+        };
         let switch = self.switches.as_ref().map(|slot| {
             let switch = ControllerSwitch::new(current_mtu);
             slot.put(switch.clone());

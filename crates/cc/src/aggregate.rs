@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// pursuing one aggregate target. Clones share the same group; join with
 /// [`Guarantee::with_aggregate`](crate::Guarantee::with_aggregate).
 ///
-/// Seed 000's Fig. 7 runs five [`Guarantee`](crate::Guarantee) flows with 2% or
+/// Yamanegi, Hasegawa and Murata's Fig. 7 runs five [`Guarantee`](crate::Guarantee) flows with 2% or
 /// 4% of the bottleneck each and finds their success well below that of one
 /// flow with the same aggregate target: each sizes its `k_max` from the *same*
 /// available bandwidth `A`, so all five steepen together, overshoot together

@@ -1,7 +1,7 @@
 //! Where the throughput-guarantee controller gets `A` (available bandwidth)
 //! and `P` (physical bandwidth of the bottleneck) from.
 //!
-//! Seed 000 (Yamanegi et al., docs/papers.md) reads `A` from ImTCP's inline
+//! Yamanegi, Hasegawa and Murata ("Congestion control mechanism of TCP for achieving predictable throughput") reads `A` from ImTCP's inline
 //! measurement in principle, and from an exact oracle (`A = P - background
 //! throughput`) in its own simulations. [`BandwidthSource`] abstracts over
 //! both: [`SharedBandwidth`] is a handle that a simulator oracle, a test or an

@@ -12,15 +12,15 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
     initial_window, minimum_window,
 };
 
 /// Parameters of [`Compound`] (Tan et al. 2006 §3; defaults from the paper).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct CompoundConfig {
     /// `alpha` of the binomial increase `win += alpha * win^k`, default 0.125.
     pub alpha: f64,

@@ -8,8 +8,6 @@ use std::fmt;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::bbr::BbrMode;
 
 /// RTT statistics as seen when an acknowledgement is processed.
@@ -48,8 +46,10 @@ pub struct Ack {
 }
 
 /// What kind of congestion signal a [`Congestion`] event carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum CongestionKind {
     /// Ordinary packet loss: the fast-retransmit analogue. Controllers reduce
     /// the window at most once per round trip (RFC 9002 §7.3.2).
@@ -75,8 +75,10 @@ pub struct Congestion {
 }
 
 /// Which phase of its state machine a controller is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum Phase {
     /// Exponential growth (RFC 9002 §7.3.1).
     SlowStart,
@@ -90,8 +92,10 @@ pub enum Phase {
 }
 
 /// Algorithm-specific internal state, for traces and plots.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "algorithm", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "algorithm", rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum AlgorithmState {
     /// NewReno has nothing beyond cwnd and ssthresh.
     NewReno,
@@ -142,19 +146,19 @@ pub enum AlgorithmState {
         /// Last available bandwidth `A` read, bytes per second (0 if unknown).
         available_bytes_per_sec: f64,
         /// `k_bw` (§2.4) as of the latest ACK, packets per RTT, before the clamp.
-        #[serde(default)]
+        #[cfg_attr(feature = "serde", serde(default))]
         k_bw: f64,
         /// `k_max` (eqs. (4)/(5)) as of the latest ACK, packets per RTT; `None`
         /// when unlimited (`A` unknown in an uncongested slot).
-        #[serde(default)]
+        #[cfg_attr(feature = "serde", serde(default))]
         k_max: Option<f64>,
         /// The window a loss cannot cut below, bytes (floor mode; 0 in the
         /// paper's mode or while the breaker is open).
-        #[serde(default)]
+        #[cfg_attr(feature = "serde", serde(default))]
         floor_bytes: u64,
         /// The controller has declared its target infeasible (floor mode's
         /// breaker tripped and no evaluation slot has met the target since).
-        #[serde(default)]
+        #[cfg_attr(feature = "serde", serde(default))]
         infeasible: bool,
     },
     /// BBRv3 (draft-ietf-ccwg-bbr-06). The gains follow from `mode` and the
@@ -182,10 +186,21 @@ pub enum AlgorithmState {
         /// `BBR.extra_acked`, bytes.
         extra_acked_bytes: u64,
     },
+    /// A controller defined outside this crate, in its own words: its name
+    /// and the fields it chooses to report, in its order. Traces and plots
+    /// show them as they show the built-in controllers' fields.
+    Custom {
+        /// The controller's name, e.g. `"my-aimd"`.
+        name: String,
+        /// `(field, value)` pairs, e.g. `("gain", 2.0)`.
+        fields: Vec<(String, f64)>,
+    },
 }
 
-/// A snapshot of a controller's internal state.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A snapshot of a controller's internal state ([`Snapshot::new`] builds one).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Snapshot {
     /// The congestion window in bytes; always equal to [`CongestionController::window`].
     pub cwnd_bytes: u64,
@@ -195,6 +210,19 @@ pub struct Snapshot {
     pub phase: Phase,
     /// Algorithm-specific fields.
     pub state: AlgorithmState,
+}
+
+impl Snapshot {
+    /// A snapshot, for controllers written outside this crate (the struct is
+    /// `#[non_exhaustive]`).
+    pub fn new(cwnd_bytes: u64, ssthresh_bytes: Option<u64>, phase: Phase, state: AlgorithmState) -> Self {
+        Self {
+            cwnd_bytes,
+            ssthresh_bytes,
+            phase,
+            state,
+        }
+    }
 }
 
 /// A congestion controller: sans-IO, units of bytes and [`Instant`].

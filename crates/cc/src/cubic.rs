@@ -11,15 +11,15 @@
 
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 
 /// Parameters of [`Cubic`] (RFC 9438 §4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct CubicConfig {
     /// Multiplicative decrease factor `beta_cubic` (§4.6), default 0.7.
     pub beta: f64,

@@ -27,6 +27,7 @@ const STANDING_FLOOR: Duration = Duration::from_micros(100);
 
 /// Parameters of [`InlineEstimator`].
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct EstimatorConfig {
     /// A known physical bandwidth `P`, bytes per second; replaces the estimate.
     pub physical: Option<f64>,
@@ -237,7 +238,7 @@ impl CapProbe {
 
 /// Estimates `A` and `P` inline from the connection's own sends and ACKs.
 ///
-/// Seed 000 (Yamanegi et al., docs/papers.md) takes `A` from ImTCP's inline
+/// Yamanegi, Hasegawa and Murata take `A` from ImTCP's inline
 /// measurement (Cao Le Thanh Man, G. Hasegawa, M. Murata, "ImTCP: TCP with an
 /// inline measurement mechanism for available bandwidth", Computer
 /// Communications 29(10), 2006) and, in its own simulations, from an oracle.
@@ -294,7 +295,7 @@ impl CapProbe {
 /// - Always `A = min(P, max(own, P - X))`, with `X = 0` until the queue has
 ///   stood once. When the flow does not fill the path its own rate says
 ///   nothing about the headroom (a window-based sender's rate is
-///   `cwnd / srtt`, so `A = own` would make seed 000's `k_max = A * srtt -
+///   `cwnd / srtt`, so `A = own` would make the paper's `k_max = A * srtt -
 ///   2 cwnd` permanently negative); `P - X` with the last measured `X` does.
 ///
 /// # Assumptions and known bias

@@ -5,8 +5,6 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::units::{format_duration, parse_duration};
 
 /// How long an evaluation slot is: a fixed duration, or a number of RTTs.
@@ -23,7 +21,8 @@ use crate::units::{format_duration, parse_duration};
 /// assert_eq!(EvalSlot::Time(Duration::from_secs(1)).to_string(), "1s");
 /// assert!("0rtt".parse::<EvalSlot>().is_err());
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum EvalSlot {
     /// A fixed duration.
     Time(Duration),

@@ -1,9 +1,7 @@
-//! The fixed-window baseline of seed 000 (Fig. 6): `cwnd = bw * min_rtt`,
+//! The fixed-window baseline of Yamanegi, Hasegawa and Murata (Fig. 6): `cwnd = bw * min_rtt`,
 //! never reduced on loss.
 
 use std::time::{Duration, Instant};
-
-use serde::{Deserialize, Serialize};
 
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, initial_window, minimum_window,
@@ -11,13 +9,19 @@ use crate::controller::{
 use crate::units::Rate;
 
 /// Parameters of [`FixedWindow`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct FixedConfig {
     /// The rate the window is sized for.
     pub rate: Rate,
 }
 
 impl FixedConfig {
+    /// A window sized for `rate`.
+    pub fn new(rate: Rate) -> Self {
+        Self { rate }
+    }
     /// Check the parameters.
     pub fn validate(&self) -> Result<(), String> {
         if self.rate.bits_per_sec() == 0 {
@@ -30,7 +34,7 @@ impl FixedConfig {
 
 /// A window of `rate * min_rtt` bytes that ignores every congestion signal.
 ///
-/// The paper sizes it with the smallest RTT seen (`srtt_min`, seed 000 §Fig. 6);
+/// The paper sizes it with the smallest RTT seen (`srtt_min`, Fig. 6);
 /// we use the path's minimum RTT sample, which is what QUIC exposes. Until the
 /// first RTT sample the window is RFC 9002's initial window. It never falls
 /// below the RFC 9002 minimum window of two datagrams.

@@ -7,8 +7,8 @@
 //! | `cubic` | [`Cubic`] | RFC 9438 |
 //! | `vegas` | [`Vegas`] | Brakmo & Peterson 1994 |
 //! | `ctcp` | [`Compound`] | Tan et al. 2006 |
-//! | `fixed:rate=R` | [`FixedWindow`] | seed 000's baseline |
-//! | `guarantee:target=R` | [`Guarantee`] | seed 000 (Yamanegi et al.) |
+//! | `fixed:rate=R` | [`FixedWindow`] | Yamanegi et al.'s baseline |
+//! | `guarantee:target=R` | [`Guarantee`] | Yamanegi, Hasegawa, Murata |
 //! | `bbr` | [`Bbr`] | draft-ietf-ccwg-bbr-06 (BBRv3) |
 //!
 //! Without a bandwidth source (or with `abw=inline`) the guarantee controller
@@ -63,7 +63,7 @@ mod vegas;
 mod testutil;
 
 #[cfg(feature = "quinn")]
-pub use adapter::{ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
+pub use adapter::{BuildController, ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use bbr::{Bbr, BbrConfig, BbrMode};

@@ -3,8 +3,6 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
 pub use crate::reno::Counting;
 use crate::reno::{OnePerWindow, RenoCore};
@@ -21,7 +19,9 @@ pub const MAX_WINDOW_PACKETS: u32 = 1_000_000;
 /// (ns-2's `Agent/TCP windowInit_`, default 2) and restarts from the loss
 /// window `LW` = 1 segment after a retransmission timeout (ns-2's
 /// `slowdown(CLOSE_CWND_RESTART)`): `newreno:iw=2,lw=1`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct NewRenoConfig {
     /// Initial window, packets; `None`: RFC 9002 §7.2's.
     pub initial_window: Option<u32>,
@@ -29,7 +29,7 @@ pub struct NewRenoConfig {
     pub loss_window: u32,
     /// How acknowledgements count towards growth (default: bytes, RFC 9002;
     /// `acks`: RFC 5681 §3.1 per ACK, as ns-2).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub count: Counting,
 }
 

@@ -24,8 +24,10 @@ pub(crate) trait WindowAdjustment {
 }
 
 /// How a Reno core counts acknowledgements towards growth.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum Counting {
     /// Acknowledged bytes (RFC 9002 §7.3.1 and §7.3.3; RFC 3465's byte
     /// counting): slow start adds what was acked, congestion avoidance one

@@ -33,6 +33,7 @@ use crate::vegas::{Vegas, VegasConfig};
 
 /// A controller and its parameters, as named by a spec string.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ControllerSpec {
     /// `newreno`
     NewReno(NewRenoConfig),
@@ -60,6 +61,7 @@ pub struct SpecError {
 
 /// One parameter of a controller, for listings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParamInfo {
     /// The key in the spec string.
     pub name: &'static str,
@@ -73,6 +75,7 @@ pub struct ParamInfo {
 
 /// One controller in the [`registry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ControllerInfo {
     /// The name in spec strings.
     pub name: &'static str,
@@ -200,7 +203,7 @@ static REGISTRY: [ControllerInfo; 7] = [
     ControllerInfo {
         name: "fixed",
         aliases: &[],
-        summary: "fixed window rate * min_rtt, never reduced on loss (seed 000's baseline)",
+        summary: "fixed window rate * min_rtt, never reduced on loss (Yamanegi et al.'s baseline)",
         params: &[p(
             "rate",
             "rate",
@@ -211,7 +214,7 @@ static REGISTRY: [ControllerInfo; 7] = [
     ControllerInfo {
         name: "guarantee",
         aliases: &["tput"],
-        summary: "throughput guarantee: Reno whose slope k chases a per-slot goal (Yamanegi et al., seed 000)",
+        summary: "throughput guarantee: Reno whose slope k chases a per-slot goal (Yamanegi, Hasegawa, Murata)",
         params: &[
             p(
                 "target",

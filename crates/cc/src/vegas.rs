@@ -10,15 +10,15 @@
 
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
     initial_window, minimum_window,
 };
 
 /// Parameters of [`Vegas`], in packets (Brakmo & Peterson 1994 §3.2).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct VegasConfig {
     /// Grow while `diff < alpha` packets are queued, default 2.
     pub alpha: f64,

@@ -827,3 +827,47 @@ fn application_buffers_deliver_every_byte_and_bad_ones_are_refused() {
     assert_input_error(&["loopback", "--buffer-size", "1M"], "--buffers");
     assert_input_error(&["loopback", "-w", "0"], "0");
 }
+
+/// `tputctl ... | head -1`: a reader that has gone ends the command quietly
+/// (exit code 0, nothing on stderr), never with a panic or an error message.
+/// The pipe's read end is closed before the command starts, so its first
+/// write fails with EPIPE every time.
+#[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    let dir = std::env::temp_dir().join(format!("tputctl-epipe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("s.toml");
+    std::fs::write(
+        &scenario,
+        "duration = \"1s\"\n\
+         [topology]\nkind = \"dumbbell\"\n\
+         bottleneck = { rate = \"10Mbit/s\", delay = \"5ms\" }\n\
+         access = { rate = \"1Gbit/s\", delay = \"1ms\" }\n\
+         [[flows]]\ncc = \"newreno\"\n",
+    )
+    .unwrap();
+    let scenario = scenario.to_str().unwrap();
+    for args in [
+        &["cc", "list"][..],
+        &["sweep", "plan", scenario, "--seeds", "1..50"],
+        &["sim", scenario],
+        &["sim", scenario, "--json"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_tputctl"))
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("tputctl runs");
+        let err = stderr(&o);
+        assert!(
+            o.status.success() && !err.contains("panicked") && !err.contains("Broken pipe"),
+            "tputctl {}: {:?}, stderr: {err}",
+            args.join(" "),
+            o.status
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -75,8 +75,8 @@ fn main() -> ExitCode {
     );
     println!("guarantee flow: per-second throughput (Mbit/s) and the controller's slot length s:");
     for (slot, iv) in g.slots.iter().zip(&g.intervals) {
-        let s = iv.controller.and_then(|c| match c.state {
-            tput_cc::AlgorithmState::Guarantee { slot_rtts, .. } => Some(slot_rtts),
+        let s = iv.controller.as_ref().and_then(|c| match &c.state {
+            tput_cc::AlgorithmState::Guarantee { slot_rtts, .. } => Some(*slot_rtts),
             _ => None,
         });
         println!(

@@ -85,18 +85,14 @@ impl FileStats {
     /// The paper's `D_e` over these files: sum of total times (creation to
     /// the last byte's confirmation) / completed files; `None` if none completed.
     pub fn mean_total_secs(&self) -> Option<f64> {
-        mean(&self.total_secs)
+        crate::stats::mean(self.total_secs.iter().copied())
     }
 
     /// The same with transfer times (first arrival at the receiver to the
     /// last byte: no handshake, no initial wait).
     pub fn mean_transfer_secs(&self) -> Option<f64> {
-        mean(&self.transfer_secs)
+        crate::stats::mean(self.transfer_secs.iter().copied())
     }
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// All files of `flows` pooled into one [`FileStats`] (so that `D_e` is the

@@ -60,6 +60,7 @@ pub mod plot;
 pub mod relay;
 pub mod report;
 pub mod scenario;
+pub mod stats;
 pub mod sweep;
 pub mod tcp;
 pub mod timeouts;

@@ -215,7 +215,7 @@ pub fn interval_line(id: u64, s: &IntervalStats, target_bps: Option<u64>) -> Str
 /// Whether the record's controller snapshot declares its target infeasible.
 pub fn infeasible(s: &IntervalStats) -> bool {
     matches!(
-        s.controller.map(|c| c.state),
+        s.controller.as_ref().map(|c| &c.state),
         Some(tput_cc::AlgorithmState::Guarantee { infeasible: true, .. })
     )
 }
@@ -298,23 +298,25 @@ mod tests {
         assert!(interval_line(1, &r, Some(8000)).ends_with("  met"));
         assert!(interval_line(1, &r, Some(8001)).ends_with("  MISS"));
         assert!(interval_header(true).ends_with("target") && !interval_header(false).contains("target"));
-        let snapshot = |infeasible| Snapshot {
-            cwnd_bytes: 12_000,
-            ssthresh_bytes: None,
-            phase: Phase::CongestionAvoidance,
-            state: AlgorithmState::Guarantee {
-                k: 1.0,
-                slot_rtts: 16,
-                eval_rtts: 32,
-                goal_bytes_per_sec: 1e6,
-                control_slot: 1,
-                congested: true,
-                available_bytes_per_sec: 0.0,
-                k_bw: 0.0,
-                k_max: None,
-                floor_bytes: 0,
-                infeasible,
-            },
+        let snapshot = |infeasible| {
+            Snapshot::new(
+                12_000,
+                None,
+                Phase::CongestionAvoidance,
+                AlgorithmState::Guarantee {
+                    k: 1.0,
+                    slot_rtts: 16,
+                    eval_rtts: 32,
+                    goal_bytes_per_sec: 1e6,
+                    control_slot: 1,
+                    congested: true,
+                    available_bytes_per_sec: 0.0,
+                    k_bw: 0.0,
+                    k_max: None,
+                    floor_bytes: 0,
+                    infeasible,
+                },
+            )
         };
         let mut bad = record(10.0, 4.0, 0, 0);
         bad.controller = Some(snapshot(true));

@@ -442,8 +442,8 @@ pub fn render_outputs(
     }))?;
     let intervals = csv(r.flows.iter().flat_map(|f| {
         f.intervals.iter().map(move |i| {
-            let (k, slot_rtts) = match i.controller.map(|c| c.state) {
-                Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (Some(k), Some(slot_rtts)),
+            let (k, slot_rtts) = match i.controller.as_ref().map(|c| &c.state) {
+                Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (Some(*k), Some(*slot_rtts)),
                 _ => (None, None),
             };
             IntervalRow {

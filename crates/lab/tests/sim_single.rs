@@ -143,7 +143,7 @@ fn a_download_s_sender_series_reaches_the_client() {
     assert_eq!(live, c.intervals);
     for r in &c.intervals {
         assert!(matches!(
-            r.controller.map(|x| x.state),
+            r.controller.as_ref().map(|x| &x.state),
             Some(tput_cc::AlgorithmState::Vegas { .. })
         ));
         assert!(r.cwnd_bytes > 0 && r.srtt_ms >= 20.0, "{r:?}");

@@ -406,11 +406,11 @@ fn a_tcp_scenario_runs_deterministically_and_fills_the_link() {
     let abw: Vec<f64> = g
         .intervals
         .iter()
-        .filter_map(|i| match i.controller?.state {
+        .filter_map(|i| match &i.controller.as_ref()?.state {
             tput_cc::AlgorithmState::Guarantee {
                 available_bytes_per_sec,
                 ..
-            } => Some(available_bytes_per_sec),
+            } => Some(*available_bytes_per_sec),
             _ => None,
         })
         .collect();

@@ -11,15 +11,15 @@
 //! - **Links** ([`LinkConfig`]) are unidirectional: rate, propagation delay,
 //!   per-packet header overhead (28 B IPv4+UDP by default), a DropTail queue,
 //!   and impairments: a periodic [`CutOff`] (modes in [`CutMode`], after
-//!   Morokoshi and Yakoh's S-TDMA switch (seed 001, docs/papers.md) and IEEE 802.3x PAUSE), a [`RateStep`] schedule
-//!   (power-saving ports, §003) and [`RandomLoss`] (bit error rate, §002).
+//!   Morokoshi and Yakoh's S-TDMA switch ("The effect of periodic data-link cut-offs on TCP throughput") and IEEE 802.3x PAUSE), a [`RateStep`] schedule
+//!   (power-saving ports, Araki 2011) and [`RandomLoss`] (bit error rate, Miyake, Kato and Suzuki 1995).
 //! - **Topologies**: [`Topology`] with static routes, and the [`Dumbbell`]
 //!   and [`Chain`] builders.
 //! - **Traffic** helpers: [`FlowSchedule`], [`FileArrivals`], [`Pareto`],
 //!   [`Exponential`], all from a seeded [`Rng`].
 //! - **Metrics**: [`LinkStats`], [`FlowStats`], queue and delivered-bytes time
 //!   series (serde types: rendering them is `tput-lab`'s job); a trace hash
-//!   for determinism checks; the bandwidth oracle of §000 ([`OracleHandle`]).
+//!   for determinism checks; the bandwidth oracle of Yamanegi, Hasegawa and Murata ([`OracleHandle`]).
 //!
 //! # Serialization timing
 //!

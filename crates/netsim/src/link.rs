@@ -27,7 +27,7 @@ pub enum QueueLimit {
     Bytes(u64),
 }
 
-/// What a periodic cut-off does to traffic (seed 001, docs/papers.md).
+/// What a periodic cut-off does to traffic (Morokoshi and Yakoh, "The effect of periodic data-link cut-offs on TCP throughput").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CutMode {
@@ -35,7 +35,7 @@ pub enum CutMode {
     /// are discarded, and a packet being serialized when the cut begins is
     /// lost. Packets already queued before the cut wait and are sent after it.
     Drop,
-    /// Remedy (1) of seed 001 as the paper proposes it: the switch knows its
+    /// Remedy (1) of Morokoshi and Yakoh as the paper proposes it: the switch knows its
     /// own schedule, so it starts a packet only if its last bit leaves before
     /// the next cut (a guard interval of at most one frame), and arrivals wait
     /// in the queue through the guard and the cut (DropTail still applies).
@@ -49,7 +49,7 @@ pub enum CutMode {
     /// being serialized when it begins is lost (one packet per cut when the
     /// link is busy).
     HoldAbort,
-    /// Remedy (2) of §001, modelled on an IEEE 802.3x PAUSE frame: the link's
+    /// Remedy (2) of Morokoshi and Yakoh, modelled on an IEEE 802.3x PAUSE frame: the link's
     /// own transmitter stops starting new packets `pause_lead` before the cut
     /// and resumes when it ends; arrivals wait in the queue (DropTail
     /// applies). With the default lead no packet of up to
@@ -107,7 +107,7 @@ impl CutOff {
         self
     }
 
-    /// The PAUSE schedule of the link feeding this one (seed 001's remedy
+    /// The PAUSE schedule of the link feeding this one (Morokoshi and Yakoh's remedy
     /// (2): the switch pauses the *sender* just before each cut, as an IEEE
     /// 802.3x PAUSE frame would): the same period and connected share in
     /// [`CutMode::Pause`], shifted earlier by `upstream_delay`, the
@@ -130,7 +130,7 @@ impl CutOff {
 }
 
 /// A change of the link rate at a given time (a power-saving port,
-/// seed 003, docs/papers.md). A packet being serialized when the rate changes
+/// Araki 2011). A packet being serialized when the rate changes
 /// finishes at the rate it started with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RateStep {
@@ -148,7 +148,7 @@ pub struct RateStep {
 #[serde(rename_all = "snake_case")]
 pub enum RandomLoss {
     /// Bit error rate: a packet of `n` wire bytes is lost with probability
-    /// `1 - (1 - ber)^(8n)` (§002 used 1e-8).
+    /// `1 - (1 - ber)^(8n)` (Miyake, Kato and Suzuki used 1e-8).
     BitErrorRate(f64),
     /// Every packet is lost with this probability.
     PacketLoss(f64),

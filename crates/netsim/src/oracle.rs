@@ -1,4 +1,4 @@
-//! The bandwidth oracle of seed 000 (Yamanegi et al., docs/papers.md): on a chosen link,
+//! The bandwidth oracle of Yamanegi, Hasegawa and Murata ("Congestion control mechanism of TCP for achieving predictable throughput"): on a chosen link,
 //! available bandwidth `A = P - (throughput of every flow except the
 //! controller's own)`, exact and always current, as the paper's own
 //! simulations assumed.

@@ -733,7 +733,7 @@ impl Simulator {
         }
     }
 
-    /// Creates a bandwidth oracle on `link` (seed 000, Yamanegi et al.; docs/papers.md): available
+    /// Creates a bandwidth oracle on `link` (Yamanegi, Hasegawa and Murata): available
     /// bandwidth = link rate minus the throughput, over the last `window`,
     /// of every flow not in `own_flows`. The window is a ring of 100 buckets
     /// of `window / 100` plus the current partial bucket; the handle is

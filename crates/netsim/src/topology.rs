@@ -263,7 +263,7 @@ impl RoutingTable {
     }
 }
 
-/// Parameters of a dumbbell (seeds 000 and 003, docs/papers.md):
+/// Parameters of a dumbbell (Yamanegi et al.; Araki):
 /// `sender_i -> left -> right -> receiver_i`, with access links both ways per
 /// pair and one bottleneck both ways between the routers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -361,7 +361,7 @@ impl Chain {
     ///
     /// A hop `i > 0` with a [`CutMode::Pause`](crate::CutMode::Pause)
     /// cut-off models a switch that PAUSEs its upstream neighbour just before
-    /// each cut (seed 001's remedy (2), IEEE 802.3x): hop `i - 1`, unless it
+    /// each cut (Morokoshi and Yakoh's remedy (2), IEEE 802.3x): hop `i - 1`, unless it
     /// has a cut-off of its own, gets [`CutOff::upstream_pause`](crate::CutOff::upstream_pause)
     /// of it, so the sender's own queue holds its traffic through the cut.
     pub fn build(hops: &[LinkConfig]) -> Result<Chain, Error> {
@@ -375,7 +375,7 @@ impl Chain {
         for (i, cfg) in hops.iter().enumerate() {
             let mut cfg = cfg.clone();
             // A `pause` cut-off on hop i + 1 PAUSEs this hop's transmitter
-            // ahead of each cut (seed 001's remedy (2)), unless this hop has
+            // ahead of each cut (Morokoshi and Yakoh's remedy (2)), unless this hop has
             // a cut-off of its own.
             if cfg.cutoff.is_none()
                 && let Some(next) = hops.get(i + 1)

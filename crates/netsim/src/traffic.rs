@@ -1,6 +1,6 @@
 //! Traffic support for the transport layer: flow start/stop schedules and
-//! file-transfer arrivals (seed 000's flow counts changing over
-//! time, §003 exponential gaps and Pareto sizes).
+//! file-transfer arrivals (Yamanegi et al.'s flow counts changing over
+//! time; Araki's exponential gaps and Pareto sizes).
 //!
 //! The simulator moves datagrams only; a transport host reads these
 //! schedules to decide when to open and close connections (typically by
@@ -36,7 +36,7 @@ pub struct FlowEvent {
 ///
 /// ```
 /// use tput_netsim::{FlowSchedule, SimTime};
-/// // §000 Fig. 4/5: 1 Reno flow for 0-5 s, 5 for 5-10 s, 30 after 10 s.
+/// // Yamanegi et al., Figs. 4/5: 1 Reno flow for 0-5 s, 5 for 5-10 s, 30 after 10 s.
 /// let mut s = FlowSchedule::new();
 /// s.start(SimTime::ZERO, 1);
 /// for f in 2..=5 { s.start(SimTime::from_secs(5), f); }
@@ -120,7 +120,7 @@ impl FlowSchedule {
 }
 
 /// File transfers arriving with exponential gaps and Pareto sizes
-/// (seed 003; see docs/papers.md): an endless iterator of `(start time, bytes)`.
+/// (Araki, a study of TCP under network power-saving control, 2011): an endless iterator of `(start time, bytes)`.
 ///
 /// Sizes are rounded up to whole bytes (at least 1). The first file starts
 /// one gap after `start`.

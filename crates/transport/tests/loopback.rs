@@ -381,7 +381,7 @@ async fn a_download_reports_the_servers_controller() {
     );
     assert!(!o.intervals.is_empty());
     for i in &o.intervals {
-        let snap = i.controller.expect("the sender's snapshot");
+        let snap = i.controller.as_ref().expect("the sender's snapshot");
         assert!(
             matches!(snap.state, tput_cc::AlgorithmState::Vegas { .. }),
             "{:?}",
@@ -431,7 +431,7 @@ async fn a_downloads_interval_series_are_filled() {
         assert!(i.cwnd_bytes > 0 && i.srtt_ms > 0.0 && i.min_rtt_ms > 0.0, "{k}: {i:?}");
         assert!(i.end_secs > i.start_secs, "{k}: {i:?}");
         assert!(matches!(
-            i.controller.map(|c| c.state),
+            i.controller.as_ref().map(|c| &c.state),
             Some(tput_cc::AlgorithmState::Cubic { .. })
         ));
     }

@@ -28,8 +28,6 @@ mod tests;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
     minimum_window,
@@ -39,7 +37,9 @@ use crate::delivery_rate::{DeliveryRateSampler, RateSample};
 use filter::{MaxBwFilter, WindowedMax};
 
 /// Parameters of [`Bbr`]: the draft's constants (§2), defaults as specified.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct BbrConfig {
     /// `BBR.StartupPacingGain` (§2.5): 4 ln 2 ≈ 2.77.
     pub startup_gain: f64,
@@ -162,8 +162,10 @@ impl BbrConfig {
 }
 
 /// `BBR.state` (§5.1.1): where the state machine is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum BbrMode {
     /// Exponential search for the bandwidth (§5.3.1).
     Startup,

@@ -1,7 +1,7 @@
 //! The throughput-guarantee controller of K. Yamanegi, G. Hasegawa, M. Murata,
 //! "Congestion control mechanism of TCP for achieving predictable throughput"
-//! (スループット保証を実現する TCP の輻輳制御方式の提案と評価; see
-//! docs/papers.md, "seed 000"): TCP Reno whose congestion-avoidance slope `k`
+//! (スループット保証を実現する TCP の輻輳制御方式の提案と評価): TCP Reno whose
+//! congestion-avoidance slope `k`
 //! is chosen at every ACK so that the mean throughput of every evaluation slot
 //! reaches a target `bw`.
 //!
@@ -15,8 +15,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
@@ -28,8 +26,10 @@ mod floor;
 use floor::Floor;
 
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum AbwSource {
     /// The bandwidth source the builder passes (e.g. a simulator's oracle); if
     /// none is passed, the [`InlineEstimator`](crate::InlineEstimator).
@@ -40,8 +40,10 @@ pub enum AbwSource {
 }
 
 /// Which rules a [`Guarantee`] follows on loss (spec key `mode`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum GuaranteeMode {
     /// The default: the paper's slope, and a loss response that never cuts
     /// below the window the target needs, with a breaker for infeasible
@@ -53,7 +55,9 @@ pub enum GuaranteeMode {
 }
 
 /// Parameters of [`Guarantee`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct GuaranteeConfig {
     /// Target throughput `bw`. In [`GuaranteeMode::Floor`] it counts the
     /// goodput the receiver sees (see [`overhead`](Self::overhead)); in
@@ -72,20 +76,20 @@ pub struct GuaranteeConfig {
     /// (and given to the inline estimator, whose own `P` estimate it replaces).
     pub physical: Option<Rate>,
     /// Where `A` and `P` come from when built by [`ControllerSpec`](crate::ControllerSpec); default `auto`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub abw: AbwSource,
     /// The loss response: the floor (default) or the paper's.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub mode: GuaranteeMode,
     /// Floor mode: the floor steers the slot throughput toward `(1 + margin) * bw`; default 0.1.
-    #[serde(default = "default_margin")]
+    #[cfg_attr(feature = "serde", serde(default = "default_margin"))]
     pub margin: f64,
     /// Bytes of each acknowledged packet that are not goodput (headers,
     /// framing), so that the target counts what the receiver sees: the
     /// controller aims at `bw * mss / (mss - overhead)` acknowledged bytes.
     /// `None`: [`QUIC_OVERHEAD`] in floor mode, 0 in paper mode. A transport
     /// whose acknowledged bytes are payload (the simulator's TCP model) sets 0.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub overhead: Option<u32>,
 }
 
@@ -271,7 +275,7 @@ impl GuaranteeConfig {
 ///
 /// The paper's rule "on loss, behave as Reno" loses the time the window
 /// spends below what the target needs after each halving; against many flows
-/// on a small DropTail queue that time decides the slot (docs/seed000.md has
+/// on a small DropTail queue that time decides the slot (the paper
 /// the trace). The default mode keeps every rule above and changes two:
 ///
 /// - **Loss response.** A loss or ECN mark sets `ssthresh = max(cwnd / 2,

@@ -379,7 +379,7 @@ impl Node {
         let c = self.conns.values().find(|c| c.id == id)?;
         match &c.role {
             Role::Receiver(r) => match &r.side {
-                ReceiverSide::Client { records, .. } => records.last().and_then(|r| r.controller),
+                ReceiverSide::Client { records, .. } => records.last().and_then(|r| r.controller.clone()),
                 ReceiverSide::Server => None,
             },
             _ => c.probe.latest(),

@@ -1,0 +1,103 @@
+//! Value parsers shared by the commands' arguments, and the qlog directory.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tput_cc::ControllerSpec;
+use tput_cc::units::{Rate, parse_duration, parse_size};
+use tput_transport::{EvalSlot, Fingerprint};
+
+use crate::Failure;
+
+pub(crate) fn parse_rate(s: &str) -> Result<Rate, String> {
+    s.parse::<Rate>().map_err(|e| e.to_string())
+}
+
+/// A rate, or iperf3's bare form: a number of bit/s with an optional k/K, M, G or T (1000^n).
+pub(crate) fn parse_bitrate(s: &str) -> Result<Rate, String> {
+    let t = s.trim();
+    let (num, suffix) = match t.char_indices().last() {
+        Some((i, c)) if "kKMGT".contains(c) => (&t[..i], Some(c)),
+        _ => (t, None),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => {
+            let mult = match suffix {
+                Some('k' | 'K') => 1e3,
+                Some('M') => 1e6,
+                Some('G') => 1e9,
+                Some('T') => 1e12,
+                _ => 1.0,
+            };
+            let bps = (v * mult).round();
+            if bps > u64::MAX as f64 {
+                return Err(format!("rate `{s}` is too large"));
+            }
+            Ok(Rate::from_bits_per_sec(bps as u64))
+        }
+        _ => parse_rate(s),
+    }
+}
+
+/// A duration, or a bare number of seconds (iperf3's -t and -i).
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) => Duration::try_from_secs_f64(v)
+            .map_err(|_| format!("duration `{s}` must be a non-negative number of seconds")),
+        Err(_) => parse_duration(s).map_err(|e| e.to_string()),
+    }
+}
+
+/// An idle timeout: a duration from 1 s to 1 h.
+pub(crate) fn parse_idle_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_secs(s)?;
+    if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&d) {
+        return Err(format!("idle timeout `{s}` must be from 1s to 1h"));
+    }
+    Ok(d)
+}
+
+/// A size, or iperf3's bare form: a number of bytes with an optional K, M, G or T (1024^n).
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, shift) = match t.char_indices().last() {
+        Some((i, c)) if "kKMGT".contains(c) => (&t[..i], 10 * (1 + "KMGT".find(c.to_ascii_uppercase()).unwrap_or(0))),
+        _ => (t, 0),
+    };
+    let bytes = match num.parse::<u64>() {
+        Ok(v) => v
+            .checked_mul(1u64 << shift)
+            .ok_or_else(|| format!("size `{s}` is too large"))?,
+        Err(_) => parse_size(s).map_err(|e| e.to_string())?,
+    };
+    if bytes == 0 {
+        return Err(format!("size `{s}` must be positive"));
+    }
+    Ok(bytes)
+}
+
+pub(crate) fn parse_spec(s: &str) -> Result<ControllerSpec, String> {
+    s.parse::<ControllerSpec>().map_err(|e| e.to_string())
+}
+
+pub(crate) fn parse_pin(s: &str) -> Result<Fingerprint, String> {
+    s.parse::<Fingerprint>().map_err(|e| e.to_string())
+}
+
+pub(crate) fn parse_socket_addr(s: &str) -> Result<SocketAddr, String> {
+    s.parse::<SocketAddr>()
+        .map_err(|_| format!("`{s}` is not an IP address with a port, such as 0.0.0.0:4433"))
+}
+
+pub(crate) fn parse_eval_slot(s: &str) -> Result<EvalSlot, String> {
+    s.parse::<EvalSlot>().map_err(|e| e.to_string())
+}
+
+/// The qlog directory, created if missing.
+pub(crate) fn qlog_dir(dir: Option<&std::path::Path>) -> Result<Option<PathBuf>, Failure> {
+    let Some(dir) = dir else { return Ok(None) };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Input(format!("cannot create the qlog directory {}: {e}", dir.display())))?;
+    Ok(Some(dir.to_path_buf()))
+}

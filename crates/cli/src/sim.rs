@@ -1,0 +1,114 @@
+//! `tputctl sim`: a simulated scenario.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+use tput_lab::report;
+use tput_lab::scenario::{self, Scenario};
+
+use crate::args::*;
+use crate::{Failure, out, outln};
+
+pub(crate) const SIM_AFTER_HELP: &str = "\
+Writes into --out: summary.json, result.json, flows.csv, intervals.csv, slots.csv,
+links.csv, queue.csv, delivered.csv, cc.csv, throughput.svg, cwnd.svg, k.svg, queue.svg.
+Same file and seed, same output, bit for bit.
+Exit codes: 0 every flow completed, 1 a flow failed or the run failed, 2 bad input.";
+
+#[derive(Args)]
+pub(crate) struct SimArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Write CSV, JSON and SVG results into this directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the summary as JSON on stdout.
+    #[arg(short = 'J', long)]
+    json: bool,
+    /// Write a qlog trace (virtual time) of every connection under DIR, one folder per flow.
+    #[arg(long, value_name = "DIR")]
+    qlog: Option<PathBuf>,
+    /// Keep no per-ACK controller traces (cc.csv stays empty): saves most of
+    /// a long many-flow run's memory; every other result is the same.
+    #[arg(long)]
+    no_cc_trace: bool,
+    /// Encrypt simulated packets with AES-128-GCM as live connections do.
+    /// By default the TLS handshake is real and packets then travel in the
+    /// clear with identical sizes: the same results at less CPU.
+    #[arg(long)]
+    real_packet_protection: bool,
+    /// Senders write payload up to the receiver's flow-control credit
+    /// instead of a few congestion windows ahead of the network: the same
+    /// packets except STREAM_DATA_BLOCKED/DATA_BLOCKED frames, and up to a
+    /// receive window (1.25 MB by default) of memory per flow. For comparisons.
+    #[arg(long)]
+    write_ahead_to_credit: bool,
+}
+
+pub(crate) fn run(args: SimArgs) -> Result<bool, Failure> {
+    let mut scenario = Scenario::from_toml_file(&args.scenario).map_err(|e| Failure::Input(e.to_string()))?;
+    if let Some(seed) = args.seed {
+        scenario.seed = seed;
+    }
+    scenario::validate(&scenario).map_err(|e| Failure::Input(format!("{}: {e}", args.scenario.display())))?;
+    let show_progress = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let options = scenario::RunOptions {
+        qlog_dir: qlog_dir(args.qlog.as_deref())?,
+        no_cc_trace: args.no_cc_trace,
+        real_packet_protection: args.real_packet_protection,
+        write_ahead_to_credit: args.write_ahead_to_credit,
+        stall_probe: None,
+    };
+    let result = scenario::run_with(&scenario, &options, |frac| {
+        if show_progress {
+            let width = 30;
+            let done = (frac.clamp(0.0, 1.0) * width as f64) as usize;
+            eprint!(
+                "\r[{}{}] {:>3.0}%",
+                "#".repeat(done),
+                ".".repeat(width - done),
+                frac * 100.0
+            );
+            let _ = std::io::stderr().flush();
+        }
+    });
+    if show_progress {
+        eprintln!();
+    }
+    let result = result.map_err(|e| {
+        let msg = format!("{}: {e}", args.scenario.display());
+        if e.is_invalid() {
+            Failure::Input(msg)
+        } else {
+            Failure::Run(anyhow::anyhow!(msg))
+        }
+    })?;
+    let wall = started.elapsed().as_secs_f64();
+    let summary = report::Summary::new(&scenario, &result);
+    if let Some(dir) = &args.out {
+        report::write_outputs(dir, &scenario, &result, &summary).map_err(|e| Failure::Run(e.into()))?;
+    }
+    if args.json {
+        outln!(
+            "{}",
+            report::to_json(&summary, true).map_err(|e| Failure::Run(e.into()))?
+        );
+    } else {
+        out!("{}", summary.table());
+        outln!(
+            "{:.1} s simulated in {wall:.2} s ({:.1}x real time), {} link packets",
+            scenario.duration.as_secs_f64(),
+            scenario.duration.as_secs_f64() / wall.max(1e-9),
+            result.link_packets
+        );
+        if let Some(dir) = &args.out {
+            outln!("results in {}", dir.display());
+        }
+    }
+    Ok(summary.ok())
+}

@@ -1,0 +1,156 @@
+//! What a run produced: per flow, per aggregate group, per link.
+
+use serde::{Deserialize, Serialize};
+use tput_netsim::{FlowSample, LinkStats, QueueSample};
+
+use tput_transport::{IntervalStats, SlotStats};
+
+use crate::files::FileStats;
+use crate::host::CcSample;
+use crate::tcp::TcpStats;
+
+/// What one flow did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowResult {
+    /// Flow id in the simulator (1-based).
+    pub flow: u32,
+    /// Index of its group in the scenario.
+    pub group: usize,
+    /// Controller spec.
+    pub cc: String,
+    /// Payload bytes delivered and verified.
+    pub bytes: u64,
+    /// When the flow was started, seconds of simulated time (its transfer's
+    /// interval records count from here).
+    pub start_secs: f64,
+    /// Seconds the flow was active: for each of its transfers, from the
+    /// moment the receiver saw the request to its last verified byte, summed.
+    pub active_secs: f64,
+    /// Sender-side interval records of its (bulk) transfer.
+    pub intervals: Vec<IntervalStats>,
+    /// The sending controller's state at every change (window growth at most
+    /// once per millisecond; the rule is on [`CcSample`]), absolute simulated
+    /// time. Bulk uploads only: empty for downloads (whose controller runs on
+    /// the server) and file workloads. Written to `cc.csv`, left out of
+    /// `result.json`.
+    #[serde(skip)]
+    pub cc_trace: Vec<CcSample>,
+    /// Receiver-judged evaluation slots (bulk transfers with a target).
+    pub slots: Vec<SlotStats>,
+    /// Fraction of slots that met the target.
+    pub success_ratio: Option<f64>,
+    /// Completion time of each finished file, seconds (file workloads).
+    pub file_times: Vec<f64>,
+    /// Every file of a file workload: transfer and total times, and the
+    /// files refused, failed or unfinished ([`FileStats`]); `None` for bulk flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<FileStats>,
+    /// Transfers that failed, with the reason.
+    pub errors: Vec<String>,
+    /// The TCP sender's statistics (retransmissions, timeouts, RTO); `None` for QUIC flows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpStats>,
+}
+
+impl FlowResult {
+    /// Goodput over the flow's own active time, bits per second: verified
+    /// payload bytes * 8 / [`active_secs`](Self::active_secs); 0 if it never
+    /// became active.
+    pub fn goodput_bps(&self) -> f64 {
+        if self.active_secs > 0.0 {
+            self.bytes as f64 * 8.0 / self.active_secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What a scenario produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    /// The scenario's name.
+    pub name: Option<String>,
+    /// Per flow, in flow-id order.
+    pub flows: Vec<FlowResult>,
+    /// The forward bottleneck (the first hop of a chain).
+    pub bottleneck: LinkStats,
+    /// Every link's counters, in link-id order.
+    pub links: Vec<LinkStats>,
+    /// Queue-length samples of the forward bottleneck.
+    pub queue: Vec<QueueSample>,
+    /// Delivered bytes per flow per interval.
+    pub delivered: Vec<FlowSample>,
+    /// Hash of every simulator event: equal hashes, equal runs.
+    pub trace_hash: u64,
+    /// Packets that crossed a link.
+    pub link_packets: u64,
+    /// Simulated seconds, including the drain after `duration`.
+    pub simulated_secs: f64,
+    /// One entry per group with `aggregate = true`.
+    pub aggregates: Vec<AggregateResult>,
+    /// The links' counters over the measured window only (the drain left
+    /// out): what utilisation and drop counts in reports are computed from.
+    /// `bottleneck` and `links` above cover the whole run.
+    #[serde(default)]
+    pub window: MeasuredWindow,
+}
+
+/// The scenario's measured window: from time 0 to its `duration`, the time
+/// during which flows send. The drain after it (the runner goes on so that
+/// transfers can deliver their last bytes and close) is not in it, so a
+/// link's utilisation over the window is busy time over `duration`, not over
+/// the whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredWindow {
+    /// End of the window (it starts at 0), seconds: the scenario's duration.
+    pub end_secs: f64,
+    /// The forward bottleneck's counters at the end of the window
+    /// (`utilisation` = busy time / `end_secs`).
+    pub bottleneck: LinkStats,
+    /// Every link's counters at the end of the window, in link-id order.
+    pub links: Vec<LinkStats>,
+}
+
+/// A coordinated group judged as one flow: evaluation slot `i` of the group
+/// carries the sum of its flows' throughputs in their slot `i` and is met
+/// when that sum reaches the sum of their targets. Slots are lined up by
+/// index, which is sound when the flows start together and their slots have
+/// one length in time (scenario groups with `aggregate = true` must use a
+/// duration for `eval_slot`; RTT-based slots differ between flows); they
+/// then line up to within the flows' handshake times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregateResult {
+    /// Index of the group in [`Scenario::flows`](super::Scenario::flows).
+    pub group: usize,
+    /// Flows in the group.
+    pub flows: u32,
+    /// Sum of the flows' targets, bits per second (0 if they have none).
+    pub target_bps: f64,
+    /// Throughput of the group per evaluation slot, bits per second (slots
+    /// that every flow completed).
+    pub slot_throughput_bps: Vec<f64>,
+    /// Slots that reached `target_bps`.
+    pub slots_met: usize,
+    /// `slots_met / slots`; `None` without targets or slots.
+    pub success_ratio: Option<f64>,
+}
+
+impl AggregateResult {
+    /// Judge `flows` (all of `group`) as one against `target_bps`, as
+    /// described on [`AggregateResult`]; usable for uncoordinated groups too.
+    pub fn judge(group: usize, target_bps: f64, flows: &[&FlowResult]) -> Self {
+        let common = flows.iter().map(|f| f.slots.len()).min().unwrap_or(0);
+        let slot_throughput_bps: Vec<f64> = (0..common)
+            .map(|i| flows.iter().map(|f| f.slots[i].throughput_bps).sum())
+            .collect();
+        let slots_met = slot_throughput_bps.iter().filter(|&&t| t >= target_bps).count();
+        Self {
+            group,
+            flows: flows.len() as u32,
+            target_bps,
+            success_ratio: (target_bps > 0.0 && common > 0).then(|| slots_met as f64 / common as f64),
+            slot_throughput_bps,
+            slots_met,
+        }
+    }
+}

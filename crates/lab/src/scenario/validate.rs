@@ -1,0 +1,192 @@
+//! Checking a scenario before it runs; errors name the bad value.
+
+use std::time::Duration;
+
+use tput_cc::units::format_duration;
+use tput_netsim::{CutMode, CutOff, LinkConfig, QueueLimit, RandomLoss, RateStep, SimTime};
+
+use tput_transport::{Direction, EvalSlot};
+
+use super::schema::{CutModeSpec, LinkSpec, Scenario, TopologySpec, Transport};
+use crate::Error;
+
+/// The simulator's link for `l`, validated; errors name `what`.
+pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
+    let bad = |why: String| Error::Invalid(format!("{what}: {why}"));
+    let mut c = LinkConfig::new(l.rate.bits_per_sec(), l.delay);
+    c = c.with_queue(match (l.queue_packets, l.queue_bytes) {
+        (Some(_), Some(_)) => return Err(bad("give queue_packets or queue_bytes, not both".into())),
+        (Some(p), None) => QueueLimit::Packets(p as _),
+        (None, Some(b)) => QueueLimit::Bytes(b as _),
+        (None, None) => QueueLimit::Packets(1000),
+    });
+    if let Some(o) = l.overhead_bytes {
+        c = c.with_overhead(o);
+    }
+    if let Some(cut) = &l.cutoff {
+        let mode = match cut.mode {
+            CutModeSpec::Drop => CutMode::Drop,
+            CutModeSpec::Hold => CutMode::Hold,
+            CutModeSpec::HoldAbort => CutMode::HoldAbort,
+            CutModeSpec::Pause => CutMode::Pause,
+        };
+        let mut co = CutOff::new(cut.period, cut.connected, mode);
+        if let Some(p) = cut.phase {
+            co = co.with_phase(p);
+        }
+        if let Some(lead) = cut.pause_lead {
+            co = co.with_pause_lead(lead);
+        }
+        c = c.with_cutoff(co);
+    }
+    if !l.rate_schedule.is_empty() {
+        c = c.with_rate_schedule(
+            l.rate_schedule
+                .iter()
+                .map(|r| RateStep {
+                    at: SimTime::from_duration(r.at),
+                    rate_bps: r.rate.bits_per_sec(),
+                })
+                .collect(),
+        );
+    }
+    match (l.loss, l.ber) {
+        (Some(_), Some(_)) => return Err(bad("give loss or ber, not both".into())),
+        (Some(p), None) => c = c.with_loss(RandomLoss::PacketLoss(p)),
+        (None, Some(b)) => c = c.with_loss(RandomLoss::BitErrorRate(b)),
+        (None, None) => {}
+    }
+    c.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(c)
+}
+
+/// Check a scenario without running it; the error names the bad value.
+pub fn validate(s: &Scenario) -> Result<(), Error> {
+    if s.duration.is_zero() {
+        return Err(Error::Invalid("duration must be positive".into()));
+    }
+    if s.interval.is_zero() {
+        return Err(Error::Invalid("interval must be positive".into()));
+    }
+    if s.mtu < 1200 {
+        return Err(Error::Invalid(format!("mtu {} is below QUIC's minimum of 1200", s.mtu)));
+    }
+    if s.flows.is_empty() {
+        return Err(Error::Invalid("no flows".into()));
+    }
+    for (i, g) in s.flows.iter().enumerate() {
+        let what = format!("flows[{i}]");
+        if g.count == 0 {
+            return Err(Error::Invalid(format!("{what}: count must be at least 1")));
+        }
+        let start = g.start.unwrap_or_default();
+        let stop = g.stop.unwrap_or(s.duration);
+        if stop <= start + g.effective_start_jitter() {
+            return Err(Error::Invalid(format!(
+                "{what}: stop must come after start + start_jitter ({} + {})",
+                format_duration(start),
+                format_duration(g.effective_start_jitter())
+            )));
+        }
+        if stop > s.duration {
+            return Err(Error::Invalid(format!("{what}: stop is after the scenario's duration")));
+        }
+        if g.aggregate && matches!(g.eval_slot, Some(EvalSlot::Rtts(_))) {
+            // Each flow measures its own handshake RTT: RTT-based slots differ
+            // in length between flows and could not be summed slot by slot.
+            return Err(Error::Invalid(format!(
+                "{what}: an aggregate group needs eval_slot as a duration (e.g. \"1s\"), not in RTTs"
+            )));
+        }
+        if g.aggregate && g.files.is_some() {
+            return Err(Error::Invalid(format!(
+                "{what}: aggregate and files exclude each other"
+            )));
+        }
+        if let Some(b) = g.app_buffers() {
+            b.check().map_err(|e| Error::Invalid(format!("{what}.buffers: {e}")))?;
+            if g.transport == Transport::Tcp {
+                return Err(Error::Invalid(format!(
+                    "{what}.buffers: QUIC only (the TCP model's sender always has data)"
+                )));
+            }
+            if g.direction == Some(Direction::Download) {
+                return Err(Error::Invalid(format!("{what}.buffers: uploads only")));
+            }
+        } else if g.buffer_size.is_some() {
+            return Err(Error::Invalid(format!("{what}.buffer_size: needs buffers")));
+        }
+        if g.receive_window == Some(0) {
+            return Err(Error::Invalid(format!("{what}.receive_window: must be positive")));
+        }
+        if g.receive_window.is_some() && g.transport == Transport::Tcp {
+            return Err(Error::Invalid(format!(
+                "{what}.receive_window: QUIC only (use tcp.receive_window)"
+            )));
+        }
+        if g.tcp.is_some() && g.transport != Transport::Tcp {
+            return Err(Error::Invalid(format!("{what}.tcp: needs transport = \"tcp\"")));
+        }
+        if g.transport == Transport::Tcp {
+            let refuse = |key: &str, why: &str| Err(Error::Invalid(format!("{what}.{key}: {why}")));
+            if g.direction == Some(Direction::Download) {
+                return refuse("direction", "transport = \"tcp\" runs uploads only");
+            }
+            if g.rate_limit.is_some() {
+                return refuse("rate_limit", "not supported with transport = \"tcp\" yet");
+            }
+            if matches!(g.eval_slot, Some(EvalSlot::Rtts(_))) {
+                return refuse(
+                    "eval_slot",
+                    "RTT-based slots use QUIC's handshake RTT; give a duration with transport = \"tcp\"",
+                );
+            }
+            g.tcp
+                .clone()
+                .unwrap_or_default()
+                .config()
+                .map_err(|e| Error::Invalid(format!("{what}.tcp.{e}")))?;
+        }
+        if let Some(f) = &g.files {
+            if g.bytes.is_some() {
+                return Err(Error::Invalid(format!("{what}: files and bytes exclude each other")));
+            }
+            if f.mean_gap.is_zero() || f.mean_size == 0 || f.shape.is_nan() || f.shape <= 1.0 {
+                return Err(Error::Invalid(format!(
+                    "{what}.files: mean_gap and mean_size must be positive, shape > 1"
+                )));
+            }
+            if f.drain.is_some_and(|d| d > MAX_FILES_DRAIN) {
+                return Err(Error::Invalid(format!(
+                    "{what}.files.drain: {} is longer than the limit of 1h",
+                    format_duration(f.drain.unwrap_or_default())
+                )));
+            }
+        }
+    }
+    match &s.topology {
+        TopologySpec::Dumbbell {
+            bottleneck,
+            access,
+            reverse_bottleneck,
+        } => {
+            link_config(bottleneck, "topology.bottleneck")?;
+            link_config(access, "topology.access")?;
+            if let Some(r) = reverse_bottleneck {
+                link_config(r, "topology.reverse_bottleneck")?;
+            }
+        }
+        TopologySpec::Chain { hops } => {
+            if hops.is_empty() {
+                return Err(Error::Invalid("topology.hops: a chain needs at least one link".into()));
+            }
+            for (i, h) in hops.iter().enumerate() {
+                link_config(h, &format!("topology.hops[{i}]"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Longest [`FilesSpec::drain`].
+const MAX_FILES_DRAIN: Duration = Duration::from_secs(3600);
