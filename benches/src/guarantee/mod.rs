@@ -33,7 +33,7 @@
 //!   mean goodput and Jain's index among them, the goodput utilisation
 //!   (every flow's verified payload over 120 s against 100 Mbit/s) and the
 //!   bottleneck's drop rate (DropTail drops per offered packet).
-//! - The cost bound the issue set: each competitor loses at most
+//! - The cost bound this bench judges against: each competitor loses at most
 //!   `1.1 * (T - fair) / N` against the run with NewReno in the seat, `fair`
 //!   being what that NewReno flow got.
 //!
@@ -618,7 +618,7 @@ fn min_of(ms: &[&Measured], f: impl Fn(&Measured) -> f64) -> f64 {
     ms.iter().map(|m| f(m)).fold(f64::INFINITY, f64::min)
 }
 
-/// The issue's success goal: 0.95 of slots at every N for the default mode
+/// The success goal: 0.95 of slots at every N for the default mode
 /// against NewReno and CUBIC, over QUIC and TCP with SACK.
 const GOAL: f64 = 0.95;
 

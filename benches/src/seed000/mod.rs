@@ -193,7 +193,7 @@ pub struct Options {
 pub const FIGURES: [&str; 6] = ["fig4", "fig6", "fig6-inline", "fig6-eq45", "fig7", "fig6-tcp"];
 
 impl Options {
-    /// The full size: x in {1, 2, 5, 10, 15, 20, 25, 30, 35, 40},
+    /// The full size: x in {1, 2, 5, 10, 15, 20, 25, 30, 35, 40},
     /// targets 10% and 20%, 3 seeds, 120 s per point, a 20 s timeline.
     pub fn full() -> Self {
         Self {

@@ -194,7 +194,7 @@ pub(super) fn tables(o: &Options, points: &[PointResult]) -> String {
             let _ = writeln!(
                 t,
                 "Paper: success clearly lower than Fig. 6 for the same aggregate (all five size k_max from the same A).\n\
-                 Issue: the coordinated five (aggregate) should reach at least the single flow of Fig. 6.\n"
+                 Expected here: the coordinated five (aggregate) should reach at least the single flow of Fig. 6.\n"
             );
         }
     }
