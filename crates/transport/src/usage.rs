@@ -93,7 +93,11 @@ mod tests {
 
     #[test]
     fn memory_readers_agree_with_each_other() {
-        let (Some(peak), Some(now)) = (peak_rss_kib(), rss_kib()) else {
+        // The resident set first, the peak after: other test threads may
+        // grow the process between the two reads, and the peak only rises.
+        let now = rss_kib();
+        let peak = peak_rss_kib();
+        let (Some(peak), Some(now)) = (peak, now) else {
             assert!(!std::path::Path::new("/proc/self/status").exists());
             return;
         };

@@ -17,7 +17,7 @@ use crate::tls::Identity;
 /// Reads the CPU time of the node's process, in seconds (user plus system).
 pub type CpuClock = fn() -> Option<f64>;
 
-/// Settings of a [`Node`].
+/// Settings of a [`Node`](super::Node).
 #[derive(Debug, Clone)]
 pub struct NodeConfig {
     /// Initial (and minimum) UDP payload size, bytes; at least 1200 (RFC 9000 §14).
@@ -90,7 +90,7 @@ pub struct NodeConfig {
     pub limits: ServerLimits,
 }
 
-/// Switches only a simulation may set, handed to [`Node::simulated`] (with
+/// Switches only a simulation may set, handed to [`Node::simulated`](super::Node::simulated) (with
 /// the `sim` feature) and to no other constructor: a node built from a
 /// [`NodeConfig`] alone, as [`udp`](crate::udp) builds its nodes, draws its
 /// randomness from the operating system, encrypts every packet and writes
