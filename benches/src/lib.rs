@@ -241,41 +241,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("a tokio runtime")
 }
 
-/// A live QUIC server on 127.0.0.1 (an ephemeral port) on a thread of its
-/// own, serving with `identity` and `config` and handing every event to
-/// `on_event`. Returns its address once it is bound, and a receiver that
-/// gets `Some(error)` if the serving loop ever fails (`None` if it stops).
-pub fn spawn_server(
-    identity: tput_transport::Identity,
-    config: tput_transport::NodeConfig,
-    mut on_event: impl FnMut(tput_transport::NodeEvent) + Send + 'static,
-) -> Result<(std::net::SocketAddr, std::sync::mpsc::Receiver<Option<String>>), String> {
-    use tput_transport::udp;
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-    let (fail_tx, fail_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        runtime().block_on(async move {
-            let socket = match udp::bind_server("127.0.0.1:0".parse().expect("an address")).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = addr_tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = addr_tx.send(socket.local_addr().map_err(|e| e.to_string()));
-            let r = udp::serve(&socket, &identity, config, |_, ev| {
-                on_event(ev);
-                std::ops::ControlFlow::Continue(())
-            })
-            .await;
-            let _ = fail_tx.send(r.err().map(|e| e.to_string()));
-        });
-    });
-    let addr = addr_rx
-        .recv_timeout(std::time::Duration::from_secs(10))
-        .map_err(|_| "the server did not start".to_string())??;
-    Ok((addr, fail_rx))
-}
+pub use tput_lab::live::spawn_server;
 
 /// The relay of `tputctl relay` on a thread of its own, between a client
 /// and the server at `to`, with the link model `links`; [`finish`](Self::finish)

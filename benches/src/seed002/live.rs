@@ -3,8 +3,6 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::ops::ControlFlow;
-use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
 use tput_cc::units::Rate;
@@ -40,31 +38,7 @@ fn live_node_config() -> NodeConfig {
 /// `tputctl serve` runs).
 fn start_server() -> Result<(SocketAddr, Identity), String> {
     let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
-    let served = id.clone();
-    let (tx, rx) = std_mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = match rt() {
-            Ok(rt) => rt,
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                return;
-            }
-        };
-        rt.block_on(async move {
-            let socket = match udp::bind_server("127.0.0.1:0".parse().expect("an address")).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = tx.send(socket.local_addr().map_err(|e| e.to_string()));
-            let _ = udp::serve(&socket, &served, live_node_config(), |_, _| ControlFlow::Continue(())).await;
-        });
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(10))
-        .map_err(|_| "the server did not start".to_string())??;
+    let (addr, _failed) = crate::spawn_server(id.clone(), live_node_config(), |_| {})?;
     Ok((addr, id))
 }
 

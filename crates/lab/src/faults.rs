@@ -284,26 +284,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// ends); returns its address and the identity its client pins.
 fn start_server(idle_timeout: Duration) -> Result<(SocketAddr, Identity), String> {
     let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
-    let served = id.clone();
-    let rt = runtime()?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        rt.block_on(async move {
-            let socket = match udp::bind_server("127.0.0.1:0".parse().expect("an address")).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(Err(e.to_string()));
-                    return;
-                }
-            };
-            let _ = tx.send(socket.local_addr().map_err(|e| e.to_string()));
-            let _ = udp::serve(&socket, &served, config(idle_timeout), |_, _| {
-                std::ops::ControlFlow::Continue(())
-            })
-            .await;
-        });
-    });
-    let addr = rx.recv().map_err(|_| "the server thread ended".to_string())??;
+    let (addr, _failed) = crate::live::spawn_server(id.clone(), config(idle_timeout), |_| {})?;
     Ok((addr, id))
 }
 

@@ -1,10 +1,57 @@
 //! Live transfers, rendered: the end-of-run [`TransferSummary`] of
 //! `tputctl send`/`loopback` (bytes, goodput, slots met, RTT min/mean/max,
 //! lost packets, congestion events, CPU use), the `--json` document
-//! [`SendReport`], and the text lines the command prints.
+//! [`SendReport`], and the text lines the command prints; and
+//! [`spawn_server`], a local server for live experiments and tests.
 
 use serde::Serialize;
 use tput_transport::{Direction, IntervalStats, TransferOutcome};
+
+/// A live QUIC server on 127.0.0.1 (an ephemeral port) on a thread of its
+/// own, serving with `identity` and `config` on a current-thread runtime
+/// (as `tputctl serve` runs) and handing every event to `on_event`, until
+/// the process ends. Returns its address once it is bound (an error if the
+/// runtime or the socket cannot be had, or nothing is bound within 10 s),
+/// and a receiver that gets `Some(error)` if the serving loop ever fails
+/// (`None` if it stops).
+pub fn spawn_server(
+    identity: tput_transport::Identity,
+    config: tput_transport::NodeConfig,
+    mut on_event: impl FnMut(tput_transport::NodeEvent) + Send + 'static,
+) -> Result<(std::net::SocketAddr, std::sync::mpsc::Receiver<Option<String>>), String> {
+    use tput_transport::udp;
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    let (fail_tx, fail_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                let _ = addr_tx.send(Err(format!("starting a runtime: {e}")));
+                return;
+            }
+        };
+        rt.block_on(async move {
+            let socket = match udp::bind_server("127.0.0.1:0".parse().expect("an address")).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = addr_tx.send(Err(e.to_string()));
+                    return;
+                }
+            };
+            let _ = addr_tx.send(socket.local_addr().map_err(|e| e.to_string()));
+            let r = udp::serve(&socket, &identity, config, |_, ev| {
+                on_event(ev);
+                std::ops::ControlFlow::Continue(())
+            })
+            .await;
+            let _ = fail_tx.send(r.err().map(|e| e.to_string()));
+        });
+    });
+    let addr = addr_rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .map_err(|_| "the server did not start".to_string())??;
+    Ok((addr, fail_rx))
+}
 
 /// The end-of-run figures of one or more parallel transfers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
