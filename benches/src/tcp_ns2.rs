@@ -382,6 +382,20 @@ pub fn ns2_available() -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("2.35") || o.status.success())
 }
 
+/// One line of an ns-2 script's output: its first word (the record's kind)
+/// and a reader of its `i`th whitespace-separated field as a number, which
+/// names the line when the field is missing or not a number.
+fn ns2_fields(line: &str) -> (Option<&str>, impl Fn(usize) -> Result<f64, String> + '_) {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let tag = f.first().copied();
+    let num = move |i: usize| -> Result<f64, String> {
+        f.get(i)
+            .and_then(|s| s.parse::<f64>().ok())
+            .ok_or_else(|| format!("bad ns-2 line {line:?}"))
+    };
+    (tag, num)
+}
+
 /// Parse `tcp_compare.tcl`'s output.
 pub fn parse_ns2(out: &str, n_flows: usize) -> Result<Metrics, String> {
     let mut bytes = vec![0u64; n_flows];
@@ -389,13 +403,8 @@ pub fn parse_ns2(out: &str, n_flows: usize) -> Result<Metrics, String> {
     let mut tagged = Vec::new();
     let mut bottleneck = None;
     for line in out.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let num = |i: usize| -> Result<f64, String> {
-            f.get(i)
-                .and_then(|s| s.parse::<f64>().ok())
-                .ok_or_else(|| format!("bad ns-2 line {line:?}"))
-        };
-        match f.first().copied() {
+        let (tag, num) = ns2_fields(line);
+        match tag {
             Some("slot") if num(1)? == 0.0 => tagged.push(num(3)? as u64),
             Some("flow") => {
                 let i = num(1)? as usize;
@@ -686,13 +695,8 @@ pub fn parse_cut_ns2(out: &str, secs: f64) -> Result<CutMetrics, String> {
         timeout_secs: Vec::new(),
     };
     for line in out.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let num = |i: usize| -> Result<f64, String> {
-            f.get(i)
-                .and_then(|s| s.parse::<f64>().ok())
-                .ok_or_else(|| format!("bad ns-2 line {line:?}"))
-        };
-        match f.first().copied() {
+        let (tag, num) = ns2_fields(line);
+        match tag {
             Some("rto") => m.timeout_secs.push(num(1)?),
             Some("flow") => {
                 m.goodput_mbps = num(1)? * 8.0 / secs / 1e6;
@@ -784,13 +788,8 @@ pub fn run_ber_ns2(c: &BerCase, tcl: &Path) -> Result<BerMetrics, String> {
     let mut m = None;
     let mut errors = 0;
     for line in out.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let num = |i: usize| -> Result<f64, String> {
-            f.get(i)
-                .and_then(|s| s.parse::<f64>().ok())
-                .ok_or_else(|| format!("bad ns-2 line {line:?}"))
-        };
-        match f.first().copied() {
+        let (tag, num) = ns2_fields(line);
+        match tag {
             Some("flow") => m = Some((num(1)?, num(2)?, num(3)?)),
             Some("errors") => errors = num(1)? as u64,
             _ => {}
