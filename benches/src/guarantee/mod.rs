@@ -65,7 +65,7 @@ use tput_lab::plan::{Keep, PointResult};
 use tput_lab::plot::{Series, line_chart};
 use tput_lab::report::{csv, write_files};
 use tput_lab::scenario::{
-    AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec,
+    AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, TcpSpec, TopologySpec,
 };
 use tput_lab::tcp::Recovery;
 use tput_netsim::Rng;
@@ -341,8 +341,12 @@ fn jain(x: &[f64]) -> f64 {
     tput_lab::stats::jain(x).unwrap_or(f64::NAN)
 }
 
-/// Measure a run: the first `tested` flows (in flow order) are the tested ones.
-fn measure_run(r: &ScenarioResult, tested: usize, duration: Duration, target_bps: f64) -> Result<Measured, String> {
+/// Measure a point's run: the first `tested` flows (in flow order) are the
+/// tested ones. The run's infeasible intervals are counted from the
+/// summary: a kept result drops the per-interval records, the summary keeps
+/// each flow's count.
+fn measure_run(p: &PointResult, tested: usize, duration: Duration, target_bps: f64) -> Result<Measured, String> {
+    let r = crate::repro::kept_result(p)?;
     let unfinished = r
         .flows
         .iter()
@@ -373,11 +377,13 @@ fn measure_run(r: &ScenarioResult, tested: usize, duration: Duration, target_bps
         jain: jain(&comp),
         goodput_utilisation: r.flows.iter().map(mbps).sum::<f64>() * 1e6 / BOTTLENECK_BPS as f64,
         drop_rate: r.bottleneck.dropped_queue.packets as f64 / offered.max(1) as f64,
-        infeasible_intervals: t
+        infeasible_intervals: p
+            .summary
+            .flows
             .iter()
-            .flat_map(|f| &f.intervals)
-            .filter(|i| tput_lab::live::infeasible(i))
-            .count(),
+            .take(tested)
+            .map(|f| f.infeasible_intervals)
+            .sum(),
         unfinished,
     })
 }
@@ -446,24 +452,17 @@ impl Reproduction for Guarantee {
     }
 
     fn measure(&self, p: &Point, r: &PointResult) -> Result<Measured, String> {
-        let result = crate::repro::kept_result(r)?;
         let each = if p.figure == "fig7" {
             f64::from(p.target_pct) / 5.0
         } else {
             f64::from(p.target_pct)
         };
-        let tested = tested_flows(p);
-        let mut m = measure_run(result, tested, self.options.duration, mbit(each).bits_per_sec() as f64)?;
-        // A kept result drops the per-interval records; the summary keeps
-        // each flow's count of infeasible intervals.
-        m.infeasible_intervals = r
-            .summary
-            .flows
-            .iter()
-            .take(tested)
-            .map(|f| f.infeasible_intervals)
-            .sum();
-        Ok(m)
+        measure_run(
+            r,
+            tested_flows(p),
+            self.options.duration,
+            mbit(each).bits_per_sec() as f64,
+        )
     }
 
     fn progress(&self, m: &Measured) -> String {
