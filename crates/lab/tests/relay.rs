@@ -13,9 +13,6 @@
 //! transfer times, at full size).
 
 use std::net::{SocketAddr, UdpSocket};
-use std::ops::ControlFlow;
-use std::sync::mpsc as std_mpsc;
-use std::thread;
 use std::time::Duration;
 
 use tput_lab::faults::{Options, faults, run, table};
@@ -210,16 +207,8 @@ fn node_config() -> NodeConfig {
 /// A QUIC server on its own thread; returns its address and identity.
 fn start_server() -> (SocketAddr, Identity) {
     let id = Identity::self_signed(&["localhost"]).unwrap();
-    let served = id.clone();
-    let (tx, rx) = std_mpsc::channel();
-    thread::spawn(move || {
-        rt().block_on(async move {
-            let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
-            tx.send(socket.local_addr().unwrap()).unwrap();
-            let _ = udp::serve(&socket, &served, node_config(), |_, _| ControlFlow::Continue(())).await;
-        });
-    });
-    (rx.recv().unwrap(), id)
+    let (addr, _failed) = tput_lab::live::spawn_server(id.clone(), node_config(), |_| {}).unwrap();
+    (addr, id)
 }
 
 #[test]
