@@ -101,10 +101,11 @@ pub(crate) fn run(args: SimArgs) -> Result<bool, Failure> {
     } else {
         out!("{}", summary.table());
         outln!(
-            "{:.1} s simulated in {wall:.2} s ({:.1}x real time), {} link packets",
+            "{:.1} s simulated in {wall:.2} s ({:.1}x real time), {} link packets, {} events",
             scenario.duration.as_secs_f64(),
             scenario.duration.as_secs_f64() / wall.max(1e-9),
-            result.link_packets
+            result.link_packets,
+            result.events_processed
         );
         if let Some(dir) = &args.out {
             outln!("results in {}", dir.display());

@@ -1247,6 +1247,7 @@ mod tests {
             delivered,
             trace_hash: 0,
             link_packets: 0,
+            events_processed: 0,
             simulated_secs: 15.0,
             aggregates: Vec::new(),
             window: Default::default(),

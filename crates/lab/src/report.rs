@@ -33,6 +33,9 @@ pub struct Summary {
     pub simulated_secs: f64,
     /// Packets that crossed a link.
     pub link_packets: u64,
+    /// Events the simulator processed.
+    #[serde(default)]
+    pub events_processed: u64,
     /// Hash of every link event, hex: equal hashes mean identical runs.
     pub trace_hash: String,
     /// The forward bottleneck's counters.
@@ -130,6 +133,7 @@ impl Summary {
             duration_secs: s.duration.as_secs_f64(),
             simulated_secs: r.simulated_secs,
             link_packets: r.link_packets,
+            events_processed: r.events_processed,
             trace_hash: format!("{:016x}", r.trace_hash),
             bottleneck: BottleneckSummary {
                 utilisation: r.window.bottleneck.utilisation,

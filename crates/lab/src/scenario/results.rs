@@ -84,6 +84,10 @@ pub struct ScenarioResult {
     pub trace_hash: u64,
     /// Packets that crossed a link.
     pub link_packets: u64,
+    /// Events the simulator processed (its work: see
+    /// [`tput_netsim::Simulator::events_processed`]).
+    #[serde(default)]
+    pub events_processed: u64,
     /// Simulated seconds, including the drain after `duration`.
     pub simulated_secs: f64,
     /// One entry per group with `aggregate = true`.

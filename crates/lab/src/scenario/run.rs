@@ -227,6 +227,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         delivered: net.sim.flow_samples().to_vec(),
         trace_hash: net.sim.trace_hash(),
         link_packets: net.sim.link_packets(),
+        events_processed: net.sim.events_processed(),
         simulated_secs: net.sim.now().as_secs_f64(),
         window,
     })
