@@ -590,11 +590,7 @@ impl Simulator {
     /// to `t` (if it is later than now).
     pub fn run_until(&mut self, t: SimTime) {
         let t = t.as_nanos();
-        while let Some(top) = self.heap.peek() {
-            if top.time > t {
-                break;
-            }
-            let ev = self.heap.pop().expect("peeked");
+        while let Some(ev) = self.heap.pop_due(t) {
             self.now = ev.time;
             self.events += 1;
             self.dispatch(ev);
