@@ -235,7 +235,7 @@ pub struct Simulator {
     n_nodes: usize,
     /// Next hop (link index) per node and destination node.
     routes: crate::topology::RoutingTable,
-    /// Hosts per node: (port, host index).
+    /// Hosts per node: (port, host index), sorted by port.
     node_hosts: Vec<Vec<(u16, u32)>>,
     links: Vec<LinkRt>,
     hosts: Vec<HostSlot>,
@@ -377,11 +377,11 @@ impl Simulator {
             return Err(Error::UnknownNode(addr.node));
         }
         let slots = &mut self.node_hosts[addr.node.index()];
-        if slots.iter().any(|&(p, _)| p == addr.port) {
+        let Err(at) = slots.binary_search_by_key(&addr.port, |&(p, _)| p) else {
             return Err(Error::AddressInUse(addr));
-        }
+        };
         let id = self.hosts.len() as u32;
-        slots.push((addr.port, id));
+        slots.insert(at, (addr.port, id));
         self.hosts.push(HostSlot {
             host: Box::new(host),
             addr,
@@ -495,10 +495,11 @@ impl Simulator {
     }
 
     fn deliver(&mut self, flow: FlowId, pkt: Packet) {
-        let h = self.node_hosts[pkt.dst.node.index()]
-            .iter()
-            .find(|&&(p, _)| p == pkt.dst.port)
-            .map(|&(_, h)| h as usize);
+        let slots = &self.node_hosts[pkt.dst.node.index()];
+        let h = slots
+            .binary_search_by_key(&pkt.dst.port, |&(p, _)| p)
+            .ok()
+            .map(|i| slots[i].1 as usize);
         let Some(h) = h else {
             self.no_listener += 1;
             return;

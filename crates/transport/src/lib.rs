@@ -32,7 +32,7 @@ pub mod udp;
 pub mod usage;
 
 #[cfg(feature = "sim")]
-pub use node::SimOptions;
+pub use node::{BufferPool, SimOptions};
 pub use node::{
     CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
     ServerLimits, TransferSpec,

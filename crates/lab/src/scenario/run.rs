@@ -8,8 +8,8 @@ use tput_cc::{Aggregate, BandwidthSource, ControllerSpec};
 use tput_netsim::{Addr, FileArrivals, LinkId, Rng, SimTime, Simulator};
 
 use tput_transport::{
-    Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SimOptions, TransferOutcome,
-    TransferSpec,
+    BufferPool, Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SimOptions,
+    TransferOutcome, TransferSpec,
 };
 
 use super::build::{Net, build};
@@ -181,6 +181,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         epoch: Instant::now(),
         trust: ServerTrust::Root(identity.cert_der().to_vec()),
         identity,
+        buffers: BufferPool::new(),
     };
     let mut hosts = Vec::with_capacity(total);
     let mut starts = Vec::with_capacity(total);
@@ -289,6 +290,8 @@ struct Setup<'a> {
     epoch: Instant,
     identity: Identity,
     trust: ServerTrust,
+    /// The datagram buffers every QUIC node of the run shares.
+    buffers: BufferPool,
 }
 
 impl Setup<'_> {
@@ -374,7 +377,8 @@ impl Setup<'_> {
         if direction == Direction::Download {
             server_cfg.server_aggregate = aggregate.clone();
         }
-        let server = Node::simulated(server_cfg, Some(&self.identity), self.sim_options(seed ^ 1))?;
+        let mut server = Node::simulated(server_cfg, Some(&self.identity), self.sim_options(seed ^ 1))?;
+        server.share_buffers(self.buffers.clone());
         sim.attach(dst, QuicHost::new(server, self.epoch, self.trust.clone()))
             .map_err(|e| Error::Invalid(e.to_string()))?;
         let spec = TransferSpec {
@@ -397,11 +401,9 @@ impl Setup<'_> {
         };
         let mut client_cfg = self.node_config(flow)?;
         client_cfg.receive_window = g.receive_window;
-        let mut client = QuicHost::new(
-            Node::simulated(client_cfg, None, self.sim_options(seed ^ 2))?,
-            self.epoch,
-            self.trust.clone(),
-        );
+        let mut client_node = Node::simulated(client_cfg, None, self.sim_options(seed ^ 2))?;
+        client_node.share_buffers(self.buffers.clone());
+        let mut client = QuicHost::new(client_node, self.epoch, self.trust.clone());
         if self.options.no_cc_trace {
             client = client.without_cc_traces();
         }

@@ -209,7 +209,11 @@ impl Node {
                 // A GSO batch is one UDP send: at most 64 KiB in all, or the
                 // kernel refuses it (EMSGSIZE) and the whole batch is lost.
                 let segments = self.max_segments.min(MAX_GSO_BYTES / mtu).max(1);
-                let mut buf = self.spare.pop().unwrap_or_default();
+                let mut buf = self
+                    .spare
+                    .pop()
+                    .or_else(|| self.pool.as_ref()?.take())
+                    .unwrap_or_default();
                 buf.clear();
                 buf.reserve(mtu * segments);
                 match c.conn.poll_transmit(now, segments, &mut buf) {
@@ -224,7 +228,13 @@ impl Node {
                         });
                         any = true;
                     }
-                    None => break,
+                    None => {
+                        // Nothing to send: keep the buffer for the next datagram
+                        // (a drive that sends nothing is common, and this saved
+                        // an allocation and a free each time).
+                        self.spare.push(buf);
+                        break;
+                    }
                 }
             }
             // Another pass only if something happened: sending can surface new

@@ -119,6 +119,10 @@ pub(crate) fn seed_bytes(seed: u64, domain: u8) -> [u8; 32] {
     out
 }
 
+/// Datagrams up to this size are copied out of a pooled buffer on arrival
+/// (a copy of this size allocates from glibc's per-thread cache).
+const SMALL_DATAGRAM: usize = 512;
+
 impl Node {
     /// Datagrams that arrived together (one receive batch; `flow` as in
     /// [`handle_datagram`](Self::handle_datagram)): each is taken in, then
@@ -145,7 +149,16 @@ impl Node {
     }
 
     /// A datagram arrived from `from`; `flow` is the simulator's flow id (0 on real sockets).
-    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, flow: u32, data: BytesMut) {
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, flow: u32, mut data: BytesMut) {
+        // A short datagram (an acknowledgement, mostly) is read at once and
+        // dropped inside quinn-proto: with a pool, give its full-size buffer
+        // back now and let a small copy go in its place.
+        if let Some(pool) = &self.pool
+            && data.len() <= SMALL_DATAGRAM
+        {
+            let small = BytesMut::from(&data[..]);
+            pool.recycle_mut(std::mem::replace(&mut data, small));
+        }
         let mut buf = std::mem::take(&mut self.buf);
         match self.endpoint.handle(now, from, None, None, data, &mut buf) {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
@@ -238,6 +251,7 @@ impl Node {
                                 request_deadline: self.config.limits.request_timeout.and_then(|t| now.checked_add(t)),
                                 last_heard: now,
                                 silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
+                                pool: self.pool.clone(),
                                 silenced: false,
                                 refusal,
                                 stall,

@@ -24,6 +24,7 @@ mod buffers;
 mod config;
 mod drive;
 mod endpoint;
+mod pool;
 mod protocol;
 mod receiver;
 mod sender;
@@ -32,6 +33,7 @@ pub use config::{CpuClock, NodeConfig, ServerLimits, SimOptions, TransferSpec};
 pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
 use endpoint::{Qlog, SeededCids};
+pub use pool::BufferPool;
 use receiver::{Receiver, ReceiverSide, RecvPhase};
 use sender::{SendPhase, Sender};
 
@@ -137,6 +139,9 @@ struct Conn {
     stall: Option<Arc<StallState>>,
     /// When this connection last sent a stall probe.
     last_stall_probe: Option<Instant>,
+    /// Where a receiver puts back the buffers of the payload it has read
+    /// (the node's [`BufferPool`], if it shares one).
+    pool: Option<BufferPool>,
     /// Draws the jitter of the next stall probe's interval (seeded by the
     /// node's seed, so a simulation stays reproducible).
     stall_rng: u64,
@@ -213,6 +218,9 @@ pub struct Node {
     more: Vec<ConnectionHandle>,
     /// Sent datagram buffers handed back ([`Node::recycle`]).
     spare: Vec<Vec<u8>>,
+    /// Datagram buffers shared with the other nodes of a simulated run
+    /// ([`Node::share_buffers`]).
+    pool: Option<BufferPool>,
     /// Reused by [`Node::handle_timeout`] (a hot path in the simulator).
     due: Vec<ConnectionHandle>,
     /// While [`Node::handle_datagrams`] takes in a batch: the connections
@@ -245,6 +253,15 @@ impl Node {
     #[cfg(feature = "sim")]
     pub fn simulated(config: NodeConfig, identity: Option<&Identity>, sim: SimOptions) -> Result<Self, Error> {
         Self::build(config, identity, sim)
+    }
+
+    /// Share datagram buffers with the other nodes of a simulated run: the
+    /// receiver of a datagram puts its buffer into `pool` once it has read
+    /// it, and senders take from the pool before they allocate (see
+    /// [`BufferPool`]). Give every node of the run the same pool.
+    #[cfg(feature = "sim")]
+    pub fn share_buffers(&mut self, pool: BufferPool) {
+        self.pool = Some(pool);
     }
 
     /// Whether the node accepts connections (built by [`Node::server`]).
@@ -320,6 +337,7 @@ impl Node {
             transmit_budget: usize::MAX,
             more: Vec::new(),
             spare: Vec::new(),
+            pool: None,
             due: Vec::new(),
             batch: None,
         })

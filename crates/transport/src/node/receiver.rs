@@ -9,6 +9,7 @@ use quinn_proto::Dir;
 use quinn_proto::StreamId;
 use quinn_proto::VarInt;
 
+use super::BufferPool;
 use super::CLOSE_CORRUPT;
 use super::CLOSE_PROTOCOL_ERROR;
 use super::Conn;
@@ -106,6 +107,7 @@ impl Node {
             role: Role::Receiver(r),
             id,
             cpu_clock,
+            pool,
             ..
         } = c
         else {
@@ -114,7 +116,7 @@ impl Node {
         let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
         if r.phase == RecvPhase::Receiving {
             let before = r.meter.bytes;
-            let (finished, time_up) = Self::receive_payload(r, conn, now)?;
+            let (finished, time_up) = Self::receive_payload(r, conn, now, pool.as_ref())?;
             // The count of every interval that has ended (protocol step 3),
             // sent when payload arrives after its end: with the ACK the
             // arrival calls for anyway, and without a timer of its own (an
@@ -193,6 +195,7 @@ impl Node {
         r: &mut Receiver,
         conn: &mut Connection,
         now: Instant,
+        pool: Option<&BufferPool>,
     ) -> Result<(bool, bool), (u32, String)> {
         if let Some(b) = r.request.buffers {
             // Buffers first: once the request stream ends, every buffer is
@@ -219,6 +222,9 @@ impl Node {
                             break;
                         }
                         r.meter.add(now, chunk.bytes.len() as u64);
+                        if let Some(pool) = pool {
+                            pool.recycle(chunk.bytes);
+                        }
                     }
                     Ok(None) => {
                         finished = true;
