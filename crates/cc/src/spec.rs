@@ -23,6 +23,7 @@ use crate::bbr::{Bbr, BbrConfig};
 use crate::compound::{Compound, CompoundConfig};
 use crate::controller::CongestionController;
 use crate::cubic::{Cubic, CubicConfig};
+use crate::error::ConfigError;
 use crate::estimator::{Estimating, EstimatorConfig, InlineEstimator};
 use crate::eval_slot::EvalSlot;
 use crate::fixed::{FixedConfig, FixedWindow};
@@ -51,12 +52,107 @@ pub enum ControllerSpec {
     Bbr(BbrConfig),
 }
 
-/// A malformed spec string.
+/// A malformed spec string: the string and what is wrong with it
+/// ([`SpecErrorKind`]). It prints as one line,
+/// ``bad controller spec `SPEC`: WHY``.
+///
+/// ```
+/// use tput_cc::{ControllerSpec, SpecErrorKind};
+/// let e = "cubic:beta=2".parse::<ControllerSpec>().unwrap_err();
+/// assert_eq!(e.spec(), "cubic:beta=2");
+/// match e.kind() {
+///     SpecErrorKind::Invalid(c) => assert_eq!(c.key(), "beta"),
+///     other => panic!("unexpected {other}"),
+/// }
+/// assert_eq!(e.to_string(), "bad controller spec `cubic:beta=2`: beta: 2 must be in (0, 1)");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad controller spec `{spec}`: {why}")]
+#[error("bad controller spec `{spec}`: {kind}")]
 pub struct SpecError {
     spec: String,
-    why: String,
+    kind: SpecErrorKind,
+}
+
+impl SpecError {
+    /// The spec string as given.
+    pub fn spec(&self) -> &str {
+        &self.spec
+    }
+
+    /// What is wrong with it.
+    pub fn kind(&self) -> &SpecErrorKind {
+        &self.kind
+    }
+}
+
+/// What is wrong with a spec string (see [`SpecError`]). New variants may
+/// come in a minor release: match with a wildcard arm.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecErrorKind {
+    /// The name before `:` is no controller of the [`registry`].
+    #[error("unknown controller `{name}` (known: {})", known_controllers())]
+    UnknownController {
+        /// The name given.
+        name: String,
+    },
+    /// An item of the parameter list has no `=`.
+    #[error("`{item}` is not key=value")]
+    NotKeyValue {
+        /// The item given.
+        item: String,
+    },
+    /// A key the controller does not take.
+    #[error("{}", unknown_parameter(controller, key))]
+    UnknownParameter {
+        /// The controller's name.
+        controller: &'static str,
+        /// The key given.
+        key: String,
+    },
+    /// A key given twice.
+    #[error("parameter `{key}` given twice")]
+    DuplicateParameter {
+        /// The key.
+        key: String,
+    },
+    /// A required key is missing.
+    #[error("{controller} needs {key}=")]
+    MissingParameter {
+        /// The controller's name.
+        controller: &'static str,
+        /// The key it needs.
+        key: &'static str,
+    },
+    /// A value that does not parse as the key's type.
+    #[error("{key}: {reason}")]
+    BadValue {
+        /// The key.
+        key: &'static str,
+        /// The value given.
+        value: String,
+        /// What is wrong with it (it quotes the value).
+        reason: String,
+    },
+    /// Values that parse but that the controller refuses (its `validate`).
+    #[error(transparent)]
+    Invalid(#[from] ConfigError),
+}
+
+fn known_controllers() -> String {
+    REGISTRY.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+}
+
+fn unknown_parameter(controller: &str, key: &str) -> String {
+    let keys: Vec<_> = info(controller).map_or(Vec::new(), |i| i.params.iter().map(|p| p.name).collect());
+    if keys.is_empty() {
+        format!("{controller} takes no parameters, got `{key}`")
+    } else {
+        format!(
+            "unknown parameter `{key}` for {controller} (known: {})",
+            keys.join(", ")
+        )
+    }
 }
 
 /// One parameter of a controller, for listings.
@@ -383,57 +479,71 @@ pub fn registry() -> &'static [ControllerInfo] {
     &REGISTRY
 }
 
-fn parse_f64(key: &str, v: &str) -> Result<f64, String> {
-    let x: f64 = v.parse().map_err(|_| format!("{key}: `{v}` is not a number"))?;
+fn bad_value(key: &'static str, v: &str, reason: String) -> SpecErrorKind {
+    SpecErrorKind::BadValue {
+        key,
+        value: v.to_owned(),
+        reason,
+    }
+}
+
+fn parse_f64(key: &'static str, v: &str) -> Result<f64, SpecErrorKind> {
+    let x: f64 = v
+        .parse()
+        .map_err(|_| bad_value(key, v, format!("`{v}` is not a number")))?;
     if x.is_finite() {
         Ok(x)
     } else {
-        Err(format!("{key}: `{v}` is not finite"))
+        Err(bad_value(key, v, format!("`{v}` is not finite")))
     }
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+fn parse_bool(key: &'static str, v: &str) -> Result<bool, SpecErrorKind> {
     match v {
         "true" | "on" | "yes" | "1" => Ok(true),
         "false" | "off" | "no" | "0" => Ok(false),
-        _ => Err(format!("{key}: `{v}` is not a boolean (true/false)")),
+        _ => Err(bad_value(key, v, format!("`{v}` is not a boolean (true/false)"))),
     }
 }
 
-fn parse_packets(key: &str, v: &str) -> Result<u32, String> {
+fn parse_packets(key: &'static str, v: &str) -> Result<u32, SpecErrorKind> {
     v.parse::<u32>()
-        .map_err(|_| format!("{key}: `{v}` is not a whole number of packets"))
+        .map_err(|_| bad_value(key, v, format!("`{v}` is not a whole number of packets")))
 }
 
-fn parse_rate(key: &str, v: &str) -> Result<Rate, String> {
-    v.parse::<Rate>().map_err(|e| format!("{key}: {e}"))
+fn parse_rate(key: &'static str, v: &str) -> Result<Rate, SpecErrorKind> {
+    v.parse::<Rate>().map_err(|e| bad_value(key, v, e.to_string()))
 }
 
-fn parse_rtts(key: &str, v: &str) -> Result<u32, String> {
+fn parse_rtts(key: &'static str, v: &str) -> Result<u32, SpecErrorKind> {
     let n = v
         .strip_suffix("rtt")
-        .ok_or_else(|| format!("{key}: `{v}` must be a number of RTTs such as 16rtt"))?;
+        .ok_or_else(|| bad_value(key, v, format!("`{v}` must be a number of RTTs such as 16rtt")))?;
     n.parse::<u32>()
-        .map_err(|_| format!("{key}: `{v}` must be a whole number of RTTs such as 16rtt"))
+        .map_err(|_| bad_value(key, v, format!("`{v}` must be a whole number of RTTs such as 16rtt")))
 }
 
-fn parse_eval(key: &str, v: &str) -> Result<EvalSlot, String> {
-    v.parse::<EvalSlot>().map_err(|e| format!("{key}: {e}"))
+fn parse_eval(key: &'static str, v: &str) -> Result<EvalSlot, SpecErrorKind> {
+    v.parse::<EvalSlot>().map_err(|e| bad_value(key, v, e.to_string()))
 }
 
-fn parse_abw(key: &str, v: &str) -> Result<AbwSource, String> {
+fn parse_abw(key: &'static str, v: &str) -> Result<AbwSource, SpecErrorKind> {
     match v {
         "auto" => Ok(AbwSource::Auto),
         "inline" => Ok(AbwSource::Inline),
-        _ => Err(format!("{key}: `{v}` is not a bandwidth source (auto, inline)")),
+        _ => Err(bad_value(
+            key,
+            v,
+            format!("`{v}` is not a bandwidth source (auto, inline)"),
+        )),
     }
 }
 
-fn parse_mode(key: &str, v: &str) -> Result<GuaranteeMode, String> {
+fn parse_mode(key: &'static str, v: &str) -> Result<GuaranteeMode, SpecErrorKind> {
     match v {
         "floor" => Ok(GuaranteeMode::Floor),
         "paper" => Ok(GuaranteeMode::Paper),
-        _ => Err(format!("{key}: `{v}` is not a mode (floor, paper)")),
+        _ => Err(bad_value(key, v, format!("`{v}` is not a mode (floor, paper)"))),
     }
 }
 
@@ -462,40 +572,40 @@ fn info(name: &str) -> Option<&'static ControllerInfo> {
 impl FromStr for ControllerSpec {
     type Err = SpecError;
     fn from_str(spec: &str) -> Result<Self, SpecError> {
-        parse(spec.trim()).map_err(|why| SpecError {
+        parse(spec.trim()).map_err(|kind| SpecError {
             spec: spec.to_owned(),
-            why,
+            kind,
         })
     }
 }
 
-fn parse(spec: &str) -> Result<ControllerSpec, String> {
+fn parse(spec: &str) -> Result<ControllerSpec, SpecErrorKind> {
     let (name, body) = spec.split_once(':').unwrap_or((spec, ""));
-    let info = info(name).ok_or_else(|| {
-        let names: Vec<_> = REGISTRY.iter().map(|c| c.name).collect();
-        format!("unknown controller `{name}` (known: {})", names.join(", "))
-    })?;
+    let info = info(name).ok_or_else(|| SpecErrorKind::UnknownController { name: name.to_owned() })?;
     let mut pairs = Vec::new();
     for item in body.split(',').filter(|s| !s.is_empty()) {
         let (k, v) = item
             .split_once('=')
-            .ok_or_else(|| format!("`{item}` is not key=value"))?;
+            .ok_or_else(|| SpecErrorKind::NotKeyValue { item: item.to_owned() })?;
         let (k, v) = (k.trim(), v.trim());
         if !info.params.iter().any(|p| p.name == k) {
-            let keys: Vec<_> = info.params.iter().map(|p| p.name).collect();
-            return Err(if keys.is_empty() {
-                format!("{} takes no parameters, got `{k}`", info.name)
-            } else {
-                format!("unknown parameter `{k}` for {} (known: {})", info.name, keys.join(", "))
+            return Err(SpecErrorKind::UnknownParameter {
+                controller: info.name,
+                key: k.to_owned(),
             });
         }
         if pairs.iter().any(|&(seen, _)| seen == k) {
-            return Err(format!("parameter `{k}` given twice"));
+            return Err(SpecErrorKind::DuplicateParameter { key: k.to_owned() });
         }
         pairs.push((k, v));
     }
     let get = |k: &str| pairs.iter().find(|&&(key, _)| key == k).map(|&(_, v)| v);
-    let required = |k: &'static str| get(k).ok_or_else(|| format!("{} needs {k}=", info.name));
+    let required = |k: &'static str| {
+        get(k).ok_or(SpecErrorKind::MissingParameter {
+            controller: info.name,
+            key: k,
+        })
+    };
     let spec = match info.name {
         "newreno" => {
             let mut c = NewRenoConfig::default();
@@ -509,7 +619,7 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
                 c.count = match v {
                     "bytes" => crate::newreno::Counting::Bytes,
                     "acks" => crate::newreno::Counting::Acks,
-                    _ => return Err(format!("count: `{v}` is not bytes or acks")),
+                    _ => return Err(bad_value("count", v, format!("`{v}` is not bytes or acks"))),
                 };
             }
             ControllerSpec::NewReno(c)
@@ -594,7 +704,7 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             if let Some(v) = get("overhead") {
                 c.overhead = Some(
                     v.parse::<u32>()
-                        .map_err(|_| format!("overhead: `{v}` is not a whole number of bytes"))?,
+                        .map_err(|_| bad_value("overhead", v, format!("`{v}` is not a whole number of bytes")))?,
                 );
             }
             ControllerSpec::Guarantee(c)
@@ -624,7 +734,7 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
                 ("min_rtt_window", &mut c.min_rtt_window),
             ] {
                 if let Some(v) = get(key) {
-                    *field = parse_duration(v).map_err(|e| format!("{key}: {e}"))?;
+                    *field = parse_duration(v).map_err(|e| bad_value(key, v, e.to_string()))?;
                 }
             }
             if let Some(v) = get("iw") {
@@ -633,7 +743,7 @@ fn parse(spec: &str) -> Result<ControllerSpec, String> {
             if let Some(v) = get("seed") {
                 c.seed = v
                     .parse::<u64>()
-                    .map_err(|_| format!("seed: `{v}` is not a whole number"))?;
+                    .map_err(|_| bad_value("seed", v, format!("`{v}` is not a whole number")))?;
             }
             ControllerSpec::Bbr(c)
         }
@@ -657,8 +767,8 @@ impl ControllerSpec {
         }
     }
 
-    /// Check parameter ranges; the message names the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Check parameter ranges; the error names the bad parameter.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
             Self::NewReno(c) => c.validate(),
             Self::Cubic(c) => c.validate(),
@@ -1011,6 +1121,39 @@ mod tests {
             let e = s.parse::<ControllerSpec>().unwrap_err().to_string();
             assert!(e.contains(want), "{s}: got `{e}`, want `{want}`");
             assert!(e.contains(&format!("`{s}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn errors_are_typed() {
+        let kind = |s: &str| s.parse::<ControllerSpec>().unwrap_err().kind().clone();
+        assert_eq!(kind("hybla"), SpecErrorKind::UnknownController { name: "hybla".into() });
+        assert_eq!(kind("cubic:beta"), SpecErrorKind::NotKeyValue { item: "beta".into() });
+        assert_eq!(
+            kind("cubic:gain=2"),
+            SpecErrorKind::UnknownParameter {
+                controller: "cubic",
+                key: "gain".into()
+            }
+        );
+        assert_eq!(
+            kind("cubic:c=1,c=2"),
+            SpecErrorKind::DuplicateParameter { key: "c".into() }
+        );
+        assert_eq!(
+            kind("fixed"),
+            SpecErrorKind::MissingParameter {
+                controller: "fixed",
+                key: "rate"
+            }
+        );
+        match kind("vegas:gamma=x") {
+            SpecErrorKind::BadValue { key, value, .. } => assert_eq!((key, value.as_str()), ("gamma", "x")),
+            other => panic!("{other:?}"),
+        }
+        match kind("ctcp:k=2") {
+            SpecErrorKind::Invalid(e) => assert_eq!((e.controller(), e.key()), ("ctcp", "k")),
+            other => panic!("{other:?}"),
         }
     }
 

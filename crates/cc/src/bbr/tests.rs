@@ -957,13 +957,22 @@ fn config_checks_name_the_parameter() {
         c.validate().unwrap_err()
     };
     assert!(BbrConfig::default().validate().is_ok());
-    assert!(bad(|c| c.startup_gain = 0.5).starts_with("startup_gain"));
-    assert!(bad(|c| c.drain_gain = 1.5).starts_with("drain_gain"));
-    assert!(bad(|c| c.beta = f64::NAN).starts_with("beta"));
-    assert!(bad(|c| c.loss_thresh = 1.0).starts_with("loss_thresh"));
-    assert!(bad(|c| c.headroom = -0.1).starts_with("headroom"));
-    assert!(bad(|c| c.pacing_margin = 100.0).starts_with("margin"));
-    assert!(bad(|c| c.probe_rtt_duration = Duration::ZERO).starts_with("probe_rtt_duration"));
-    assert!(bad(|c| c.min_rtt_window = Duration::from_secs(1)).starts_with("min_rtt_window"));
-    assert!(bad(|c| c.initial_window = Some(0)).starts_with("iw"));
+    let e = bad(|c| c.up_gain = 0.5);
+    assert_eq!((e.controller(), e.key()), ("bbr", "up_gain"));
+    assert_eq!(e.to_string(), "up_gain: 0.5 must be in [1, 100]");
+    assert_eq!(bad(|c| c.startup_gain = 0.5).key(), "startup_gain");
+    assert_eq!(bad(|c| c.drain_gain = 1.5).key(), "drain_gain");
+    assert_eq!(bad(|c| c.beta = f64::NAN).key(), "beta");
+    assert_eq!(bad(|c| c.loss_thresh = 1.0).key(), "loss_thresh");
+    assert_eq!(bad(|c| c.headroom = -0.1).key(), "headroom");
+    assert_eq!(bad(|c| c.pacing_margin = 100.0).key(), "margin");
+    assert_eq!(
+        bad(|c| c.probe_rtt_duration = Duration::ZERO).key(),
+        "probe_rtt_duration"
+    );
+    assert_eq!(
+        bad(|c| c.min_rtt_window = Duration::from_secs(1)).key(),
+        "min_rtt_window"
+    );
+    assert_eq!(bad(|c| c.initial_window = Some(0)).key(), "iw");
 }
