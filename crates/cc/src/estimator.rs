@@ -339,7 +339,7 @@ impl CapProbe {
 /// for i in 1..=10u32 {
 ///     let now = t0 + 20 * ms + i * ms;
 ///     let rtt = RttSample::uniform(now - t0);
-///     est.on_ack(now, &Ack { sent: t0, bytes: 1200, rtt, app_limited: false });
+///     est.on_ack(now, &Ack::new(t0, 1200, rtt));
 ///     est.on_end_acks(now, u64::from(10 - i) * 1200, false);
 /// }
 /// let p = est.shared().physical(t0).unwrap();

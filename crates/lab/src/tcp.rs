@@ -719,14 +719,7 @@ impl TcpSender {
         // recovery, every timeout), so the event refers to `now`: the
         // controller's own once-per-RTT filter never swallows it.
         let at = self.instant(now);
-        self.cc.on_congestion(
-            at,
-            &Congestion {
-                kind,
-                sent: at,
-                lost_bytes,
-            },
-        );
+        self.cc.on_congestion(at, &Congestion::new(kind, at, lost_bytes));
         self.iv_events += 1;
     }
 
@@ -815,24 +808,17 @@ impl TcpSender {
         if !any_retx && let Some(sent) = newest {
             self.rtt_sample(now.saturating_duration_since(sent));
         }
-        let rtt = RttSample {
-            latest: self.latest_rtt,
-            smoothed: self.srtt.unwrap_or(self.latest_rtt),
-            min: self.min_rtt.unwrap_or(self.latest_rtt),
-        };
+        let rtt = RttSample::new(
+            self.latest_rtt,
+            self.srtt.unwrap_or(self.latest_rtt),
+            self.min_rtt.unwrap_or(self.latest_rtt),
+        );
         let at = self.instant(now);
         let app_limited = self.app_limited();
         for (sent, bytes) in covered {
             let sent = self.instant(sent);
-            self.cc.on_ack(
-                at,
-                &Ack {
-                    sent,
-                    bytes,
-                    rtt,
-                    app_limited,
-                },
-            );
+            self.cc
+                .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
         }
         self.una = ack;
         self.nxt = self.nxt.max(ack);
