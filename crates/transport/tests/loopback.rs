@@ -440,9 +440,8 @@ async fn a_downloads_interval_series_are_filled() {
 #[cfg(feature = "qlog")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qlog_traces_are_written_per_connection() {
-    let dir = std::env::temp_dir().join(format!("tput-qlog-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let cfg = config().with_qlog_dir(Some(dir.clone()));
     let id = Identity::self_signed(&["localhost"]).unwrap();
     let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
@@ -485,7 +484,6 @@ async fn qlog_traces_are_written_per_connection() {
             .filter(|r| r["name"].is_string() && r["time"].is_number());
         assert!(events.count() > 10, "{name}: {} records", records.len());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The records of a JSON-SEQ text (RFC 7464: each starts with RS and is one JSON text).
