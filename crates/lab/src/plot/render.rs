@@ -6,6 +6,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{Figure, PALETTE, Panel, Series, Trace};
+
 /// The colour of traces beyond [`PALETTE`].
 pub(super) const OVERFLOW: RGBColor = RGBColor(0xb0, 0xb0, 0xb0);
 

@@ -15,6 +15,7 @@ use super::{
     TimeoutRecord,
 };
 use crate::host::{CcSample, CcTrace};
+
 /// Per segment on the sender's scoreboard.
 #[derive(Debug, Clone, Copy)]
 struct Seg {

@@ -10,6 +10,7 @@ use tput_transport::SlotStats;
 
 use super::wire::{AckPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
 use super::{MAX_SACK_BLOCKS, TcpConfig};
+
 /// What a sink measured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SinkReport {

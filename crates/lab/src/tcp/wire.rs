@@ -4,6 +4,7 @@
 use std::sync::LazyLock;
 
 use bytes::{BufMut, Bytes, BytesMut};
+
 /// Bytes of the data header inside the datagram (see the module docs).
 pub const DATA_HEADER_BYTES: usize = 12;
 /// Bytes of an ACK without SACK blocks inside the datagram.
