@@ -441,6 +441,16 @@ impl ServerCertVerifier for PinnedVerifier {
     }
 }
 
+/// A PEM reader's error about `path`.
+fn pem_error(file: PemFile, path: &Path, e: impl fmt::Display) -> Error {
+    ConfigError::PemFile {
+        file,
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+    .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,14 +509,4 @@ mod tests {
             .to_string();
         assert!(e.contains("/nonexistent/cert.pem"), "{e}");
     }
-}
-
-/// A PEM reader's error about `path`.
-fn pem_error(file: PemFile, path: &Path, e: impl fmt::Display) -> Error {
-    ConfigError::PemFile {
-        file,
-        path: path.to_owned(),
-        reason: e.to_string(),
-    }
-    .into()
 }
