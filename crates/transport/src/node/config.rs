@@ -256,6 +256,8 @@ impl ServerLimits {
     }
 }
 
+// Only a simulation host (the `sim` feature) builds these.
+#[cfg(feature = "sim")]
 impl SimOptions {
     /// Options whose random choices all derive from `seed` (what a
     /// reproducible simulation needs); the other switches off.
