@@ -69,24 +69,9 @@ fn on_ack(c: &mut Criterion) {
         // Leave slow start: grow a little, then one loss.
         for _ in 0..200 {
             now += Duration::from_micros(100);
-            cc.on_ack(
-                now,
-                &Ack {
-                    sent: now - rtt,
-                    bytes: 1200,
-                    rtt: sample,
-                    app_limited: false,
-                },
-            );
+            cc.on_ack(now, &Ack::new(now - rtt, 1200, sample));
         }
-        cc.on_congestion(
-            now,
-            &Congestion {
-                kind: CongestionKind::Loss,
-                sent: now - rtt / 2,
-                lost_bytes: 1200,
-            },
-        );
+        cc.on_congestion(now, &Congestion::new(CongestionKind::Loss, now - rtt / 2, 1200));
         now += rtt;
         // Every batch starts from the same state (a clone taken here), so the
         // figure does not drift with the number of iterations criterion picks.
@@ -99,12 +84,7 @@ fn on_ack(c: &mut Criterion) {
                     let mut t = start;
                     for _ in 0..BATCH {
                         t += gap;
-                        let ack = Ack {
-                            sent: t - rtt,
-                            bytes: 1200,
-                            rtt: sample,
-                            app_limited: false,
-                        };
+                        let ack = Ack::new(t - rtt, 1200, sample);
                         cc.on_ack(black_box(t), black_box(&ack));
                     }
                     black_box(cc.window())
@@ -131,12 +111,7 @@ fn ack_cycle(c: &mut Criterion) {
         // One ACK and one send per cycle; packet k was sent at t0 + k * gap
         // and is acked one RTT later.
         let cycle = |cc: &mut Box<dyn CongestionController>, t: Instant| {
-            let ack = Ack {
-                sent: t - rtt,
-                bytes: 1200,
-                rtt: RttSample::uniform(rtt),
-                app_limited: false,
-            };
+            let ack = Ack::new(t - rtt, 1200, RttSample::uniform(rtt));
             cc.on_ack(black_box(t), black_box(&ack));
             cc.on_end_acks(t, u64::from(flight - 1) * 1200, false);
             cc.on_sent(t, 1200);

@@ -86,11 +86,9 @@ fn relay(to: SocketAddr, forward: &str) -> RelayThread {
 }
 
 fn node_config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: Duration::from_secs(10),
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    }
+    NodeConfig::default()
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_mtu_discovery(false)
 }
 
 fn server(config: NodeConfig) -> (SocketAddr, ServerTrust) {
@@ -247,15 +245,14 @@ fn rate_limit(figures: &mut Vec<Figure>) {
 }
 
 fn clamp(figures: &mut Vec<Figure>) {
-    let (addr, trust) = server(NodeConfig {
-        limits: ServerLimits {
-            max_duration: Some(Duration::from_secs(1)),
-            max_rate_bps: Some(20_000_000),
-            clamp: true,
-            ..ServerLimits::default()
-        },
-        ..node_config()
-    });
+    let (addr, trust) = server(
+        node_config().with_limits(
+            ServerLimits::default()
+                .with_max_duration(Some(Duration::from_secs(1)))
+                .with_max_rate_bps(Some(20_000_000))
+                .with_clamp(true),
+        ),
+    );
     let mut spec = TransferSpec::upload(0, "cubic".parse().expect("cubic"));
     spec.direction = Direction::Download;
     spec.bytes = None;
@@ -273,14 +270,13 @@ fn clamp(figures: &mut Vec<Figure>) {
 }
 
 fn refusals(figures: &mut Vec<Figure>) {
-    let (addr, trust) = server(NodeConfig {
-        limits: ServerLimits {
-            max_duration: Some(Duration::from_secs(1)),
-            max_bytes: Some(1_000_000),
-            ..ServerLimits::default()
-        },
-        ..node_config()
-    });
+    let (addr, trust) = server(
+        node_config().with_limits(
+            ServerLimits::default()
+                .with_max_duration(Some(Duration::from_secs(1)))
+                .with_max_bytes(Some(1_000_000)),
+        ),
+    );
     let t = Instant::now();
     for _ in 0..3 {
         let o = transfer(
@@ -308,10 +304,7 @@ fn refusals(figures: &mut Vec<Figure>) {
             to,
             "localhost",
             &ServerTrust::Insecure,
-            NodeConfig {
-                idle_timeout: Duration::from_millis(500),
-                ..NodeConfig::default()
-            },
+            NodeConfig::default().with_idle_timeout(Duration::from_millis(500)),
             vec![TransferSpec::upload(1000, "cubic".parse().expect("cubic"))],
             |_, _| {},
         ))

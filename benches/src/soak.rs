@@ -244,21 +244,19 @@ struct Server {
 }
 
 fn start_server(o: &Options, identity: Identity, client: Fingerprint) -> Result<Server, String> {
-    let config = NodeConfig {
-        idle_timeout: o.timeout,
-        max_connections: o.max_connections,
-        client_auth: Some(ClientAuth {
+    let config = NodeConfig::default()
+        .with_idle_timeout(o.timeout)
+        .with_max_connections(o.max_connections)
+        .with_client_auth(Some(ClientAuth {
             allowed: vec![client],
             ..ClientAuth::default()
-        }),
-        limits: ServerLimits {
-            max_duration: Some(Duration::from_secs(600)),
-            request_timeout: Some(o.timeout),
-            retry: o.retry,
-            ..ServerLimits::default()
-        },
-        ..NodeConfig::default()
-    };
+        }))
+        .with_limits(
+            ServerLimits::default()
+                .with_max_duration(Some(Duration::from_secs(600)))
+                .with_request_timeout(Some(o.timeout))
+                .with_retry(o.retry),
+        );
     let (ok, errors) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (ok2, errors2) = (ok.clone(), errors.clone());
     let (addr, fail_rx) = crate::spawn_server(identity, config, move |ev| {
@@ -368,11 +366,9 @@ pub fn run(o: &Options, mut progress: impl FnMut(&str)) -> Result<Report, String
             let mut tasks = Vec::new();
             for i in 0..o.clients {
                 let k = kind(i);
-                let config = NodeConfig {
-                    idle_timeout: o.timeout,
-                    client_identity: (k != Kind::NoCertificate).then(|| client_id.clone()),
-                    ..NodeConfig::default()
-                };
+                let config = NodeConfig::default()
+                    .with_idle_timeout(o.timeout)
+                    .with_client_identity((k != Kind::NoCertificate).then(|| client_id.clone()));
                 let trust = if k == Kind::WrongPin { bad.clone() } else { good.clone() };
                 let mut spec = TransferSpec::upload(
                     if k == Kind::Killed { 1 << 40 } else { o.bytes },

@@ -15,8 +15,8 @@ fn read(dir: &Path, name: &str) -> String {
 
 #[test]
 fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
-    let base = std::env::temp_dir().join(format!("tput-guarantee-plan-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let tmp_base = tempfile::tempdir().unwrap();
+    let base = tmp_base.path().to_path_buf();
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
     let g = Guarantee {
         options: Options {
@@ -58,7 +58,6 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     std::fs::remove_file(tput_lab::plan::result_path(&results, 3)).unwrap();
     let e = repro::run(&g, &from, 1, Some(&results)).unwrap_err();
     assert!(e.contains("no result for point 3"), "{e}");
-    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// One guarantee connection against two NewReno connections through the

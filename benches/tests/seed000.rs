@@ -8,7 +8,8 @@ use tput_benches::seed000::{FIGURES, Measured, Options, Seed000, timeline};
 
 #[test]
 fn every_figure_runs_at_toy_size_and_writes_its_files() {
-    let dir = std::env::temp_dir().join(format!("tput-seed000-test-{}", std::process::id()));
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let options = Options {
         point_duration: Duration::from_secs(3),
         timeline_duration: Duration::from_secs(6),
@@ -109,7 +110,6 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     ] {
         assert!(tables.contains(heading), "no {heading:?} in\n{tables}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

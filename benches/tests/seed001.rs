@@ -9,7 +9,8 @@ use tput_lab::scenario::CutModeSpec;
 
 #[test]
 fn the_sweep_runs_at_toy_size_and_writes_its_files() {
-    let dir = std::env::temp_dir().join(format!("tput-seed001-test-{}", std::process::id()));
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let options = Options {
         duration: Duration::from_millis(300),
         side_duration: Duration::from_millis(300),
@@ -89,7 +90,6 @@ fn the_sweep_runs_at_toy_size_and_writes_its_files() {
         let body = std::fs::read_to_string(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
         assert!(body.len() > 100, "{f}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

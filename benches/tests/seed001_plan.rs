@@ -32,8 +32,8 @@ fn read(dir: &Path, name: &str) -> String {
 
 #[test]
 fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
-    let base = std::env::temp_dir().join(format!("tput-seed001-plan-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let tmp_base = tempfile::tempdir().unwrap();
+    let base = tmp_base.path().to_path_buf();
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
 
     let o = Seed001 { options: options() };
@@ -76,5 +76,4 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     std::fs::remove_file(result_path(&results, 0)).unwrap();
     let e = repro::run(&o, &from, 1, Some(&results)).expect_err("point 0 is missing");
     assert!(e.contains("no result for point 0 (drop TCP NewReno"), "{e}");
-    let _ = std::fs::remove_dir_all(&base);
 }

@@ -26,7 +26,8 @@ fn toy() -> Options {
 
 #[test]
 fn every_figure_runs_at_toy_size_and_obeys_the_bounds() {
-    let dir = std::env::temp_dir().join(format!("tput-seed002-test-{}", std::process::id()));
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let (built, measured) = repro::run_measured(&Seed002 { options: toy() }, &dir, 2, None).expect("reproduction runs");
     // Failed points and failed live transfers alike.
     assert!(!built.failed, "{}", built.text);
@@ -94,7 +95,6 @@ fn every_figure_runs_at_toy_size_and_obeys_the_bounds() {
     ] {
         assert!(tables.contains(heading), "no {heading:?} in\n{tables}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

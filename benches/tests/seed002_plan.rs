@@ -27,8 +27,8 @@ fn read(dir: &Path, name: &str) -> String {
 
 #[test]
 fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
-    let base = std::env::temp_dir().join(format!("tput-seed002-plan-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let tmp_base = tempfile::tempdir().unwrap();
+    let base = tmp_base.path().to_path_buf();
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
 
     let o = Seed002 { options: options() };
@@ -80,5 +80,4 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     };
     let e = repro::run(&other, &from, 1, Some(&results)).expect_err("other RTTs, another plan");
     assert!(e.contains("not of this plan"), "{e}");
-    let _ = std::fs::remove_dir_all(&base);
 }

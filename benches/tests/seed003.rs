@@ -70,7 +70,8 @@ fn rates_at_or_below_the_load_fail_without_a_run_and_lost_files_fail() {
 
 #[test]
 fn every_figure_runs_at_toy_size_and_writes_its_files() {
-    let dir = std::env::temp_dir().join(format!("seed003-toy-{}", std::process::id()));
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let mut o = Options::short();
     o.window = Duration::from_secs(1);
     o.files_per_flow = 1.0;
@@ -129,7 +130,6 @@ fn every_figure_runs_at_toy_size_and_writes_its_files() {
     assert!(built.text.contains("newreno:iw=2"), "{}", built.text);
     let csv = std::fs::read_to_string(dir.join("wmin.csv")).unwrap();
     assert!(csv.lines().count() > 4);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

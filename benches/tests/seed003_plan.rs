@@ -33,8 +33,8 @@ fn read(dir: &Path, name: &str) -> String {
 
 #[test]
 fn rounds_of_plans_run_elsewhere_give_the_local_run_s_files_byte_for_byte() {
-    let base = std::env::temp_dir().join(format!("tput-seed003-plan-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let tmp_base = tempfile::tempdir().unwrap();
+    let base = tmp_base.path().to_path_buf();
     let (local, from, results) = (base.join("local"), base.join("from"), base.join("results"));
     std::fs::create_dir_all(&results).unwrap();
 
@@ -92,5 +92,4 @@ fn rounds_of_plans_run_elsewhere_give_the_local_run_s_files_byte_for_byte() {
         "{e}"
     );
     assert!(!e.contains('\n'), "one line: {e}");
-    let _ = std::fs::remove_dir_all(&base);
 }

@@ -66,12 +66,10 @@ fn load_average() -> f64 {
 }
 
 fn node_config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: Duration::from_secs(10),
-        mtu: 1200,
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    }
+    NodeConfig::default()
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_mtu(1200)
+        .with_mtu_discovery(false)
 }
 
 /// `count` uploads of `cc` for `duration`, judged against the target over 1-s slots.

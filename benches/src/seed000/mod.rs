@@ -577,12 +577,9 @@ fn check_errors(r: &ScenarioResult) -> Result<(), String> {
     }
 }
 
+/// [`tput_lab::stats::mean`] of a slice, NaN (an empty table cell) without values.
 fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
+    tput_lab::stats::mean(v.iter().copied()).unwrap_or(f64::NAN)
 }
 
 /// Seed 000's reproduction: the figures [`Options`] asks for.

@@ -22,9 +22,9 @@ fn cell<'a>(points: &'a [PointResult], study: &str, t: Transport, period: Durati
         .collect()
 }
 
+/// [`tput_lab::stats::mean`], NaN (an empty table cell) without values.
 fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    let (s, n) = v.into_iter().fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 { f64::NAN } else { s / n as f64 }
+    tput_lab::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 /// Whether throughput `tput` at `occ` has collapsed: below half of what the

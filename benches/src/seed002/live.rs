@@ -26,12 +26,10 @@ fn rt() -> Result<tokio::runtime::Runtime, String> {
 }
 
 fn live_node_config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: Duration::from_secs(10),
-        mtu: MTU,
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    }
+    NodeConfig::default()
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_mtu(MTU)
+        .with_mtu_discovery(false)
 }
 
 /// A QUIC server on its own thread for the rest of the process (what

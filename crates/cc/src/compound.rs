@@ -16,6 +16,7 @@ use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
     initial_window, minimum_window,
 };
+use crate::error::ConfigError;
 
 /// Parameters of [`Compound`] (Tan et al. 2006 §3; defaults from the paper).
 #[derive(Debug, Clone, PartialEq)]
@@ -50,21 +51,33 @@ impl Default for CompoundConfig {
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 impl CompoundConfig {
     /// Check the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.alpha > 0.0) {
-            return Err(format!("alpha: {} must be positive", self.alpha));
+            return Err(ConfigError::new(
+                "ctcp",
+                "alpha",
+                format!("{} must be positive", self.alpha),
+            ));
         }
         if !(self.beta > 0.0 && self.beta < 1.0) {
-            return Err(format!("beta: {} must be in (0, 1)", self.beta));
+            return Err(ConfigError::new(
+                "ctcp",
+                "beta",
+                format!("{} must be in (0, 1)", self.beta),
+            ));
         }
         if !(self.k > 0.0 && self.k < 1.0) {
-            return Err(format!("k: {} must be in (0, 1)", self.k));
+            return Err(ConfigError::new("ctcp", "k", format!("{} must be in (0, 1)", self.k)));
         }
         if !(self.gamma >= 0.0) {
-            return Err(format!("gamma: {} must be >= 0", self.gamma));
+            return Err(ConfigError::new(
+                "ctcp",
+                "gamma",
+                format!("{} must be >= 0", self.gamma),
+            ));
         }
         if !(self.zeta >= 0.0) {
-            return Err(format!("zeta: {} must be >= 0", self.zeta));
+            return Err(ConfigError::new("ctcp", "zeta", format!("{} must be >= 0", self.zeta)));
         }
         Ok(())
     }

@@ -11,7 +11,11 @@ use std::time::{Duration, Instant};
 use crate::bbr::BbrMode;
 
 /// RTT statistics as seen when an acknowledgement is processed.
+///
+/// Built with [`new`](Self::new) or [`uniform`](Self::uniform) (the struct
+/// is `#[non_exhaustive]`: a field may be added in a minor release).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RttSample {
     /// The RTT of the packet just acknowledged (`now - sent`), RFC 9002 §5.1 `latest_rtt`.
     pub latest: Duration,
@@ -22,6 +26,11 @@ pub struct RttSample {
 }
 
 impl RttSample {
+    /// A sample of the `latest` RTT with the path's `smoothed` and `min` RTT.
+    pub fn new(latest: Duration, smoothed: Duration, min: Duration) -> Self {
+        Self { latest, smoothed, min }
+    }
+
     /// A sample where latest, smoothed and minimum RTT are all `rtt`.
     pub fn uniform(rtt: Duration) -> Self {
         Self {
@@ -33,7 +42,21 @@ impl RttSample {
 }
 
 /// One newly acknowledged, ack-eliciting packet.
+///
+/// The struct is `#[non_exhaustive]` (a field may be added in a minor
+/// release); a transport or a test builds it with [`new`](Self::new):
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use tput_cc::{Ack, RttSample};
+///
+/// let sent = Instant::now();
+/// let rtt = RttSample::new(Duration::from_millis(25), Duration::from_millis(22), Duration::from_millis(20));
+/// let ack = Ack::new(sent, 1200, rtt).with_app_limited(true);
+/// assert_eq!((ack.bytes, ack.rtt.min, ack.app_limited), (1200, Duration::from_millis(20), true));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Ack {
     /// When the packet was sent.
     pub sent: Instant,
@@ -43,6 +66,25 @@ pub struct Ack {
     pub rtt: RttSample,
     /// Whether the sender was application-limited before this acknowledgement.
     pub app_limited: bool,
+}
+
+impl Ack {
+    /// The acknowledgement of a packet of `bytes` sent at `sent`, with the
+    /// path's RTT statistics `rtt`; not application-limited.
+    pub fn new(sent: Instant, bytes: u64, rtt: RttSample) -> Self {
+        Self {
+            sent,
+            bytes,
+            rtt,
+            app_limited: false,
+        }
+    }
+
+    /// The same acknowledgement with [`app_limited`](Self::app_limited) set to `app_limited`.
+    pub fn with_app_limited(mut self, app_limited: bool) -> Self {
+        self.app_limited = app_limited;
+        self
+    }
 }
 
 /// What kind of congestion signal a [`Congestion`] event carries.
@@ -61,8 +103,17 @@ pub enum CongestionKind {
     Ecn,
 }
 
-/// A congestion signal.
+/// A congestion signal, built with [`new`](Self::new) (the struct is
+/// `#[non_exhaustive]`: a field may be added in a minor release).
+///
+/// ```
+/// use std::time::Instant;
+/// use tput_cc::{Congestion, CongestionKind};
+/// let loss = Congestion::new(CongestionKind::Loss, Instant::now(), 1200);
+/// assert_eq!(loss.lost_bytes, 1200);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Congestion {
     /// The kind of signal.
     pub kind: CongestionKind,
@@ -72,6 +123,14 @@ pub struct Congestion {
     pub sent: Instant,
     /// Bytes declared lost (0 for ECN).
     pub lost_bytes: u64,
+}
+
+impl Congestion {
+    /// A signal of `kind` about packets up to one sent at `sent`, of which
+    /// `lost_bytes` were declared lost.
+    pub fn new(kind: CongestionKind, sent: Instant, lost_bytes: u64) -> Self {
+        Self { kind, sent, lost_bytes }
+    }
 }
 
 /// Which phase of its state machine a controller is in.
@@ -241,7 +300,7 @@ impl Snapshot {
 /// let t0 = Instant::now();
 /// let before = cc.window();
 /// let rtt = RttSample::uniform(Duration::from_millis(20));
-/// cc.on_ack(t0 + rtt.latest, &Ack { sent: t0, bytes: 1200, rtt, app_limited: false });
+/// cc.on_ack(t0 + rtt.latest, &Ack::new(t0, 1200, rtt));
 /// assert_eq!(cc.window(), before + 1200); // slow start: +1 packet per acked packet
 /// ```
 pub trait CongestionController: Send + Sync + fmt::Debug {

@@ -15,6 +15,7 @@ use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
+use crate::error::ConfigError;
 
 /// Parameters of [`Cubic`] (RFC 9438 §4).
 #[derive(Debug, Clone, PartialEq)]
@@ -44,12 +45,16 @@ impl Default for CubicConfig {
 
 impl CubicConfig {
     /// Check the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.beta > 0.0 && self.beta < 1.0) {
-            return Err(format!("beta: {} must be in (0, 1)", self.beta));
+            return Err(ConfigError::new(
+                "cubic",
+                "beta",
+                format!("{} must be in (0, 1)", self.beta),
+            ));
         }
         if !(self.c > 0.0 && self.c.is_finite()) {
-            return Err(format!("c: {} must be positive", self.c));
+            return Err(ConfigError::new("cubic", "c", format!("{} must be positive", self.c)));
         }
         Ok(())
     }

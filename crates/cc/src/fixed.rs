@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, initial_window, minimum_window,
 };
+use crate::error::ConfigError;
 use crate::units::Rate;
 
 /// Parameters of [`FixedWindow`].
@@ -23,9 +24,9 @@ impl FixedConfig {
         Self { rate }
     }
     /// Check the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.rate.bits_per_sec() == 0 {
-            Err("rate: must be positive".into())
+            Err(ConfigError::new("fixed", "rate", "must be positive"))
         } else {
             Ok(())
         }

@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::error::ConfigError;
 pub use crate::reno::Counting;
 use crate::reno::{OnePerWindow, RenoCore};
 
@@ -54,17 +55,22 @@ impl NewRenoConfig {
     }
 
     /// Check parameter ranges; the message names the bad parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let ok = |n: u32| (1..=MAX_WINDOW_PACKETS).contains(&n);
         if let Some(iw) = self.initial_window
             && !ok(iw)
         {
-            return Err(format!("iw: {iw} packets is not in 1..={MAX_WINDOW_PACKETS}"));
+            return Err(ConfigError::new(
+                "newreno",
+                "iw",
+                format!("{iw} packets is not in 1..={MAX_WINDOW_PACKETS}"),
+            ));
         }
         if !ok(self.loss_window) {
-            return Err(format!(
-                "lw: {} packets is not in 1..={MAX_WINDOW_PACKETS}",
-                self.loss_window
+            return Err(ConfigError::new(
+                "newreno",
+                "lw",
+                format!("{} packets is not in 1..={MAX_WINDOW_PACKETS}", self.loss_window),
             ));
         }
         Ok(())
@@ -305,12 +311,15 @@ mod tests {
             initial_window: Some(0),
             ..NewRenoConfig::default()
         };
-        assert!(bad_iw.validate().unwrap_err().starts_with("iw:"));
+        assert_eq!(bad_iw.validate().unwrap_err().key(), "iw");
         let bad_lw = NewRenoConfig {
             loss_window: 0,
             ..NewRenoConfig::default()
         };
-        assert!(bad_lw.validate().unwrap_err().starts_with("lw:"));
+        assert_eq!(
+            bad_lw.validate().unwrap_err().to_string(),
+            format!("lw: 0 packets is not in 1..={MAX_WINDOW_PACKETS}")
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::controller::{
     Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
     initial_window, minimum_window,
 };
+use crate::error::ConfigError;
 
 /// Parameters of [`Vegas`], in packets (Brakmo & Peterson 1994 §3.2).
 #[derive(Debug, Clone, PartialEq)]
@@ -42,15 +43,27 @@ impl Default for VegasConfig {
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 impl VegasConfig {
     /// Check the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.alpha >= 0.0) {
-            return Err(format!("alpha: {} must be >= 0", self.alpha));
+            return Err(ConfigError::new(
+                "vegas",
+                "alpha",
+                format!("{} must be >= 0", self.alpha),
+            ));
         }
         if !(self.alpha <= self.beta) {
-            return Err(format!("alpha: {} must not exceed beta {}", self.alpha, self.beta));
+            return Err(ConfigError::new(
+                "vegas",
+                "alpha",
+                format!("{} must not exceed beta {}", self.alpha, self.beta),
+            ));
         }
         if !(self.gamma >= 0.0) {
-            return Err(format!("gamma: {} must be >= 0", self.gamma));
+            return Err(ConfigError::new(
+                "vegas",
+                "gamma",
+                format!("{} must be >= 0", self.gamma),
+            ));
         }
         Ok(())
     }

@@ -100,15 +100,15 @@ proptest! {
                         min_rtt = Some(min);
                         srtt = (srtt * 7 + latest) / 8;
                         let sent = now.checked_sub(latest).unwrap_or(now);
-                        let rtt = RttSample { latest, smoothed: srtt, min };
-                        cc.on_ack(now, &Ack { sent, bytes: bytes.into(), rtt, app_limited });
+                        let rtt = RttSample::new(latest, srtt, min);
+                        cc.on_ack(now, &Ack::new(sent, bytes.into(), rtt).with_app_limited(app_limited));
                     }
                     Event::EndAcks { in_flight } => cc.on_end_acks(now, in_flight.into(), false),
                     Event::Congestion { kind, age_us } => {
                         let kind = [CongestionKind::Loss, CongestionKind::PersistentCongestion, CongestionKind::Ecn][usize::from(kind)];
                         let sent = now.checked_sub(Duration::from_micros(age_us.into())).unwrap_or(now);
                         let lost_bytes = if kind == CongestionKind::Ecn { 0 } else { mss };
-                        cc.on_congestion(now, &Congestion { kind, sent, lost_bytes });
+                        cc.on_congestion(now, &Congestion::new(kind, sent, lost_bytes));
                     }
                     Event::Sent { bytes } => {
                         cc.on_sent(now, bytes.into());
@@ -122,8 +122,8 @@ proptest! {
                             let min = min_rtt.map_or(latest, |m| m.min(latest));
                             min_rtt = Some(min);
                             srtt = (srtt * 7 + latest) / 8;
-                            let rtt = RttSample { latest, smoothed: srtt, min };
-                            cc.on_ack(now, &Ack { sent, bytes, rtt, app_limited });
+                            let rtt = RttSample::new(latest, srtt, min);
+                            cc.on_ack(now, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
                             let in_flight = outstanding.iter().map(|&(_, b)| b).sum();
                             cc.on_end_acks(now, in_flight, app_limited);
                         }

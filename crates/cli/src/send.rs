@@ -107,26 +107,26 @@ pub(crate) fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
         (None, Some(_)) => None,
     };
     (0..opts.parallel)
-        .map(|i| TransferSpec {
-            direction: if opts.reverse {
-                Direction::Download
-            } else {
-                Direction::Upload
-            },
-            bytes: opts.bytes,
-            duration,
-            cc: opts.cc.clone(),
-            target: opts.target,
-            eval_slot: opts.eval_slot,
-            interval: opts.interval,
-            rate_limit: opts.rate_limit,
-            flow: i,
-            bandwidth: None,
-            aggregate: None,
-            buffers: opts.buffers.map(|count| tput_transport::AppBuffers {
+        .map(|i| {
+            TransferSpec::new(
+                if opts.reverse {
+                    Direction::Download
+                } else {
+                    Direction::Upload
+                },
+                opts.cc.clone(),
+            )
+            .with_bytes(opts.bytes)
+            .with_duration(duration)
+            .with_target(opts.target)
+            .with_eval_slot(opts.eval_slot)
+            .with_interval(opts.interval)
+            .with_rate_limit(opts.rate_limit)
+            .with_flow(i)
+            .with_buffers(opts.buffers.map(|count| tput_transport::AppBuffers {
                 count,
                 size: opts.buffer_size.unwrap_or(512 << 10),
-            }),
+            }))
         })
         .collect()
 }
@@ -191,13 +191,11 @@ pub(crate) async fn run_send(
     }
     let json = opts.json;
     let target_bps = opts.target.map(|t| t.bits_per_sec());
-    let config = NodeConfig {
-        qlog_dir: qlog_dir(opts.qlog.as_deref())?,
-        client_identity,
-        receive_window: opts.window,
-        idle_timeout: opts.idle_timeout,
-        ..NodeConfig::default()
-    };
+    let config = NodeConfig::default()
+        .with_qlog_dir(qlog_dir(opts.qlog.as_deref())?)
+        .with_client_identity(client_identity)
+        .with_receive_window(opts.window)
+        .with_idle_timeout(opts.idle_timeout);
     let cpu_before = live::process_cpu_secs();
     let outcomes = udp::transfer(server, server_name, trust, config, specs, |id, s| {
         if !json {
@@ -206,7 +204,7 @@ pub(crate) async fn run_send(
     })
     .await
     .map_err(|e| match e {
-        tput_transport::Error::Config(m) => Failure::Input(m),
+        tput_transport::Error::Config(m) => Failure::Input(m.to_string()),
         other => Failure::Run(other.into()),
     })?;
     let cpu = cpu_before.zip(live::process_cpu_secs()).map(|(a, b)| b - a);
@@ -282,11 +280,9 @@ pub(crate) fn loopback(opts: SendOpts) -> Result<bool, Failure> {
                     }
                 };
                 let _ = ready_tx.send(Ok(addr));
-                let config = NodeConfig {
-                    qlog_dir: server_qlog,
-                    idle_timeout,
-                    ..NodeConfig::default()
-                };
+                let config = NodeConfig::default()
+                    .with_qlog_dir(server_qlog)
+                    .with_idle_timeout(idle_timeout);
                 if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
                     tracing::error!("loopback server: {e}");
                 }

@@ -112,23 +112,22 @@ pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
         }
         Some(auth)
     };
-    let config = NodeConfig {
-        client_auth,
-        max_connections: args.max_clients as usize,
-        qlog_dir: qlog_dir(args.qlog.as_deref())?,
-        limits: ServerLimits {
-            max_duration: (!args.max_time.is_zero()).then_some(args.max_time),
-            max_bytes: args.max_bytes,
-            max_rate_bps: args.max_rate.map(Rate::bits_per_sec),
-            clamp: args.clamp,
-            max_per_address: Some(args.max_per_address as usize),
-            request_timeout: Some(args.request_timeout),
-            retry: args.retry,
-        },
-        receive_window: args.window,
-        idle_timeout: args.idle_timeout,
-        ..NodeConfig::default()
-    };
+    let config = NodeConfig::default()
+        .with_client_auth(client_auth)
+        .with_max_connections(args.max_clients as usize)
+        .with_qlog_dir(qlog_dir(args.qlog.as_deref())?)
+        .with_limits(
+            ServerLimits::default()
+                .with_max_duration((!args.max_time.is_zero()).then_some(args.max_time))
+                .with_max_bytes(args.max_bytes)
+                .with_max_rate_bps(args.max_rate.map(Rate::bits_per_sec))
+                .with_clamp(args.clamp)
+                .with_max_per_address(Some(args.max_per_address as usize))
+                .with_request_timeout(Some(args.request_timeout))
+                .with_retry(args.retry),
+        )
+        .with_receive_window(args.window)
+        .with_idle_timeout(args.idle_timeout);
     let json = args.json;
     udp::serve(&socket, &identity, config, |_, ev| {
         if let NodeEvent::Finished(o) = ev {

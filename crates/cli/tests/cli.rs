@@ -171,8 +171,8 @@ fn bad_values_are_one_line_errors_with_exit_code_2() {
 
 #[test]
 fn bad_scenario_files_name_the_line() {
-    let dir = std::env::temp_dir().join(format!("tputctl-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let good = std::fs::read_to_string(repo("scenarios/seed003-files.toml")).unwrap();
     let cases = [
         (good.replacen("\nduration =", "\ndurration =", 1), "durration"),
@@ -338,7 +338,8 @@ fn serve_and_send_with_a_pinned_certificate() {
 
 #[test]
 fn sim_writes_results_and_is_reproducible() {
-    let out = std::env::temp_dir().join(format!("tputctl-sim-{}", std::process::id()));
+    let tmp_out = tempfile::tempdir().unwrap();
+    let out = tmp_out.path().to_path_buf();
     let o = tputctl(&[
         "sim",
         &repo("scenarios/seed003-files.toml"),
@@ -365,7 +366,8 @@ fn sim_writes_results_and_is_reproducible() {
     let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
     assert_eq!(flows.lines().count(), 6, "header + 5 flows: {flows}");
     // A second run writes the same files, byte for byte.
-    let again = std::env::temp_dir().join(format!("tputctl-sim-again-{}", std::process::id()));
+    let tmp_again = tempfile::tempdir().unwrap();
+    let again = tmp_again.path().to_path_buf();
     let o = tputctl(&[
         "sim",
         &repo("scenarios/seed003-files.toml"),
@@ -485,8 +487,8 @@ fn reverse_uses_the_clients_controller_and_rate_limit_at_the_server() {
 
 #[test]
 fn sim_writes_a_qlog_trace_per_connection() {
-    let dir = std::env::temp_dir().join(format!("tputctl-sim-qlog-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let o = tputctl(&[
         "sim",
         &repo("scenarios/seed003-files.toml"),
@@ -512,7 +514,6 @@ fn sim_writes_a_qlog_trace_per_connection() {
         }
     }
     assert!(files >= 10, "a client and a server file per connection: {files}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -556,8 +557,8 @@ fn a_request_beyond_the_servers_limits_is_refused_with_its_reason() {
 
 #[test]
 fn a_server_with_client_authentication_lets_in_only_allowed_clients() {
-    let dir = std::env::temp_dir().join(format!("tputctl-mtls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
     let cert = rcgen::CertificateParams::new(vec!["client".to_string()])
         .unwrap()
@@ -586,7 +587,6 @@ fn a_server_with_client_authentication_lets_in_only_allowed_clients() {
     let anonymous = tputctl(&["send", &addr, "--pin", &pin, "-n", "1MB"]);
     let _ = server.kill();
     let _ = server.wait();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(allowed.status.success(), "{}{}", stdout(&allowed), stderr(&allowed));
     assert!(
         stdout(&allowed).contains("receiver verified 1000000 bytes"),
@@ -685,9 +685,8 @@ fn sweep_scenario(dir: &std::path::Path) -> PathBuf {
 
 #[test]
 fn sweeps_plan_run_anywhere_and_collect_identically() {
-    let dir = std::env::temp_dir().join(format!("tputctl-sweep-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let s = sweep_scenario(&dir);
     let o = tputctl(&[
         "sweep",
@@ -802,7 +801,6 @@ fn sweeps_plan_run_anywhere_and_collect_identically() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{args:?}: {}", stderr(&o));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -834,8 +832,8 @@ fn application_buffers_deliver_every_byte_and_bad_ones_are_refused() {
 /// write fails with EPIPE every time.
 #[test]
 fn a_closed_stdout_ends_a_command_quietly() {
-    let dir = std::env::temp_dir().join(format!("tputctl-epipe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
     let scenario = dir.join("s.toml");
     std::fs::write(
         &scenario,
@@ -869,5 +867,4 @@ fn a_closed_stdout_ends_a_command_quietly() {
             o.status
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

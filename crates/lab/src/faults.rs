@@ -265,11 +265,9 @@ impl Row {
 }
 
 fn config(idle_timeout: Duration) -> NodeConfig {
-    NodeConfig {
-        idle_timeout,
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    }
+    NodeConfig::default()
+        .with_idle_timeout(idle_timeout)
+        .with_mtu_discovery(false)
 }
 
 /// A current-thread runtime, as `tputctl` runs its live loops.

@@ -108,19 +108,12 @@ fn server_node() -> Node {
     thread_local! {
         static IDENTITY: Identity = Identity::self_signed_from_seed(&["localhost"], 1).expect("an identity");
     }
-    let config = NodeConfig {
-        mtu_discovery: false,
-        limits: ServerLimits {
-            request_timeout: Some(Duration::from_secs(1)),
-            max_duration: Some(Duration::from_secs(5)),
-            ..ServerLimits::default()
-        },
-        ..NodeConfig::default()
-    };
-    let sim = SimOptions {
-        seed: Some(1),
-        ..SimOptions::default()
-    };
+    let config = NodeConfig::default().with_mtu_discovery(false).with_limits(
+        ServerLimits::default()
+            .with_request_timeout(Some(Duration::from_secs(1)))
+            .with_max_duration(Some(Duration::from_secs(5))),
+    );
+    let sim = SimOptions::seeded(1);
     IDENTITY.with(|id| Node::simulated(config, Some(id), sim).expect("a server node"))
 }
 

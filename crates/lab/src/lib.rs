@@ -86,7 +86,7 @@ impl Error {
 impl From<tput_transport::Error> for Error {
     fn from(e: tput_transport::Error) -> Self {
         match e {
-            tput_transport::Error::Config(m) => Error::Invalid(m),
+            tput_transport::Error::Config(m) => Error::Invalid(m.to_string()),
             other => Error::Run(other.to_string()),
         }
     }

@@ -727,10 +727,10 @@ mod tests {
         other[2].2 = Keep::result();
         assert_ne!(plan_scenarios(other).unwrap()[0].plan, points[0].plan);
         // The plan's text reads back as a plan file, keep included.
-        let path = std::env::temp_dir().join(format!("tput-plan-test-{}.jsonl", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("plan.jsonl");
         std::fs::write(&path, plan_text(&points).unwrap()).unwrap();
         let back = read_points(&path).unwrap();
-        let _ = std::fs::remove_file(&path);
         assert_eq!(back, points);
         assert!(
             !plan_text(&points[..1]).unwrap().contains("keep"),
@@ -748,14 +748,14 @@ mod tests {
         let r = all.result.as_ref().expect("kept");
         assert!(!r.flows[0].intervals.is_empty() && !r.delivered.is_empty() && !r.queue.is_empty());
         assert_eq!(all.as_collected().unwrap(), all, "a kept result survives its file");
-        let dir = std::env::temp_dir().join(format!("tput-plan-results-{}", std::process::id()));
+        let tmp_dir = tempfile::tempdir().unwrap();
+        let dir = tmp_dir.path().to_path_buf();
         let lines = |r: &PointResult| {
             let path = write_result(&dir, r).unwrap();
             std::fs::read_to_string(path).unwrap().lines().count()
         };
         assert_eq!(lines(&all), 1, "kept results are written on one line");
         assert!(lines(&plain) > 10, "a summary alone is indented");
-        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(some.timeouts, None);
 
         // Timeouts are counted while the point runs: a TCP flow cut off for

@@ -22,14 +22,8 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
     let oracle = sim.add_oracle(d.bottleneck, [1], Duration::from_millis(100)).unwrap();
     let epoch = Instant::now();
     let id = Identity::self_signed(&["localhost"]).unwrap();
-    let cfg = NodeConfig {
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    };
-    let seeded = |seed| SimOptions {
-        seed: Some(seed),
-        ..SimOptions::default()
-    };
+    let cfg = NodeConfig::default().with_mtu_discovery(false);
+    let seeded = |seed| SimOptions::seeded(seed);
     let mut clients = Vec::new();
     let flows = [
         ("guarantee:target=40Mbit/s,abw=inline", None),

@@ -197,11 +197,9 @@ fn every_datagram_is_accounted_for_none_arrives_early_and_none_beats_the_rate() 
 }
 
 fn node_config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: Duration::from_secs(10),
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    }
+    NodeConfig::default()
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_mtu_discovery(false)
 }
 
 /// A QUIC server on its own thread; returns its address and identity.

@@ -33,14 +33,8 @@ fn run(
     let id = Identity::self_signed(&["localhost"]).unwrap();
     let mut sim = Simulator::new(d.topology, 7);
     let server_addr = Addr::new(d.receivers[0], 4433);
-    let config = NodeConfig {
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    };
-    let seeded = |seed| SimOptions {
-        seed: Some(seed),
-        ..SimOptions::default()
-    };
+    let config = NodeConfig::default().with_mtu_discovery(false);
+    let seeded = |seed| SimOptions::seeded(seed);
     let server = Node::simulated(config.clone(), Some(&id), seeded(1)).unwrap();
     let server = sim
         .attach(server_addr, QuicHost::new(server, epoch, ServerTrust::Insecure))

@@ -13,6 +13,7 @@
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;
 
+mod error;
 mod node;
 mod null_keys;
 #[cfg(feature = "test-support")]
@@ -31,6 +32,9 @@ mod tls;
 pub mod udp;
 pub mod usage;
 
+pub use error::{
+    AppBuffersError, ConfigError, Error, FrameError, PemFile, ProtocolError, RequestError, TlsError, TlsStep,
+};
 #[cfg(feature = "sim")]
 pub use node::{BufferPool, SimOptions};
 pub use node::{
@@ -44,41 +48,3 @@ pub use proto::{AppBuffers, Direction};
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};
 pub use tls::{ALPN, ClientAuth, Fingerprint, Identity, ServerTrust};
 pub use tput_cc::EvalSlot;
-
-/// What can go wrong in this crate. New variants may come in a minor
-/// release: match with a wildcard arm.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// A bad setting: the message names it.
-    #[error("{0}")]
-    Config(String),
-    /// Certificate or TLS set-up failed.
-    #[error("TLS: {0}")]
-    Tls(String),
-    /// The peer broke the transfer protocol.
-    #[error("{0}")]
-    Protocol(String),
-    /// A socket failed.
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A transfer failed.
-    #[error("transfer {id} failed: {why}")]
-    Transfer {
-        /// Which transfer.
-        id: u64,
-        /// Why.
-        why: String,
-    },
-}
-
-impl From<tput_cc::EvalSlotError> for Error {
-    fn from(e: tput_cc::EvalSlotError) -> Self {
-        Error::Config(e.to_string())
-    }
-}

@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use tput_cc::ControllerSpec;
 
-use crate::Error;
+use crate::error::{AppBuffersError, ConfigError, Error, FrameError, RequestError};
 use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
 
 /// The bytes that open every request.
@@ -100,15 +100,12 @@ pub struct AppBuffers {
 
 impl AppBuffers {
     /// Check the values; the error names the bad one.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), AppBuffersError> {
         if self.count == 0 || self.count > MAX_BUFFERS {
-            return Err(format!(
-                "{} application buffers: between 1 and {MAX_BUFFERS} may be in flight",
-                self.count
-            ));
+            return Err(AppBuffersError::Count(self.count));
         }
         if self.size == 0 {
-            return Err("application buffers of 0 bytes".into());
+            return Err(AppBuffersError::ZeroSize);
         }
         Ok(())
     }
@@ -145,8 +142,8 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-fn bad(why: &str) -> Error {
-    Error::Protocol(format!("bad request: {why}"))
+fn bad(why: RequestError) -> Error {
+    why.into()
 }
 
 impl Request {
@@ -157,10 +154,11 @@ impl Request {
     pub fn encode(&self) -> Result<Vec<u8>, Error> {
         let spec = self.cc.as_bytes();
         if spec.len() > MAX_CC_SPEC_LEN {
-            return Err(Error::Config(format!(
-                "controller spec of {} bytes: at most {MAX_CC_SPEC_LEN} fit in a request",
-                spec.len()
-            )));
+            return Err(ConfigError::SpecTooLong {
+                len: spec.len(),
+                max: MAX_CC_SPEC_LEN,
+            }
+            .into());
         }
         let mut b = vec![0u8; REQUEST_LEN + spec.len()];
         b[..4].copy_from_slice(&MAGIC);
@@ -193,19 +191,26 @@ impl Request {
     /// so that a reader knows how much more to read.
     pub fn encoded_len(header: &[u8]) -> Result<usize, Error> {
         if header.len() < REQUEST_LEN {
-            return Err(bad(&format!("{} bytes, expected at least {REQUEST_LEN}", header.len())));
+            return Err(bad(RequestError::Short {
+                len: header.len(),
+                min: REQUEST_LEN,
+            }));
         }
         if header[..4] != MAGIC {
-            return Err(bad("missing TPUT magic"));
+            return Err(bad(RequestError::Magic));
         }
         if header[4] != VERSION {
-            return Err(bad(&format!("version {}, this end speaks {VERSION}", header[4])));
+            return Err(bad(RequestError::Version {
+                got: header[4],
+                ours: VERSION,
+            }));
         }
         let spec = usize::from(u16::from_be_bytes([header[6], header[7]]));
         if spec > MAX_CC_SPEC_LEN {
-            return Err(bad(&format!(
-                "controller spec of {spec} bytes exceeds the limit of {MAX_CC_SPEC_LEN}"
-            )));
+            return Err(bad(RequestError::SpecTooLong {
+                len: spec,
+                max: MAX_CC_SPEC_LEN,
+            }));
         }
         Ok(REQUEST_LEN + spec)
     }
@@ -214,28 +219,35 @@ impl Request {
     pub fn decode(b: &[u8]) -> Result<Self, Error> {
         let len = Self::encoded_len(b)?;
         if b.len() != len {
-            return Err(bad(&format!("{} bytes, the header announces {len}", b.len())));
+            return Err(bad(RequestError::Length {
+                len: b.len(),
+                announced: len,
+            }));
         }
         let direction = match b[5] {
             0 => Direction::Upload,
             1 => Direction::Download,
-            d => return Err(bad(&format!("direction {d}"))),
+            d => return Err(bad(RequestError::Direction(d))),
         };
         let field = |i: usize| u64::from_be_bytes(b[8 + 8 * i..16 + 8 * i].try_into().expect("8 bytes"));
         let bytes = Some(field(0)).filter(|&v| v != u64::MAX);
         let duration = Some(field(1)).filter(|&v| v != 0).map(Duration::from_nanos);
         if bytes.is_none() && duration.is_none() {
-            return Err(bad("neither a byte count nor a duration"));
+            return Err(bad(RequestError::NoAmount));
         }
         let eval_slot = Duration::from_nanos(field(4));
         let interval = Duration::from_nanos(field(5));
         for (name, d) in [("evaluation slot", eval_slot), ("interval", interval)] {
             if !d.is_zero() && d < MIN_PERIOD {
-                return Err(bad(&format!("{name} of {d:?} is shorter than {MIN_PERIOD:?}")));
+                return Err(bad(RequestError::PeriodTooShort {
+                    what: name,
+                    period: d,
+                    min: MIN_PERIOD,
+                }));
             }
         }
         let cc = std::str::from_utf8(&b[REQUEST_LEN..])
-            .map_err(|_| bad("controller spec is not UTF-8"))?
+            .map_err(|_| bad(RequestError::SpecNotUtf8))?
             .to_owned();
         let buffers = match (field(7), field(8)) {
             (0, 0) => None,
@@ -244,9 +256,9 @@ impl Request {
                     count: u32::try_from(count).unwrap_or(u32::MAX),
                     size,
                 };
-                b.check().map_err(|e| bad(&e))?;
+                b.check().map_err(|e| bad(RequestError::AppBuffers(e)))?;
                 if direction == Direction::Download {
-                    return Err(bad("application buffers are for uploads only"));
+                    return Err(bad(RequestError::BuffersForDownload));
                 }
                 Some(b)
             }
@@ -270,7 +282,7 @@ impl Request {
     /// The sender's controller, parsed; the error names the spec and what is wrong with it.
     pub fn controller(&self) -> Result<ControllerSpec, Error> {
         // The spec's own error names it: "bad controller spec `...`: why".
-        self.cc.parse().map_err(|e: tput_cc::SpecError| bad(&e.to_string()))
+        self.cc.parse().map_err(|e| bad(RequestError::Controller(e)))
     }
 }
 
@@ -322,30 +334,33 @@ impl Frame {
     /// Take one complete frame off the front of `buf`: `Ok(None)` if more
     /// bytes are needed; the error names what is wrong.
     pub fn take(buf: &mut Vec<u8>) -> Result<Option<Frame>, Error> {
-        let bad = |why: String| Error::Protocol(format!("bad frame: {why}"));
+        let bad = |why: FrameError| Error::from(why);
         if buf.len() < 5 {
             return Ok(None);
         }
         let kind = buf[0];
         let len = u32::from_be_bytes(buf[1..5].try_into().expect("4 bytes")) as usize;
         if len > MAX_FRAME_BYTES {
-            return Err(bad(format!("{len} bytes, at most {MAX_FRAME_BYTES} allowed")));
+            return Err(bad(FrameError::TooLong {
+                len,
+                max: MAX_FRAME_BYTES,
+            }));
         }
         if buf.len() < 5 + len {
             return Ok(None);
         }
         let body = &buf[5..5 + len];
-        let json = |what: &str| bad(format!("{what} is not valid JSON"));
+        let json = |what: &'static str| bad(FrameError::Json(what));
         let frame = match kind {
             KIND_DELIVERED if len == 16 => Frame::Delivered {
                 index: u64::from_be_bytes(body[..8].try_into().expect("8 bytes")),
                 bytes: u64::from_be_bytes(body[8..].try_into().expect("8 bytes")),
             },
-            KIND_DELIVERED => return Err(bad(format!("delivered-bytes frame of {len} bytes, expected 16"))),
+            KIND_DELIVERED => return Err(bad(FrameError::DeliveredLength(len))),
             KIND_REPORT => Frame::Report(serde_json::from_slice(body).map_err(|_| json("receiver report"))?),
             KIND_INTERVAL => Frame::Interval(serde_json::from_slice(body).map_err(|_| json("interval record"))?),
             KIND_SENDER => Frame::Sender(serde_json::from_slice(body).map_err(|_| json("sender report"))?),
-            k => return Err(bad(format!("unknown kind {k}"))),
+            k => return Err(bad(FrameError::Kind(k))),
         };
         buf.drain(..5 + len);
         Ok(Some(frame))
@@ -355,6 +370,7 @@ impl Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ProtocolError;
 
     fn sample() -> Request {
         Request {
@@ -442,8 +458,17 @@ mod tests {
             ),
         ];
         for (bytes, want) in cases {
-            let e = Request::decode(&bytes).unwrap_err().to_string();
-            assert!(e.contains(want), "{e} lacks {want}");
+            let e = Request::decode(&bytes).unwrap_err();
+            assert!(matches!(e, Error::Protocol(ProtocolError::Request(_))), "{e:?}");
+            let e = e.to_string();
+            assert!(e.starts_with("bad request: ") && e.contains(want), "{e} lacks {want}");
+        }
+        // The variants carry the values.
+        match Request::decode(&with(&|b| b[4] = 9)) {
+            Err(Error::Protocol(ProtocolError::Request(r))) => {
+                assert_eq!(r, RequestError::Version { got: 9, ours: VERSION })
+            }
+            other => panic!("{other:?}"),
         }
     }
 
@@ -459,7 +484,19 @@ mod tests {
             cc: "x".repeat(MAX_CC_SPEC_LEN + 1),
             ..sample()
         };
-        assert!(long.encode().unwrap_err().to_string().contains("1025 bytes"));
+        match long.encode() {
+            Err(Error::Config(e)) => {
+                assert_eq!(
+                    e,
+                    ConfigError::SpecTooLong {
+                        len: 1025,
+                        max: MAX_CC_SPEC_LEN
+                    }
+                );
+                assert!(e.to_string().contains("1025 bytes"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -506,8 +543,14 @@ mod tests {
             (vec![3, 0xff, 0, 0, 0], "at most"),
         ];
         for (mut bytes, want) in cases {
-            let e = Frame::take(&mut bytes).unwrap_err().to_string();
-            assert!(e.contains(want), "{e} lacks {want}");
+            let e = Frame::take(&mut bytes).unwrap_err();
+            assert!(matches!(e, Error::Protocol(ProtocolError::Frame(_))), "{e:?}");
+            let e = e.to_string();
+            assert!(e.starts_with("bad frame: ") && e.contains(want), "{e} lacks {want}");
+        }
+        match Frame::take(&mut vec![9, 0, 0, 0, 0]) {
+            Err(Error::Protocol(ProtocolError::Frame(f))) => assert_eq!(f, FrameError::Kind(9)),
+            other => panic!("{other:?}"),
         }
     }
 }

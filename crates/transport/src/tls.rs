@@ -23,7 +23,7 @@ use quinn_proto::rustls::{
     },
 };
 
-use crate::Error;
+use crate::error::{ConfigError, Error, PemFile, TlsError, TlsStep};
 
 /// The ALPN protocol identifier of tput transfers.
 pub const ALPN: &[u8] = b"tput/1";
@@ -62,7 +62,7 @@ impl std::str::FromStr for Fingerprint {
     /// 64 hex digits; `:` separators (as `openssl x509 -fingerprint` prints) are allowed.
     fn from_str(s: &str) -> Result<Self, Error> {
         let hex: String = s.chars().filter(|&c| c != ':').collect();
-        let bad = || Error::Config(format!("invalid SHA-256 fingerprint `{s}`: expected 64 hex digits"));
+        let bad = || Error::Config(ConfigError::Fingerprint(s.to_owned()));
         if hex.len() != 64 || !hex.is_ascii() {
             return Err(bad());
         }
@@ -109,7 +109,7 @@ impl Identity {
 
     /// A fresh self-signed Ed25519 certificate for `names` (DNS names or IP addresses).
     pub fn self_signed(names: &[&str]) -> Result<Self, Error> {
-        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| Error::Tls(e.to_string()))?;
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(|e| TlsError::new(TlsStep::Key, e))?;
         Self::self_signed_with(names, key)
     }
 
@@ -127,18 +127,20 @@ impl Identity {
         der.extend_from_slice(&crate::node::seed_bytes(seed, 7));
         let der = PrivatePkcs8KeyDer::from(der);
         let key = rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&der, &rcgen::PKCS_ED25519)
-            .map_err(|e| Error::Tls(e.to_string()))?;
+            .map_err(|e| TlsError::new(TlsStep::Key, e))?;
         Self::self_signed_with(names, key)
     }
 
     fn self_signed_with(names: &[&str], key: rcgen::KeyPair) -> Result<Self, Error> {
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        let mut params = rcgen::CertificateParams::new(names).map_err(|e| Error::Tls(e.to_string()))?;
+        let mut params = rcgen::CertificateParams::new(names).map_err(|e| TlsError::new(TlsStep::Certificate, e))?;
         // A fixed serial keeps the certificate's size, and with it every
         // handshake packet's size, the same from run to run (rcgen's random
         // serial varies in DER length), which simulated runs rely on.
         params.serial_number = Some(rcgen::SerialNumber::from(vec![1]));
-        let cert = params.self_signed(&key).map_err(|e| Error::Tls(e.to_string()))?;
+        let cert = params
+            .self_signed(&key)
+            .map_err(|e| TlsError::new(TlsStep::Certificate, e))?;
         Ok(Self {
             chain: vec![cert.der().clone()],
             key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
@@ -149,15 +151,15 @@ impl Identity {
     pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self, Error> {
         let chain: Vec<_> = CertificateDer::pem_file_iter(cert)
             .and_then(|it| it.collect::<Result<_, _>>())
-            .map_err(|e| Error::Config(format!("certificate file {}: {e}", cert.display())))?;
+            .map_err(|e| pem_error(PemFile::Certificate, cert, e))?;
         if chain.is_empty() {
-            return Err(Error::Config(format!(
-                "certificate file {}: no certificate in it",
-                cert.display()
-            )));
+            return Err(ConfigError::EmptyPemFile {
+                file: PemFile::Certificate,
+                path: cert.to_owned(),
+            }
+            .into());
         }
-        let key =
-            PrivateKeyDer::from_pem_file(key).map_err(|e| Error::Config(format!("key file {}: {e}", key.display())))?;
+        let key = PrivateKeyDer::from_pem_file(key).map_err(|e| pem_error(PemFile::Key, key, e))?;
         Ok(Self { chain, key })
     }
 
@@ -187,18 +189,18 @@ fn key_log() -> Arc<dyn rustls::KeyLog> {
 pub(crate) fn server_crypto(identity: &Identity, clients: Option<&ClientAuth>) -> Result<QuicServerConfig, Error> {
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| Error::Tls(e.to_string()))?;
+        .map_err(|e| TlsError::new(TlsStep::Server, e))?;
     let builder = match clients {
         None => builder.with_no_client_auth(),
         Some(auth) => builder.with_client_cert_verifier(Arc::new(ClientVerifier::new(auth)?)),
     };
     let mut tls = builder
         .with_single_cert(identity.chain.clone(), identity.key.clone_key())
-        .map_err(|e| Error::Tls(e.to_string()))?;
+        .map_err(|e| TlsError::new(TlsStep::Server, e))?;
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.max_early_data_size = u32::MAX;
     tls.key_log = key_log();
-    QuicServerConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
+    Ok(QuicServerConfig::try_from(tls).map_err(|e| TlsError::new(TlsStep::Server, e))?)
 }
 
 /// Which clients a server accepts: mutual TLS (RFC 8446 §4.3.2, the server's
@@ -219,12 +221,13 @@ impl ClientAuth {
     pub fn add_roots_from_pem_file(&mut self, path: &Path) -> Result<(), Error> {
         let certs: Vec<_> = CertificateDer::pem_file_iter(path)
             .and_then(|it| it.collect::<Result<_, _>>())
-            .map_err(|e| Error::Config(format!("client CA file {}: {e}", path.display())))?;
+            .map_err(|e| pem_error(PemFile::ClientCa, path, e))?;
         if certs.is_empty() {
-            return Err(Error::Config(format!(
-                "client CA file {}: no PEM certificate in it",
-                path.display()
-            )));
+            return Err(ConfigError::EmptyPemFile {
+                file: PemFile::ClientCa,
+                path: path.to_owned(),
+            }
+            .into());
         }
         self.roots.extend(certs.into_iter().map(|c| c.to_vec()));
         Ok(())
@@ -242,9 +245,7 @@ struct ClientVerifier {
 impl ClientVerifier {
     fn new(auth: &ClientAuth) -> Result<Self, Error> {
         if auth.roots.is_empty() && auth.allowed.is_empty() {
-            return Err(Error::Config(
-                "client authentication needs a client CA or an allowed fingerprint".into(),
-            ));
+            return Err(ConfigError::NoClientAuthority.into());
         }
         let chain = if auth.roots.is_empty() {
             None
@@ -253,11 +254,11 @@ impl ClientVerifier {
             for der in &auth.roots {
                 roots
                     .add(CertificateDer::from(der.clone()))
-                    .map_err(|e| Error::Config(format!("client CA: {e}")))?;
+                    .map_err(|e| ConfigError::ClientCa(e.to_string()))?;
             }
             let v = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
                 .build()
-                .map_err(|e| Error::Config(format!("client CA: {e}")))?;
+                .map_err(|e| ConfigError::ClientCa(e.to_string()))?;
             Some(v)
         };
         Ok(Self {
@@ -330,15 +331,15 @@ pub enum ServerTrust {
 impl ServerTrust {
     /// Trust the first certificate of a PEM file as the root.
     pub fn root_from_pem_file(path: &Path) -> Result<Self, Error> {
-        let mut certs = CertificateDer::pem_file_iter(path)
-            .map_err(|e| Error::Config(format!("CA file {}: {e}", path.display())))?;
+        let mut certs = CertificateDer::pem_file_iter(path).map_err(|e| pem_error(PemFile::Ca, path, e))?;
         match certs.next() {
             Some(Ok(der)) => Ok(ServerTrust::Root(der.to_vec())),
-            Some(Err(e)) => Err(Error::Config(format!("CA file {}: {e}", path.display()))),
-            None => Err(Error::Config(format!(
-                "CA file {}: no PEM certificate in it",
-                path.display()
-            ))),
+            Some(Err(e)) => Err(pem_error(PemFile::Ca, path, e)),
+            None => Err(ConfigError::EmptyPemFile {
+                file: PemFile::Ca,
+                path: path.to_owned(),
+            }
+            .into()),
         }
     }
 
@@ -354,13 +355,13 @@ impl ServerTrust {
 pub(crate) fn client_crypto(trust: &ServerTrust, identity: Option<&Identity>) -> Result<QuicClientConfig, Error> {
     let builder = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| Error::Tls(e.to_string()))?;
+        .map_err(|e| TlsError::new(TlsStep::Client, e))?;
     let builder = match trust {
         ServerTrust::Root(der) => {
             let mut roots = rustls::RootCertStore::empty();
             roots
                 .add(CertificateDer::from(der.clone()))
-                .map_err(|e| Error::Tls(e.to_string()))?;
+                .map_err(|e| TlsError::new(TlsStep::Client, e))?;
             builder.with_root_certificates(roots)
         }
         ServerTrust::Pinned(fp) => builder
@@ -383,12 +384,12 @@ pub(crate) fn client_crypto(trust: &ServerTrust, identity: Option<&Identity>) ->
         None => builder.with_no_client_auth(),
         Some(id) => builder
             .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
-            .map_err(|e| Error::Tls(e.to_string()))?,
+            .map_err(|e| TlsError::new(TlsStep::Client, e))?,
     };
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.enable_early_data = true;
     tls.key_log = key_log();
-    QuicClientConfig::try_from(tls).map_err(|e| Error::Tls(e.to_string()))
+    Ok(QuicClientConfig::try_from(tls).map_err(|e| TlsError::new(TlsStep::Client, e))?)
 }
 
 /// Accepts the certificate whose SHA-256 matches `pin` (any certificate if
@@ -438,6 +439,16 @@ impl ServerCertVerifier for PinnedVerifier {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.provider.signature_verification_algorithms.supported_schemes()
     }
+}
+
+/// A PEM reader's error about `path`.
+fn pem_error(file: PemFile, path: &Path, e: impl fmt::Display) -> Error {
+    ConfigError::PemFile {
+        file,
+        path: path.to_owned(),
+        reason: e.to_string(),
+    }
+    .into()
 }
 
 #[cfg(test)]

@@ -122,9 +122,7 @@ pub async fn drive(
     // packets in the clear; live code cannot build one.
     #[cfg(feature = "sim")]
     if node.null_packet_protection() {
-        return Err(Error::Config(
-            "null packet protection is for simulations only: live connections are always encrypted".into(),
-        ));
+        return Err(crate::ConfigError::NullProtectionLive.into());
     }
     let state = UdpSocketState::new(socket.into()).map_err(io_error("setting up the UDP socket"))?;
     for (what, r) in [

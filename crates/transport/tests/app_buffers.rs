@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use tput_transport::{AppBuffers, Direction, Error, Identity, NodeConfig, ServerTrust, TransferSpec, udp};
+use tput_transport::{
+    AppBuffers, AppBuffersError, ConfigError, Direction, Error, Identity, NodeConfig, ServerTrust, TransferSpec, udp,
+};
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(60), f)
@@ -15,10 +17,7 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
 }
 
 fn config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: Duration::from_secs(5),
-        ..NodeConfig::default()
-    }
+    NodeConfig::default().with_idle_timeout(Duration::from_secs(5))
 }
 
 async fn server() -> (SocketAddr, Identity) {
@@ -74,13 +73,19 @@ async fn a_download_with_buffers_is_refused_before_it_starts() {
     spec.direction = Direction::Download;
     spec.buffers = buffers(2, 1000);
     match udp::transfer(addr, "localhost", &trust, config(), vec![spec], |_, _| {}).await {
-        Err(Error::Config(m)) => assert!(m.contains("uploads only"), "{m}"),
+        Err(Error::Config(e)) => {
+            assert_eq!(e, ConfigError::BuffersForDownload);
+            assert!(e.to_string().contains("uploads only"), "{e}");
+        }
         other => panic!("{other:?}"),
     }
     let mut spec = TransferSpec::upload(1000, "cubic".parse().unwrap());
     spec.buffers = buffers(65, 1000);
     match udp::transfer(addr, "localhost", &trust, config(), vec![spec], |_, _| {}).await {
-        Err(Error::Config(m)) => assert!(m.contains("65 application buffers"), "{m}"),
+        Err(Error::Config(e)) => {
+            assert_eq!(e, ConfigError::AppBuffers(AppBuffersError::Count(65)));
+            assert!(e.to_string().contains("65 application buffers"), "{e}");
+        }
         other => panic!("{other:?}"),
     }
 }

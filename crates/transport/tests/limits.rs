@@ -21,10 +21,7 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
 const IDLE: Duration = Duration::from_secs(10);
 
 fn client_config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: IDLE,
-        ..NodeConfig::default()
-    }
+    NodeConfig::default().with_idle_timeout(IDLE)
 }
 
 /// A server with `limits` on an ephemeral loopback port.
@@ -33,10 +30,7 @@ async fn server(limits: ServerLimits) -> (SocketAddr, ServerTrust) {
     let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = socket.local_addr().unwrap();
     let trust = ServerTrust::Pinned(id.fingerprint());
-    let config = NodeConfig {
-        limits,
-        ..client_config()
-    };
+    let config = client_config().with_limits(limits);
     tokio::spawn(async move {
         let _ = udp::serve(&socket, &id, config, |_, _| ControlFlow::Continue(())).await;
     });
@@ -70,12 +64,12 @@ fn error(o: &TransferOutcome) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
-    let (addr, trust) = server(ServerLimits {
-        max_duration: Some(Duration::from_secs(1)),
-        max_bytes: Some(1_000_000),
-        max_rate_bps: Some(20_000_000),
-        ..ServerLimits::default()
-    })
+    let (addr, trust) = server(
+        ServerLimits::default()
+            .with_max_duration(Some(Duration::from_secs(1)))
+            .with_max_bytes(Some(1_000_000))
+            .with_max_rate_bps(Some(20_000_000)),
+    )
     .await;
     let long = run(addr, &trust, vec![spec(Direction::Upload, 5.0)]).await;
     assert!(error(&long[0]).contains("limit of 1s"), "{:?}", long[0].error);
@@ -106,12 +100,12 @@ async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clamping_server_shortens_and_slows_a_download_instead() {
-    let (addr, trust) = server(ServerLimits {
-        max_duration: Some(Duration::from_secs(1)),
-        max_rate_bps: Some(20_000_000),
-        clamp: true,
-        ..ServerLimits::default()
-    })
+    let (addr, trust) = server(
+        ServerLimits::default()
+            .with_max_duration(Some(Duration::from_secs(1)))
+            .with_max_rate_bps(Some(20_000_000))
+            .with_clamp(true),
+    )
     .await;
     let out = run(addr, &trust, vec![spec(Direction::Download, 4.0)]).await;
     let o = &out[0];
@@ -130,11 +124,7 @@ async fn a_clamping_server_shortens_and_slows_a_download_instead() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_address_gets_at_most_its_share_of_connections() {
-    let (addr, trust) = server(ServerLimits {
-        max_per_address: Some(2),
-        ..ServerLimits::default()
-    })
-    .await;
+    let (addr, trust) = server(ServerLimits::default().with_max_per_address(Some(2))).await;
     let out = run(addr, &trust, (0..4).map(|_| spec(Direction::Upload, 1.0)).collect()).await;
     let ok = out.iter().filter(|o| o.ok()).count();
     assert_eq!(ok, 2, "{:?}", out.iter().map(|o| &o.error).collect::<Vec<_>>());
@@ -155,10 +145,7 @@ async fn a_full_server_refuses_at_once_and_the_client_names_the_limit() {
     let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = socket.local_addr().unwrap();
     let trust = ServerTrust::Pinned(id.fingerprint());
-    let config = NodeConfig {
-        max_connections: 1,
-        ..client_config()
-    };
+    let config = client_config().with_max_connections(1);
     tokio::spawn(async move {
         let _ = udp::serve(&socket, &id, config, |_, _| ControlFlow::Continue(())).await;
     });
@@ -173,11 +160,7 @@ async fn a_full_server_refuses_at_once_and_the_client_names_the_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_validating_server_serves_verified_transfers() {
-    let (addr, trust) = server(ServerLimits {
-        retry: true,
-        ..ServerLimits::default()
-    })
-    .await;
+    let (addr, trust) = server(ServerLimits::default().with_retry(true)).await;
     let out = run(
         addr,
         &trust,
@@ -194,10 +177,7 @@ async fn authenticating_server(auth: ClientAuth) -> (SocketAddr, ServerTrust) {
     let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = socket.local_addr().unwrap();
     let trust = ServerTrust::Pinned(id.fingerprint());
-    let config = NodeConfig {
-        client_auth: Some(auth),
-        ..client_config()
-    };
+    let config = client_config().with_client_auth(Some(auth));
     tokio::spawn(async move {
         let _ = udp::serve(&socket, &id, config, |_, _| ControlFlow::Continue(())).await;
     });
@@ -205,10 +185,7 @@ async fn authenticating_server(auth: ClientAuth) -> (SocketAddr, ServerTrust) {
 }
 
 async fn upload_as(addr: SocketAddr, trust: &ServerTrust, who: Option<&Identity>) -> TransferOutcome {
-    let config = NodeConfig {
-        client_identity: who.cloned(),
-        ..client_config()
-    };
+    let config = client_config().with_client_identity(who.cloned());
     let spec = TransferSpec::upload(1_000_000, "cubic".parse().unwrap());
     within(udp::transfer(addr, "localhost", trust, config, vec![spec], |_, _| {}))
         .await

@@ -32,13 +32,11 @@ struct Run {
 }
 
 fn config(stall_probe: bool) -> NodeConfig {
-    NodeConfig {
-        mtu_discovery: false,
-        idle_timeout: Duration::from_secs_f64(IDLE),
-        strict_idle: true,
-        stall_probe: stall_probe.then_some(Duration::from_millis(500)),
-        ..NodeConfig::default()
-    }
+    NodeConfig::default()
+        .with_mtu_discovery(false)
+        .with_idle_timeout(Duration::from_secs_f64(IDLE))
+        .with_strict_idle(true)
+        .with_stall_probe(stall_probe.then_some(Duration::from_millis(500)))
 }
 
 /// An upload of `bytes` from a client to a server node, each way `ONE_WAY`
@@ -47,10 +45,7 @@ fn config(stall_probe: bool) -> NodeConfig {
 /// does; runs until both ends have reported or 30 s have passed.
 fn run(bytes: u64, stall_probe: bool, up_cut: Cut, down_cut: Cut) -> Run {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
-    let sim = SimOptions {
-        seed: Some(3),
-        ..SimOptions::default()
-    };
+    let sim = SimOptions::seeded(3);
     let mut server = Node::simulated(config(stall_probe), Some(&identity), sim).unwrap();
     let mut client = Node::simulated(config(stall_probe), None, sim).unwrap();
     let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();

@@ -14,10 +14,7 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
 }
 
 fn config() -> NodeConfig {
-    NodeConfig {
-        idle_timeout: Duration::from_secs(5),
-        ..NodeConfig::default()
-    }
+    NodeConfig::default().with_idle_timeout(Duration::from_secs(5))
 }
 
 /// Start a server on an ephemeral loopback port; returns its address and identity.
@@ -217,10 +214,7 @@ async fn silent_server_times_out_instead_of_hanging() {
     // A bound socket that never answers.
     let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let addr = silent.local_addr().unwrap();
-    let cfg = NodeConfig {
-        idle_timeout: Duration::from_millis(500),
-        ..NodeConfig::default()
-    };
+    let cfg = NodeConfig::default().with_idle_timeout(Duration::from_millis(500));
     let spec = TransferSpec::upload(1000, "cubic".parse().unwrap());
     let t = std::time::Instant::now();
     let out = within(udp::transfer(
@@ -446,13 +440,9 @@ async fn a_downloads_interval_series_are_filled() {
 #[cfg(feature = "qlog")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qlog_traces_are_written_per_connection() {
-    let dir = std::env::temp_dir().join(format!("tput-qlog-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = NodeConfig {
-        qlog_dir: Some(dir.clone()),
-        ..config()
-    };
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let dir = tmp_dir.path().to_path_buf();
+    let cfg = config().with_qlog_dir(Some(dir.clone()));
     let id = Identity::self_signed(&["localhost"]).unwrap();
     let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = socket.local_addr().unwrap();
@@ -494,7 +484,6 @@ async fn qlog_traces_are_written_per_connection() {
             .filter(|r| r["name"].is_string() && r["time"].is_number());
         assert!(events.count() > 10, "{name}: {} records", records.len());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The records of a JSON-SEQ text (RFC 7464: each starts with RS and is one JSON text).

@@ -8,15 +8,8 @@ use tput_transport::{Identity, Node, NodeConfig, Pair, ServerTrust, SimOptions, 
 /// Runs one upload of `bytes` between a client and a server node joined by
 /// an ideal 1 ms link; returns the outcome and every datagram the client sent.
 fn upload(null: bool, bytes: u64) -> (TransferOutcome, Vec<Vec<u8>>) {
-    let config = NodeConfig {
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    };
-    let sim = |seed| SimOptions {
-        seed: Some(seed),
-        null_packet_protection: null,
-        ..SimOptions::default()
-    };
+    let config = NodeConfig::default().with_mtu_discovery(false);
+    let sim = |seed| SimOptions::seeded(seed).with_null_packet_protection(null);
     let identity = Identity::self_signed_from_seed(&["localhost"], 9).unwrap();
     let server = Node::simulated(config.clone(), Some(&identity), sim(1)).unwrap();
     let client = Node::simulated(config, None, sim(2)).unwrap();
@@ -62,10 +55,7 @@ fn live_sockets_refuse_null_protection() {
             .await
             .unwrap();
         let id = Identity::self_signed(&["localhost"]).unwrap();
-        let sim = SimOptions {
-            null_packet_protection: true,
-            ..SimOptions::default()
-        };
+        let sim = SimOptions::default().with_null_packet_protection(true);
         let mut node = Node::simulated(NodeConfig::default(), Some(&id), sim).unwrap();
         let e = tput_transport::udp::drive(&socket, &mut node, |_, _| std::ops::ControlFlow::Break(()))
             .await

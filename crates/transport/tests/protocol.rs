@@ -17,10 +17,7 @@ use tput_transport::{
 
 /// A fixed seed, so a test's connection IDs and keys are the same each run.
 fn seeded(seed: u64) -> SimOptions {
-    SimOptions {
-        seed: Some(seed),
-        ..SimOptions::default()
-    }
+    SimOptions::seeded(seed)
 }
 
 fn request(cc: &str) -> Request {
@@ -49,11 +46,7 @@ fn refusal(bytes: &[u8]) -> (u64, String, bool) {
 /// [`refusal`] by a server with `limits`.
 fn refusal_with(bytes: &[u8], limits: ServerLimits) -> (u64, String, bool) {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
-    let config = NodeConfig {
-        mtu_discovery: false,
-        limits,
-        ..NodeConfig::default()
-    };
+    let config = NodeConfig::default().with_mtu_discovery(false).with_limits(limits);
     let mut server = Node::simulated(config, Some(&identity), seeded(1)).unwrap();
     let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
@@ -151,10 +144,7 @@ fn a_request_with_a_bad_controller_spec_is_refused_with_a_reason_naming_it() {
 
 #[test]
 fn a_client_that_never_sends_a_request_is_closed_after_the_request_timeout() {
-    let limits = ServerLimits {
-        request_timeout: Some(Duration::from_millis(300)),
-        ..ServerLimits::default()
-    };
+    let limits = ServerLimits::default().with_request_timeout(Some(Duration::from_millis(300)));
     let (code, reason, finished) = refusal_with(&[], limits.clone());
     assert_eq!(code, u64::from(CLOSE_PROTOCOL_ERROR));
     assert!(reason.contains("no request within 300ms"), "{reason}");
@@ -200,15 +190,7 @@ fn node_client_against(spec: TransferSpec, script: Script) -> TransferOutcome {
         false,
         None,
     );
-    let mut client = Node::simulated(
-        NodeConfig {
-            mtu_discovery: false,
-            ..NodeConfig::default()
-        },
-        None,
-        seeded(2),
-    )
-    .unwrap();
+    let mut client = Node::simulated(NodeConfig::default().with_mtu_discovery(false), None, seeded(2)).unwrap();
     let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
     let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
     let mut now = Instant::now();

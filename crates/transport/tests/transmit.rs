@@ -19,14 +19,8 @@ struct Seen {
 /// An upload of `bytes` over an ideal 1 ms link; the client may batch
 /// `segments` datagrams per send and yields after `budget` (None: never).
 fn upload(bytes: u64, segments: usize, budget: Option<usize>) -> Seen {
-    let config = NodeConfig {
-        mtu_discovery: false,
-        ..NodeConfig::default()
-    };
-    let sim = |seed| SimOptions {
-        seed: Some(seed),
-        ..SimOptions::default()
-    };
+    let config = NodeConfig::default().with_mtu_discovery(false);
+    let sim = |seed| SimOptions::seeded(seed);
     let identity = Identity::self_signed_from_seed(&["localhost"], 9).unwrap();
     let server = Node::simulated(config.clone(), Some(&identity), sim(1)).unwrap();
     let mut client = Node::simulated(config, None, sim(2)).unwrap();

@@ -33,6 +33,7 @@ use crate::controller::{
     minimum_window,
 };
 use crate::delivery_rate::{DeliveryRateSampler, RateSample};
+use crate::error::ConfigError;
 
 use filter::{MaxBwFilter, WindowedMax};
 
@@ -105,7 +106,7 @@ const MAX_GAIN: f64 = 100.0;
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 impl BbrConfig {
     /// Check the parameters; the message names the bad one.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let gains = [
             ("startup_gain", self.startup_gain, 1.0),
             ("cwnd_gain", self.cwnd_gain, 1.0),
@@ -114,7 +115,11 @@ impl BbrConfig {
         ];
         for (key, v, lo) in gains {
             if !(v >= lo && v <= MAX_GAIN) {
-                return Err(format!("{key}: {v} must be in [{lo}, {MAX_GAIN}]"));
+                return Err(ConfigError::new(
+                    "bbr",
+                    key,
+                    format!("{v} must be in [{lo}, {MAX_GAIN}]"),
+                ));
             }
         }
         for (key, v) in [
@@ -124,38 +129,54 @@ impl BbrConfig {
             ("beta", self.beta),
         ] {
             if !(v > 0.0 && v <= 1.0) {
-                return Err(format!("{key}: {v} must be in (0, 1]"));
+                return Err(ConfigError::new("bbr", key, format!("{v} must be in (0, 1]")));
             }
         }
         if !(self.loss_thresh > 0.0 && self.loss_thresh < 1.0) {
-            return Err(format!("loss_thresh: {} must be in (0, 1)", self.loss_thresh));
+            return Err(ConfigError::new(
+                "bbr",
+                "loss_thresh",
+                format!("{} must be in (0, 1)", self.loss_thresh),
+            ));
         }
         if !(self.headroom >= 0.0 && self.headroom < 1.0) {
-            return Err(format!("headroom: {} must be in [0, 1)", self.headroom));
+            return Err(ConfigError::new(
+                "bbr",
+                "headroom",
+                format!("{} must be in [0, 1)", self.headroom),
+            ));
         }
         if !(self.pacing_margin >= 0.0 && self.pacing_margin < 100.0) {
-            return Err(format!("margin: {} must be in [0, 100) percent", self.pacing_margin));
+            return Err(ConfigError::new(
+                "bbr",
+                "margin",
+                format!("{} must be in [0, 100) percent", self.pacing_margin),
+            ));
         }
         for (key, d) in [
             ("probe_rtt_interval", self.probe_rtt_interval),
             ("probe_rtt_duration", self.probe_rtt_duration),
         ] {
             if d.is_zero() {
-                return Err(format!("{key}: must be positive"));
+                return Err(ConfigError::new("bbr", key, "must be positive"));
             }
         }
         if self.min_rtt_window < self.probe_rtt_interval {
             // §5.3.4.2: "BBR uses a BBR.MinRTTFilterLen equal to or longer
             // than BBR.ProbeRTTInterval to allow the filter window to include
             // at least one ProbeRTT."
-            return Err(format!(
-                "min_rtt_window: {} must not be shorter than probe_rtt_interval {}",
-                crate::units::format_duration(self.min_rtt_window),
-                crate::units::format_duration(self.probe_rtt_interval)
+            return Err(ConfigError::new(
+                "bbr",
+                "min_rtt_window",
+                format!(
+                    "{} must not be shorter than probe_rtt_interval {}",
+                    crate::units::format_duration(self.min_rtt_window),
+                    crate::units::format_duration(self.probe_rtt_interval)
+                ),
             ));
         }
         if self.initial_window == Some(0) {
-            return Err("iw: 0 packets is not in [1, 4294967295]".into());
+            return Err(ConfigError::new("bbr", "iw", "0 packets is not in [1, 4294967295]"));
         }
         Ok(())
     }
@@ -289,7 +310,7 @@ const MAX_VOLUME: f64 = 9_007_199_254_740_992.0;
 /// let t0 = Instant::now();
 /// cc.on_sent(t0, 1200);
 /// let rtt = RttSample::uniform(Duration::from_millis(20));
-/// cc.on_ack(t0 + rtt.latest, &Ack { sent: t0, bytes: 1200, rtt, app_limited: false });
+/// cc.on_ack(t0 + rtt.latest, &Ack::new(t0, 1200, rtt));
 /// cc.on_end_acks(t0 + rtt.latest, 0, false);
 /// // Startup paces at 2.77 x InitialCwnd / srtt (§5.6.2 InitPacingRate).
 /// let rate = cc.pacing_rate().unwrap() as f64;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
 use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
 use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
@@ -139,43 +140,71 @@ impl GuaranteeConfig {
     }
 
     /// Check the parameters.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.target.bits_per_sec() == 0 {
-            return Err("target: must be positive".into());
+            return Err(ConfigError::new("guarantee", "target", "must be positive"));
         }
         match self.eval {
             EvalSlot::Rtts(d) if d < 2 || !d.is_power_of_two() => {
-                return Err(format!("eval: {d}rtt must be a power of two >= 2"));
+                return Err(ConfigError::new(
+                    "guarantee",
+                    "eval",
+                    format!("{d}rtt must be a power of two >= 2"),
+                ));
             }
-            EvalSlot::Time(t) if t.is_zero() => return Err("eval: must be positive".into()),
+            EvalSlot::Time(t) if t.is_zero() => return Err(ConfigError::new("guarantee", "eval", "must be positive")),
             _ => {}
         }
         if let Some(s) = self.slot_rtts {
             if s < 2 || !s.is_power_of_two() {
-                return Err(format!("slot: {s}rtt must be a power of two >= 2"));
+                return Err(ConfigError::new(
+                    "guarantee",
+                    "slot",
+                    format!("{s}rtt must be a power of two >= 2"),
+                ));
             }
             if let EvalSlot::Rtts(d) = self.eval
                 && s > d
             {
-                return Err(format!("slot: {s}rtt must not exceed eval {d}rtt"));
+                return Err(ConfigError::new(
+                    "guarantee",
+                    "slot",
+                    format!("{s}rtt must not exceed eval {d}rtt"),
+                ));
             }
         }
         if !(self.k_min >= 0.0 && self.k_min.is_finite()) {
-            return Err(format!("k_min: {} must be >= 0", self.k_min));
+            return Err(ConfigError::new(
+                "guarantee",
+                "k_min",
+                format!("{} must be >= 0", self.k_min),
+            ));
         }
         if !(self.kmax_cwnd >= 0.0 && self.kmax_cwnd.is_finite()) {
-            return Err(format!("kmax_cwnd: {} must be >= 0", self.kmax_cwnd));
+            return Err(ConfigError::new(
+                "guarantee",
+                "kmax_cwnd",
+                format!("{} must be >= 0", self.kmax_cwnd),
+            ));
         }
         if self.physical.is_some_and(|p| p.bits_per_sec() == 0) {
-            return Err("physical: must be positive".into());
+            return Err(ConfigError::new("guarantee", "physical", "must be positive"));
         }
         if !(self.margin >= 0.0 && self.margin <= 1.0) {
-            return Err(format!("margin: {} must be in [0, 1]", self.margin));
+            return Err(ConfigError::new(
+                "guarantee",
+                "margin",
+                format!("{} must be in [0, 1]", self.margin),
+            ));
         }
         if self.overhead.is_some_and(|o| o >= 1200) {
-            return Err(format!(
-                "overhead: {} bytes must be below QUIC's smallest datagram (1200 bytes)",
-                self.overhead.unwrap_or(0)
+            return Err(ConfigError::new(
+                "guarantee",
+                "overhead",
+                format!(
+                    "{} bytes must be below QUIC's smallest datagram (1200 bytes)",
+                    self.overhead.unwrap_or(0)
+                ),
             ));
         }
         Ok(())

@@ -309,11 +309,9 @@ impl Setup<'_> {
 
     /// The simulator-only switches of a node seeded with `seed`.
     fn sim_options(&self, seed: u64) -> SimOptions {
-        SimOptions {
-            seed: Some(seed),
-            null_packet_protection: !self.options.real_packet_protection,
-            write_ahead_to_credit: self.options.write_ahead_to_credit,
-        }
+        SimOptions::seeded(seed)
+            .with_null_packet_protection(!self.options.real_packet_protection)
+            .with_write_ahead_to_credit(self.options.write_ahead_to_credit)
     }
 
     /// A QUIC node's configuration for `flow`, with its qlog directory created.
@@ -327,14 +325,12 @@ impl Setup<'_> {
             }
             None => None,
         };
-        Ok(NodeConfig {
-            mtu: self.s.mtu,
-            mtu_discovery: false,
-            idle_timeout: Duration::from_secs(30),
-            qlog_dir,
-            stall_probe: self.options.stall_probe,
-            ..NodeConfig::default()
-        })
+        Ok(NodeConfig::default()
+            .with_mtu(self.s.mtu)
+            .with_mtu_discovery(false)
+            .with_idle_timeout(Duration::from_secs(30))
+            .with_qlog_dir(qlog_dir)
+            .with_stall_probe(self.options.stall_probe))
     }
 
     /// The file arrivals of `flow` from `start`: the same for QUIC and TCP
@@ -381,24 +377,21 @@ impl Setup<'_> {
         server.share_buffers(self.buffers.clone());
         sim.attach(dst, QuicHost::new(server, self.epoch, self.trust.clone()))
             .map_err(|e| Error::Invalid(e.to_string()))?;
-        let spec = TransferSpec {
-            direction,
-            bytes: g.bytes,
-            duration: if g.bytes.is_some() { None } else { Some(stop - start) },
-            cc: g.cc.clone(),
-            target: g.target,
-            eval_slot: g.eval_slot.unwrap_or(EvalSlot::Time(Duration::from_secs(1))),
-            interval: self.s.interval,
-            rate_limit: g.rate_limit,
-            flow,
-            bandwidth: self.oracle.clone(),
-            aggregate: if direction == Direction::Upload {
+        let spec = TransferSpec::new(direction, g.cc.clone())
+            .with_bytes(g.bytes)
+            .with_duration(if g.bytes.is_some() { None } else { Some(stop - start) })
+            .with_target(g.target)
+            .with_eval_slot(g.eval_slot.unwrap_or(EvalSlot::Time(Duration::from_secs(1))))
+            .with_interval(self.s.interval)
+            .with_rate_limit(g.rate_limit)
+            .with_flow(flow)
+            .with_bandwidth(self.oracle.clone())
+            .with_aggregate(if direction == Direction::Upload {
                 aggregate
             } else {
                 None
-            },
-            buffers: g.app_buffers(),
-        };
+            })
+            .with_buffers(g.app_buffers());
         let mut client_cfg = self.node_config(flow)?;
         client_cfg.receive_window = g.receive_window;
         let mut client_node = Node::simulated(client_cfg, None, self.sim_options(seed ^ 2))?;

@@ -7,8 +7,9 @@ use tput_cc::Aggregate;
 use tput_cc::BandwidthSource;
 use tput_cc::ControllerSpec;
 use tput_cc::EvalSlot;
-use tput_cc::units::Rate;
+use tput_cc::units::{Rate, format_duration};
 
+use crate::error::ConfigError;
 use crate::proto::AppBuffers;
 use crate::proto::Direction;
 use crate::tls::ClientAuth;
@@ -17,8 +18,41 @@ use crate::tls::Identity;
 /// Reads the CPU time of the node's process, in seconds (user plus system).
 pub type CpuClock = fn() -> Option<f64>;
 
+/// `with_FIELD(self, value) -> Self` setters, one per field, each documented
+/// as setting the field (whose own documentation says what it means).
+macro_rules! setters {
+    ($($method:ident: $field:ident: $ty:ty;)*) => {
+        $(
+            #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+            #[must_use]
+            pub fn $method(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
 /// Settings of a [`Node`](super::Node).
+///
+/// Start from [`NodeConfig::default`] and change what differs with the
+/// `with_*` setters (the struct is `#[non_exhaustive]`: a setting may be
+/// added in a minor release); the fields stay readable.
+///
+/// ```
+/// use std::time::Duration;
+/// use tput_transport::{NodeConfig, ServerLimits};
+///
+/// let config = NodeConfig::default()
+///     .with_idle_timeout(Duration::from_secs(30))
+///     .with_max_connections(8)
+///     .with_limits(ServerLimits::default().with_max_duration(Some(Duration::from_secs(60))));
+/// assert_eq!(config.max_connections, 8);
+/// assert!(config.validate().is_ok());
+/// assert!(config.with_mtu(1000).validate().is_err());
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct NodeConfig {
     /// Initial (and minimum) UDP payload size, bytes; at least 1200 (RFC 9000 §14).
     pub mtu: u16,
@@ -95,7 +129,14 @@ pub struct NodeConfig {
 /// [`NodeConfig`] alone, as [`udp`](crate::udp) builds its nodes, draws its
 /// randomness from the operating system, encrypts every packet and writes
 /// payload a few congestion windows ahead.
+///
+/// ```
+/// use tput_transport::SimOptions;
+/// let sim = SimOptions::seeded(7).with_null_packet_protection(true);
+/// assert_eq!(sim.seed, Some(7));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SimOptions {
     /// Seed of every random choice quinn-proto makes (endpoint RNG, reset and
     /// token keys, connection IDs). `Some` makes simulated runs reproducible;
@@ -119,7 +160,21 @@ pub struct SimOptions {
 /// with a CONNECTION_CLOSE whose reason names the limit (RFC 9000 §19.19),
 /// or, for what the server itself controls in a download (its duration and
 /// rate), clamped to the limit when [`clamp`](Self::clamp) is set.
+///
+/// None by default; set them with the `with_*` setters (the struct is
+/// `#[non_exhaustive]`):
+///
+/// ```
+/// use std::time::Duration;
+/// use tput_transport::ServerLimits;
+/// let limits = ServerLimits::default()
+///     .with_max_bytes(Some(1 << 30))
+///     .with_max_rate_bps(Some(100_000_000))
+///     .with_clamp(true);
+/// assert_eq!(limits.max_bytes, Some(1 << 30));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerLimits {
     /// Longest transfer a request may ask for.
     pub max_duration: Option<Duration>,
@@ -140,45 +195,117 @@ pub struct ServerLimits {
     pub retry: bool,
 }
 
+/// Why a server refuses a request: the limit it exceeds. It prints as the
+/// reason of the CONNECTION_CLOSE that refuses it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refusal {
+    /// Longer than [`ServerLimits::max_duration`].
+    #[error("refused: duration {} exceeds this server's limit of {}", format_duration(*asked), format_duration(*max))]
+    Duration { asked: Duration, max: Duration },
+    /// More than [`ServerLimits::max_bytes`].
+    #[error("refused: {asked} bytes exceed this server's limit of {max} bytes")]
+    Bytes { asked: u64, max: u64 },
+    /// A download faster than [`ServerLimits::max_rate_bps`] (`asked` 0:
+    /// no rate limit).
+    #[error(
+        "refused: {} exceeds this server's limit of {} for downloads (ask with --rate-limit)",
+        if *asked == 0 { "no rate limit".to_string() } else { format!("a rate of {}", Rate::from_bits_per_sec(*asked)) },
+        Rate::from_bits_per_sec(*max)
+    )]
+    Rate { asked: u64, max: u64 },
+}
+
 impl ServerLimits {
+    setters! {
+        with_max_duration: max_duration: Option<Duration>;
+        with_max_bytes: max_bytes: Option<u64>;
+        with_max_rate_bps: max_rate_bps: Option<u64>;
+        with_clamp: clamp: bool;
+        with_max_per_address: max_per_address: Option<usize>;
+        with_request_timeout: request_timeout: Option<Duration>;
+        with_retry: retry: bool;
+    }
+
     /// Check `req` against the limits, clamping where allowed; the error
     /// names the limit.
-    pub(crate) fn admit(&self, req: &mut crate::proto::Request) -> Result<(), String> {
-        use tput_cc::units::{Rate, format_duration};
+    pub(crate) fn admit(&self, req: &mut crate::proto::Request) -> Result<(), Refusal> {
         let download = req.direction == crate::proto::Direction::Download;
         if let (Some(max), Some(d)) = (self.max_duration, req.duration)
             && d > max
         {
             if !(self.clamp && download) {
-                return Err(format!(
-                    "refused: duration {} exceeds this server's limit of {}",
-                    format_duration(d),
-                    format_duration(max)
-                ));
+                return Err(Refusal::Duration { asked: d, max });
             }
             req.duration = Some(max);
         }
         if let (Some(max), Some(b)) = (self.max_bytes, req.bytes)
             && b > max
         {
-            return Err(format!("refused: {b} bytes exceed this server's limit of {max} bytes"));
+            return Err(Refusal::Bytes { asked: b, max });
         }
         if let Some(max) = self.max_rate_bps.filter(|_| download) {
             let asked = req.rate_limit_bps;
             if asked == 0 || asked > max {
                 if !self.clamp {
-                    let asked = if asked == 0 {
-                        "no rate limit".to_string()
-                    } else {
-                        format!("a rate of {}", Rate::from_bits_per_sec(asked))
-                    };
-                    return Err(format!(
-                        "refused: {asked} exceeds this server's limit of {} for downloads (ask with --rate-limit)",
-                        Rate::from_bits_per_sec(max)
-                    ));
+                    return Err(Refusal::Rate { asked, max });
                 }
                 req.rate_limit_bps = max;
             }
+        }
+        Ok(())
+    }
+}
+
+// Only a simulation host (the `sim` feature) builds these.
+#[cfg(feature = "sim")]
+impl SimOptions {
+    /// Options whose random choices all derive from `seed` (what a
+    /// reproducible simulation needs); the other switches off.
+    pub fn seeded(seed: u64) -> Self {
+        Self {
+            seed: Some(seed),
+            ..Self::default()
+        }
+    }
+
+    setters! {
+        with_seed: seed: Option<u64>;
+        with_null_packet_protection: null_packet_protection: bool;
+        with_write_ahead_to_credit: write_ahead_to_credit: bool;
+    }
+}
+
+impl NodeConfig {
+    setters! {
+        with_mtu: mtu: u16;
+        with_mtu_discovery: mtu_discovery: bool;
+        with_idle_timeout: idle_timeout: Duration;
+        with_keep_alive: keep_alive: Option<Duration>;
+        with_strict_idle: strict_idle: bool;
+        with_stall_probe: stall_probe: Option<Duration>;
+        with_max_connections: max_connections: usize;
+        with_server_bandwidth: server_bandwidth: Option<Arc<dyn BandwidthSource>>;
+        with_server_aggregate: server_aggregate: Option<Aggregate>;
+        with_receive_window: receive_window: Option<u64>;
+        with_cpu_clock: cpu_clock: Option<CpuClock>;
+        with_client_auth: client_auth: Option<ClientAuth>;
+        with_client_identity: client_identity: Option<Identity>;
+        with_limits: limits: ServerLimits;
+    }
+
+    /// Sets [`qlog_dir`](Self::qlog_dir).
+    #[cfg(feature = "qlog")]
+    #[must_use]
+    pub fn with_qlog_dir(mut self, qlog_dir: Option<std::path::PathBuf>) -> Self {
+        self.qlog_dir = qlog_dir;
+        self
+    }
+
+    /// Check the settings a node cannot run with; [`Node::client`](super::Node::client)
+    /// and [`Node::server`](super::Node::server) call it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.mtu < 1200 {
+            return Err(ConfigError::MtuTooSmall(self.mtu));
         }
         Ok(())
     }
@@ -208,7 +335,25 @@ impl Default for NodeConfig {
 }
 
 /// A transfer a client starts.
+///
+/// Built with [`upload`](Self::upload) or [`new`](Self::new) and the
+/// `with_*` setters (the struct is `#[non_exhaustive]`: a setting may be
+/// added in a minor release); the fields stay readable.
+///
+/// ```
+/// use std::time::Duration;
+/// use tput_transport::{Direction, TransferSpec};
+///
+/// let spec = TransferSpec::new(Direction::Download, "cubic".parse()?)
+///     .with_duration(Some(Duration::from_secs(10)))
+///     .with_target(Some("20Mbit/s".parse()?));
+/// assert!(spec.validate().is_ok());
+/// // Neither a byte count nor a duration:
+/// assert!(TransferSpec::new(Direction::Upload, "cubic".parse()?).validate().is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TransferSpec {
     /// Who sends the payload.
     pub direction: Direction,
@@ -243,11 +388,71 @@ pub struct TransferSpec {
 }
 
 impl TransferSpec {
+    setters! {
+        with_direction: direction: Direction;
+        with_bytes: bytes: Option<u64>;
+        with_duration: duration: Option<Duration>;
+        with_cc: cc: ControllerSpec;
+        with_target: target: Option<Rate>;
+        with_eval_slot: eval_slot: EvalSlot;
+        with_interval: interval: Duration;
+        with_rate_limit: rate_limit: Option<Rate>;
+        with_flow: flow: u32;
+        with_bandwidth: bandwidth: Option<Arc<dyn BandwidthSource>>;
+        with_aggregate: aggregate: Option<Aggregate>;
+        with_buffers: buffers: Option<AppBuffers>;
+    }
+
+    /// Check what the protocol cannot carry or a sender cannot run;
+    /// [`Node::start_transfer`](super::Node::start_transfer) calls it.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.bytes.is_none() && self.duration.is_none() {
+            return Err(ConfigError::NoAmount);
+        }
+        if self.rate_limit.is_some_and(|r| r.bits_per_sec() == 0) {
+            return Err(ConfigError::ZeroRateLimit);
+        }
+        let min = crate::proto::MIN_PERIOD;
+        if !self.interval.is_zero() && self.interval < min {
+            return Err(ConfigError::IntervalTooShort {
+                interval: self.interval,
+                min,
+            });
+        }
+        if let EvalSlot::Time(d) = self.eval_slot
+            && d < min
+        {
+            return Err(ConfigError::EvalSlotTooShort { slot: d, min });
+        }
+        if let Some(b) = &self.buffers {
+            b.check()?;
+            if self.direction == Direction::Download {
+                return Err(ConfigError::BuffersForDownload);
+            }
+        }
+        let cc_len = self.cc.to_string().len();
+        if cc_len > crate::proto::MAX_CC_SPEC_LEN {
+            return Err(ConfigError::SpecTooLong {
+                len: cc_len,
+                max: crate::proto::MAX_CC_SPEC_LEN,
+            });
+        }
+        Ok(())
+    }
+
     /// An upload of `bytes` with `cc`, one-second intervals and evaluation slots.
     pub fn upload(bytes: u64, cc: ControllerSpec) -> Self {
+        Self::new(Direction::Upload, cc).with_bytes(Some(bytes))
+    }
+
+    /// A transfer in `direction` with `cc`, one-second intervals and
+    /// evaluation slots, and no amount yet: set a byte count
+    /// ([`with_bytes`](Self::with_bytes)) or a duration
+    /// ([`with_duration`](Self::with_duration)) before starting it.
+    pub fn new(direction: Direction, cc: ControllerSpec) -> Self {
         Self {
-            direction: Direction::Upload,
-            bytes: Some(bytes),
+            direction,
+            bytes: None,
             duration: None,
             cc,
             target: None,

@@ -87,7 +87,7 @@ fn qlog_stream(dir: &std::path::Path, name: &str, now: Instant) -> Result<Qlog, 
         .title(Some(name.trim_end_matches(".sqlog").to_owned()))
         .start_time(now);
     q.into_stream()
-        .ok_or_else(|| Error::Config(format!("cannot start a qlog trace in {}", path.display())))
+        .ok_or_else(|| Error::Config(crate::ConfigError::Qlog { path: path.clone() }))
 }
 
 /// A seeded connection-ID generator (RFC 9000 §5.1 asks for unpredictable

@@ -14,7 +14,7 @@ use quinn_proto::{
 };
 use tput_cc::{ControllerProbe, ControllerSpec, ControllerSwitch, QuinnFactory, SwitchSlot};
 
-use crate::Error;
+use crate::error::{ConfigError, Error};
 use crate::pattern::splitmix64;
 use crate::stall::StallState;
 use crate::stats::{IntervalStats, TransferOutcome};
@@ -270,18 +270,13 @@ impl Node {
     }
 
     fn build(config: NodeConfig, identity: Option<&Identity>, sim: SimOptions) -> Result<Self, Error> {
-        if config.mtu < 1200 {
-            return Err(Error::Config(format!(
-                "mtu {} is below QUIC's minimum of 1200 bytes",
-                config.mtu
-            )));
-        }
+        config.validate()?;
         let seed = match sim.seed {
             Some(s) => s,
             None => {
                 let mut b = [0u8; 8];
                 ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut b)
-                    .map_err(|_| Error::Config("the operating system gave no randomness".into()))?;
+                    .map_err(|_| ConfigError::NoRandomness)?;
                 u64::from_le_bytes(b)
             }
         };

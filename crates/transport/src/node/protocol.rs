@@ -28,7 +28,8 @@ use super::receiver::ReceiverSide;
 use super::receiving_controller;
 use super::sender::Sender;
 use super::sender::SenderSide;
-use crate::Error;
+use crate::error::ConfigError;
+use crate::error::Error;
 use crate::pattern::splitmix64;
 use crate::proto::Direction;
 use crate::proto::Frame;
@@ -62,40 +63,7 @@ impl Node {
         trust: &ServerTrust,
         spec: TransferSpec,
     ) -> Result<u64, Error> {
-        if spec.bytes.is_none() && spec.duration.is_none() {
-            return Err(Error::Config("a transfer needs a byte count or a duration".into()));
-        }
-        if spec.rate_limit.is_some_and(|r| r.bits_per_sec() == 0) {
-            return Err(Error::Config("a rate limit must be positive".into()));
-        }
-        let min = crate::proto::MIN_PERIOD;
-        if !spec.interval.is_zero() && spec.interval < min {
-            return Err(Error::Config(format!(
-                "interval {:?} is shorter than the protocol's minimum of {min:?}",
-                spec.interval
-            )));
-        }
-        if let EvalSlot::Time(d) = spec.eval_slot
-            && d < min
-        {
-            return Err(Error::Config(format!(
-                "evaluation slot {d:?} is shorter than the protocol's minimum of {min:?}"
-            )));
-        }
-        if let Some(b) = &spec.buffers {
-            b.check().map_err(Error::Config)?;
-            if spec.direction == Direction::Download {
-                return Err(Error::Config("application buffers are for uploads only".into()));
-            }
-        }
-        let cc_text = spec.cc.to_string();
-        if cc_text.len() > crate::proto::MAX_CC_SPEC_LEN {
-            return Err(Error::Config(format!(
-                "controller spec of {} bytes: at most {} fit in a request",
-                cc_text.len(),
-                crate::proto::MAX_CC_SPEC_LEN
-            )));
-        }
+        spec.validate()?;
         let id = self.next_id;
         let probe = ControllerProbe::new();
         let mut factory = match spec.direction {
@@ -128,7 +96,10 @@ impl Node {
         let (handle, conn) = self
             .endpoint
             .connect(now, cc, server, server_name)
-            .map_err(|e| Error::Config(format!("cannot connect to {server}: {e}")))?;
+            .map_err(|e| ConfigError::Connect {
+                server,
+                reason: e.to_string(),
+            })?;
         self.next_id += 1;
         self.key_state = splitmix64(self.key_state);
         let c = Conn {
@@ -305,7 +276,7 @@ impl Node {
             };
         }
         let mut req = Request::decode(inbuf).map_err(|e| e.to_string())?;
-        config.limits.admit(&mut req)?;
+        config.limits.admit(&mut req).map_err(|r| r.to_string())?;
         let cpu_start = c.cpu_now();
         c.role = match req.direction {
             Direction::Upload => {

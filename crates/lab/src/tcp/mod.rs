@@ -1,0 +1,296 @@
+//! A packet-level TCP model for the simulator, in the style of ns-2's one-way
+//! agents (`Agent/TCP` and `Agent/TCPSink`): no handshake, fixed-size
+//! segments, byte sequence numbers, cumulative ACKs.
+//!
+//! [`TcpSender`] and [`TcpSink`] are [`tput_netsim::Host`]s. The sender's
+//! window comes from any `tput-cc` controller: every segment newly covered by
+//! a cumulative ACK is one [`CongestionController::on_ack`](tput_cc::CongestionController::on_ack) (with an RTT
+//! sample, Karn's rule applied), a fast retransmit is one
+//! [`CongestionKind::Loss`](tput_cc::CongestionKind::Loss) event and a retransmission timeout one
+//! [`CongestionKind::PersistentCongestion`](tput_cc::CongestionKind::PersistentCongestion) event. The controller counts
+//! payload bytes: it is built with the segment size as its `mss`, so its
+//! window is in the same units as ns-2's `window_ * packetSize_`.
+//!
+//! Loss recovery ([`Recovery`]): Reno (RFC 5681 §3.2), NewReno (RFC 6582
+//! §3.2), SACK (RFC 6675, with the sink's SACK blocks of RFC 2018) and
+//! go-back-N. The retransmission timer follows RFC 6298. When fast recovery
+//! ends the sender tells the controller
+//! ([`CongestionController::on_recovery_end`](tput_cc::CongestionController::on_recovery_end)), so that the controller's
+//! recovery period is TCP's ([`ControllerRecovery`]). Optional pacing
+//! ([`TcpConfig::pacing`]) spreads segments at Linux's rate.
+//!
+//! # Wire format
+//!
+//! Each segment is one simulator datagram whose payload starts with a
+//! 12-byte header (kind `1`, three zero bytes, the sequence number of the
+//! first payload byte as a big-endian `u64`) followed by the payload. With the
+//! link's default `overhead_bytes` of 28 a data packet is `segment + 40`
+//! bytes on the wire, ns-2's TCP/IP header size. An ACK is 16 bytes (kind
+//! `2`, the number of SACK blocks, a duplicate flag (1 when it answers a
+//! segment already delivered, like RFC 2883's D-SACK), a zero byte, the cumulative ACK as a
+//! `u64`, the receive window in bytes as a `u32`) plus 16 bytes per SACK
+//! block (start and end as `u64`): 44 bytes on the wire without SACK blocks,
+//! close to ns-2's 40-byte ACKs. Payload byte `i` of the stream is
+//! `i mod 251`, which the sink checks.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tput_netsim::{Addr, FlowId, SimTime};
+
+mod sender;
+mod sink;
+mod wire;
+
+pub use sender::TcpSender;
+pub use sink::{SinkReport, TcpSink};
+pub use wire::{ACK_HEADER_BYTES, DATA_HEADER_BYTES, MAX_SACK_BLOCKS, MAX_SEGMENT, SACK_BLOCK_BYTES};
+
+/// Loss recovery of the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// RFC 5681 §3.2: fast retransmit and fast recovery, which ends with the
+    /// first ACK of new data (ns-2's `Agent/TCP/Reno`).
+    Reno,
+    /// RFC 6582 §3.2: partial ACKs retransmit the next hole and keep fast
+    /// recovery until everything sent before it is acknowledged (ns-2's
+    /// `Agent/TCP/Newreno`).
+    #[default]
+    NewReno,
+    /// RFC 6675: a scoreboard of the sink's SACK blocks, `pipe` instead of the
+    /// window inflation, retransmission of every hole the scoreboard declares
+    /// lost (ns-2's `Agent/TCP/Sack1`). Needs SACK blocks from the sink.
+    Sack,
+    /// Go-back-N: after a fast retransmit or a timeout, everything from the
+    /// first unacknowledged segment is sent again.
+    Gbn,
+}
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Recovery::Reno => "reno",
+            Recovery::NewReno => "newreno",
+            Recovery::Sack => "sack",
+            Recovery::Gbn => "gbn",
+        })
+    }
+}
+
+/// When the controller's recovery period ends (see
+/// [`CongestionController::on_recovery_end`](tput_cc::CongestionController::on_recovery_end)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControllerRecovery {
+    /// With TCP's fast recovery: the ACK that covers `recover` (RFC 6582
+    /// §3.2 step 3; RFC 6675's `RecoveryPoint`; for Reno the first ACK of
+    /// new data, RFC 5681 §3.2 step 6). TCP does not grow its window during
+    /// fast recovery and grows it from the next ACK on, as ns-2 and Linux
+    /// do. The controller hears a retransmitted segment's ACK with the time
+    /// of its first transmission, so that the repair of a hole does not end
+    /// the period early.
+    #[default]
+    Tcp,
+    /// RFC 9002 §7.3.2's rule alone, QUIC's: the period ends when a segment
+    /// sent after the reduction is acknowledged, a retransmission counting
+    /// as sent when it was resent (as a QUIC packet would be): with several
+    /// losses in a window, NewReno's second partial ACK ends it and the
+    /// window grows during TCP's fast recovery; Reno's ends a round trip
+    /// after TCP's. What the model did before; for comparisons.
+    Rfc9002,
+}
+
+impl std::fmt::Display for ControllerRecovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ControllerRecovery::Tcp => "tcp",
+            ControllerRecovery::Rfc9002 => "rfc9002",
+        })
+    }
+}
+
+/// Linux's pacing rate in slow start, percent of `cwnd / srtt`
+/// (`net.ipv4.tcp_pacing_ss_ratio`).
+pub const PACING_SS_PERCENT: u64 = 200;
+/// Linux's pacing rate in congestion avoidance, percent of `cwnd / srtt`
+/// (`net.ipv4.tcp_pacing_ca_ratio`).
+pub const PACING_CA_PERCENT: u64 = 120;
+
+/// Default segment payload, bytes (ns-2's `Agent/TCP packetSize_`).
+pub const DEFAULT_SEGMENT: u32 = 1000;
+/// Default minimum RTO (Linux's `TCP_RTO_MIN`; ns-2's `minrto_` is 0.2 s in many scripts).
+pub const DEFAULT_MIN_RTO: Duration = Duration::from_millis(200);
+/// Delayed-ACK timer when delayed ACKs are on without a duration (ns-2's `Agent/TCPSink/DelAck interval_`).
+pub const DEFAULT_DELAYED_ACK: Duration = Duration::from_millis(100);
+/// Default receive window, bytes: large enough not to limit ordinary runs.
+pub const DEFAULT_RECEIVE_WINDOW: u64 = 16 << 20;
+
+/// Parameters of a TCP sender and its sink.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpConfig {
+    /// Payload bytes per segment (ns-2's `packetSize_`), 1..=[`MAX_SEGMENT`].
+    pub segment: u32,
+    /// Loss recovery of the sender.
+    pub recovery: Recovery,
+    /// Duplicate ACKs that trigger a fast retransmit (RFC 5681 §3.2: 3).
+    pub dupack_threshold: u32,
+    /// Lower bound of the RTO (RFC 6298 §2.4 says 1 s; the default is 200 ms).
+    pub min_rto: Duration,
+    /// Upper bound of the RTO, backoff included (RFC 6298 §2.5: at least 60 s).
+    pub max_rto: Duration,
+    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s; ns-2's
+    /// `rtxcur_init_`: 3 s, RFC 2988's value).
+    pub initial_rto: Duration,
+    /// Whether a fast retransmit restarts the retransmission timer. RFC 6298
+    /// §5 restarts it only when new data is acknowledged (§5.3) or it fires
+    /// (§5.6), so after a fast retransmit the pending timeout still counts
+    /// from the last ACK of new data. ns-2 (`reset_rtx_timer` in its
+    /// duplicate-ACK action) and Linux (the head of the retransmission queue
+    /// re-arms it when resent, `tcp_xmit_retransmit_queue`) restart it, so
+    /// the retransmission gets a whole RTO: the default. Off, a timeout can
+    /// follow the fast retransmit sooner.
+    pub restart_timer_on_fast_retransmit: bool,
+    /// When the controller's recovery period ends.
+    pub controller_recovery: ControllerRecovery,
+    /// Pace segments (off in ns-2 and by default): at most one segment per
+    /// `len / rate`, rate = `cwnd / SRTT` times [`PACING_SS_PERCENT`] while
+    /// `cwnd < ssthresh / 2` and [`PACING_CA_PERCENT`] after, as Linux's
+    /// `tcp_update_pacing_rate`; no pacing before the first RTT sample.
+    /// Retransmissions are paced too.
+    pub pacing: bool,
+    /// Clock granularity `G` of RFC 6298 §2.
+    pub granularity: Duration,
+    /// Largest backoff factor of the RTO (RFC 6298 §5.5 doubles it per timeout).
+    pub max_backoff: u32,
+    /// Delayed ACKs (RFC 5681 §4.2): ACK every second in-order segment, or
+    /// after this timer; `None` = an ACK per segment.
+    pub delayed_ack: Option<Duration>,
+    /// Whether the sink sends SACK blocks (RFC 2018).
+    pub sack: bool,
+    /// Receive window the sink advertises, bytes; the sender never has more
+    /// than this beyond the cumulative ACK.
+    pub receive_window: u64,
+    /// Limited Transmit (RFC 3042): each of the first duplicate ACKs below
+    /// the threshold lets one more segment out beyond the window (ns-2's
+    /// `Agent/TCP singledup_`, on by default in ns-2 2.35). Reno, NewReno and
+    /// go-back-N recovery; ignored with `sack`.
+    pub limited_transmit: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        Self {
+            segment: DEFAULT_SEGMENT,
+            recovery: Recovery::NewReno,
+            dupack_threshold: 3,
+            min_rto: DEFAULT_MIN_RTO,
+            max_rto: Duration::from_secs(60),
+            initial_rto: Duration::from_secs(1),
+            restart_timer_on_fast_retransmit: true,
+            controller_recovery: ControllerRecovery::Tcp,
+            pacing: false,
+            granularity: Duration::from_millis(1),
+            max_backoff: 64,
+            delayed_ack: None,
+            sack: false,
+            receive_window: DEFAULT_RECEIVE_WINDOW,
+            limited_transmit: false,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Check the values; the error names the bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.segment == 0 || self.segment > MAX_SEGMENT {
+            return Err(format!("segment: {} bytes must be in 1..={MAX_SEGMENT}", self.segment));
+        }
+        if self.receive_window < u64::from(self.segment) || self.receive_window > u64::from(u32::MAX) {
+            return Err(format!(
+                "receive_window: {} bytes must be at least one segment ({}) and below 4 GiB",
+                self.receive_window, self.segment
+            ));
+        }
+        if self.min_rto.is_zero() || self.min_rto > self.max_rto {
+            return Err("min_rto: must be positive and at most max_rto (60s)".into());
+        }
+        if self.initial_rto.is_zero() || self.initial_rto > self.max_rto {
+            return Err("initial_rto: must be positive and at most max_rto (60s)".into());
+        }
+        if let Some(d) = self.delayed_ack
+            && (d.is_zero() || d > Duration::from_millis(500))
+        {
+            return Err("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)".into());
+        }
+        if self.recovery == Recovery::Sack && !self.sack {
+            return Err("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)".into());
+        }
+        if self.dupack_threshold == 0 || self.max_backoff == 0 {
+            return Err("dupack_threshold and max_backoff must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// How much a sender sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Amount {
+    /// Exactly this many bytes.
+    Bytes(u64),
+    /// New segments until this time; what was sent by then is delivered.
+    Until(SimTime),
+}
+
+/// What a sender sends, to whom and when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpTransfer {
+    /// The sink.
+    pub dst: Addr,
+    /// The flow id of the datagrams (the sink's ACKs carry it back).
+    pub flow: FlowId,
+    /// When the first segment leaves.
+    pub start: SimTime,
+    /// How much.
+    pub amount: Amount,
+    /// Length of the interval records (zero: none).
+    pub interval: Duration,
+}
+
+/// One retransmission timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimeoutRecord {
+    /// When it fired, seconds of simulated time.
+    pub at_secs: f64,
+    /// The RTO after the backoff (the wait before the next timeout), seconds.
+    pub next_rto_secs: f64,
+    /// Consecutive timeouts so far, this one included.
+    pub consecutive: u32,
+}
+
+/// What a sender did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpStats {
+    /// Data segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Fast retransmits (entries into loss recovery by duplicate ACKs or SACK).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Timeouts in a row without an ACK of new data in between, now.
+    pub consecutive_timeouts: u32,
+    /// The longest run of consecutive timeouts.
+    pub max_consecutive_timeouts: u32,
+    /// Payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    /// ACKs received (duplicates included).
+    pub acks_received: u64,
+    /// Current RTO (backoff included), seconds.
+    pub rto_secs: f64,
+    /// Smoothed RTT (RFC 6298 `SRTT`), seconds; 0 before the first sample.
+    pub srtt_secs: f64,
+    /// When every byte was acknowledged, seconds; `None` while unfinished.
+    pub finished_secs: Option<f64>,
+}

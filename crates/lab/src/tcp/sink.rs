@@ -1,0 +1,278 @@
+//! The receiving half: cumulative ACKs, SACK blocks, delayed ACKs.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::Serialize;
+use tput_netsim::{Addr, Datagram, FlowId, Host, SimTime};
+use tput_transport::SlotStats;
+
+use super::wire::{AckPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
+use super::{MAX_SACK_BLOCKS, TcpConfig};
+
+/// What a sink measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SinkReport {
+    /// Payload bytes delivered in order (goodput).
+    pub bytes: u64,
+    /// Seconds from the first segment's arrival to the last in-order delivery.
+    pub active_secs: f64,
+    /// In-order bytes per interval from the first arrival (the last one partial).
+    pub interval_bytes: Vec<u64>,
+    /// Complete evaluation slots from the first arrival (empty without a target).
+    pub slots: Vec<SlotStats>,
+    /// Fraction of slots that met the target.
+    pub success_ratio: Option<f64>,
+    /// ACKs sent.
+    pub acks_sent: u64,
+    /// Data segments received (duplicates included).
+    pub segments_received: u64,
+    /// Segments that arrived entirely below the cumulative ACK.
+    pub duplicates: u64,
+    /// Segments that failed the payload check or were malformed (always 0 in a correct run).
+    pub corrupt: u64,
+}
+
+/// The receiving half: cumulative ACKs, optional SACK blocks and delayed ACKs.
+#[derive(Debug)]
+pub struct TcpSink {
+    cfg: TcpConfig,
+    rcv_nxt: u64,
+    /// Out-of-order data above `rcv_nxt`: start -> end, merged.
+    ooo: BTreeMap<u64, u64>,
+    /// Starts of recently received out-of-order segments, newest first (RFC 2018 §4).
+    recent: VecDeque<u64>,
+    peer: Option<(Addr, FlowId)>,
+    out: VecDeque<Datagram>,
+    unacked: u32,
+    ack_deadline: Option<SimTime>,
+    first: Option<SimTime>,
+    last: Option<SimTime>,
+    interval: Duration,
+    interval_counts: Vec<u64>,
+    slot: Duration,
+    slot_counts: Vec<u64>,
+    target_bps: f64,
+    report: SinkReport,
+    delivered_log: Option<Vec<u8>>,
+}
+
+impl TcpSink {
+    /// A sink with `cfg`'s ACK policy; it counts in-order bytes per `interval`
+    /// and judges every `slot` against `target_bps` (0: no slots).
+    pub fn new(cfg: TcpConfig, interval: Duration, slot: Duration, target_bps: f64) -> Self {
+        Self {
+            cfg,
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            recent: VecDeque::new(),
+            peer: None,
+            out: VecDeque::new(),
+            unacked: 0,
+            ack_deadline: None,
+            first: None,
+            last: None,
+            interval,
+            interval_counts: Vec::new(),
+            slot: if target_bps > 0.0 { slot } else { Duration::ZERO },
+            slot_counts: Vec::new(),
+            target_bps,
+            report: SinkReport::default(),
+            delivered_log: None,
+        }
+    }
+
+    /// Keep a copy of every byte delivered in order (for tests).
+    pub fn record_delivery(&mut self) {
+        self.delivered_log = Some(Vec::new());
+    }
+
+    /// The bytes delivered in order, if [`record_delivery`](Self::record_delivery) was called.
+    pub fn delivered_log(&self) -> Option<&[u8]> {
+        self.delivered_log.as_deref()
+    }
+
+    /// Bytes delivered in order so far.
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// The report: slots complete by the last delivery are judged.
+    pub fn report(&self) -> SinkReport {
+        let mut r = self.report.clone();
+        r.bytes = self.rcv_nxt;
+        let (Some(first), Some(last)) = (self.first, self.last) else {
+            return r;
+        };
+        let active = last.saturating_duration_since(first);
+        r.active_secs = active.as_secs_f64();
+        r.interval_bytes = self.interval_counts.clone();
+        if !self.slot.is_zero() {
+            let n = (active.as_nanos() / self.slot.as_nanos()) as usize;
+            let mut counts = self.slot_counts.clone();
+            counts.resize(n, 0);
+            (r.slots, r.success_ratio) = SlotStats::judge(&counts, self.slot, self.target_bps);
+        }
+        r
+    }
+
+    fn count(&mut self, now: SimTime, bytes: u64) {
+        let first = *self.first.get_or_insert(now);
+        self.last = Some(now);
+        let since = now.saturating_duration_since(first).as_nanos();
+        for (width, counts) in [
+            (self.interval, &mut self.interval_counts),
+            (self.slot, &mut self.slot_counts),
+        ] {
+            if width.is_zero() {
+                continue;
+            }
+            let i = (since / width.as_nanos()) as usize;
+            if counts.len() <= i {
+                counts.resize(i + 1, 0);
+            }
+            counts[i] += bytes;
+        }
+    }
+
+    fn sack_blocks(&self) -> Vec<(u64, u64)> {
+        let mut blocks: Vec<(u64, u64)> = Vec::with_capacity(MAX_SACK_BLOCKS);
+        for &s in &self.recent {
+            if blocks.len() == MAX_SACK_BLOCKS {
+                break;
+            }
+            if let Some((&b, &e)) = self.ooo.range(..=s).next_back()
+                && e > s
+                && !blocks.contains(&(b, e))
+            {
+                blocks.push((b, e));
+            }
+        }
+        blocks
+    }
+
+    fn ack_now(&mut self, dup: bool) {
+        let Some((dst, flow)) = self.peer else { return };
+        let a = AckPacket {
+            ack: self.rcv_nxt,
+            dup,
+            rwnd: self.cfg.receive_window,
+            sack: if self.cfg.sack { self.sack_blocks() } else { Vec::new() },
+        };
+        self.out.push_back(Datagram {
+            dst,
+            flow,
+            payload: encode_ack(&a),
+        });
+        self.report.acks_sent += 1;
+        self.unacked = 0;
+        self.ack_deadline = None;
+    }
+
+    fn on_segment(&mut self, now: SimTime, seq: u64, data: &[u8]) {
+        let len = data.len() as u64;
+        let end = seq + len;
+        if len == 0 || data != pattern(seq, data.len()) {
+            self.report.corrupt += 1;
+            return;
+        }
+        self.report.segments_received += 1;
+        if end <= self.rcv_nxt {
+            self.report.duplicates += 1;
+            self.ack_now(true);
+            return;
+        }
+        if seq > self.rcv_nxt {
+            if end > self.rcv_nxt + self.cfg.receive_window {
+                return; // beyond the advertised window
+            }
+            // Out of order: keep it, ACK at once (RFC 5681 §4.2).
+            self.insert(seq, end);
+            self.recent.retain(|&s| s != seq);
+            self.recent.push_front(seq);
+            self.recent.truncate(4 * MAX_SACK_BLOCKS);
+            self.first.get_or_insert(now);
+            self.ack_now(false);
+            return;
+        }
+        let filled_gap = !self.ooo.is_empty();
+        let old = self.rcv_nxt;
+        let new_data = &data[(old - seq) as usize..];
+        if let Some(log) = &mut self.delivered_log {
+            log.extend_from_slice(new_data);
+        }
+        self.rcv_nxt = end;
+        // Out-of-order data now in sequence.
+        while let Some((&b, &e)) = self.ooo.first_key_value() {
+            if b > self.rcv_nxt {
+                break;
+            }
+            self.ooo.pop_first();
+            if e > self.rcv_nxt {
+                if let Some(log) = &mut self.delivered_log {
+                    log.extend((self.rcv_nxt..e).map(|i| (i % PATTERN_PERIOD) as u8));
+                }
+                self.rcv_nxt = e;
+            }
+        }
+        let rcv_nxt = self.rcv_nxt;
+        self.recent.retain(|&s| s >= rcv_nxt);
+        self.count(now, self.rcv_nxt - old);
+        match self.cfg.delayed_ack {
+            // RFC 5681 §4.2: a segment that fills a gap is ACKed at once, and
+            // at least every second full-sized segment.
+            Some(timer) if !filled_gap => {
+                self.unacked += 1;
+                if self.unacked >= 2 {
+                    self.ack_now(false);
+                } else if self.ack_deadline.is_none() {
+                    self.ack_deadline = Some(now + timer);
+                }
+            }
+            _ => self.ack_now(false),
+        }
+    }
+
+    fn insert(&mut self, mut b: u64, mut e: u64) {
+        if let Some((&pb, &pe)) = self.ooo.range(..=b).next_back()
+            && pe >= b
+        {
+            b = pb;
+            e = e.max(pe);
+            self.ooo.remove(&pb);
+        }
+        while let Some((&nb, &ne)) = self.ooo.range(b..).next() {
+            if nb > e {
+                break;
+            }
+            e = e.max(ne);
+            self.ooo.remove(&nb);
+        }
+        self.ooo.insert(b, e);
+    }
+}
+
+impl Host for TcpSink {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
+        self.peer = Some((from, flow));
+        match decode_data(&payload) {
+            Some((seq, data)) => self.on_segment(now, seq, data),
+            None => self.report.corrupt += 1,
+        }
+    }
+
+    fn poll_transmit(&mut self, _now: SimTime) -> Option<Datagram> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&mut self) -> Option<SimTime> {
+        self.ack_deadline
+    }
+
+    fn on_timeout(&mut self, now: SimTime) {
+        if self.ack_deadline.is_some_and(|t| t <= now) {
+            self.ack_now(false);
+        }
+    }
+}
