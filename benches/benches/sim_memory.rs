@@ -1,37 +1,46 @@
-//! Simulator memory per QUIC flow: peak resident memory of one scenario run
-//! with 1, 100 and 1 000 NewReno flows, each in its own process, and the
-//! growth per flow.
+//! Simulator cost per flow: peak resident memory and CPU of one scenario
+//! run with 1, 100, 1 000 and 10 000 flows, each in its own process, for QUIC
+//! flows and for the TCP model.
 //!
-//! The network: a dumbbell with a 1 Gbit/s, 10 ms bottleneck holding 1 000
-//! packets and 10 Gbit/s, 1 ms access links; every flow sends for the whole
-//! run (10 s; `TPUT_BENCH_SHORT=1`: 3 s) and controller traces are off
-//! (`--no-cc-trace`: they grow with run time, not with buffering). Each
-//! sender writes about three congestion windows ahead of the network (the
-//! default); the `credit` rows write up to the receiver's flow-control
-//! credit instead (`tputctl sim --write-ahead-to-credit`, the behaviour
-//! before the limit), for comparison at 1 and 100 flows.
+//! The network: a dumbbell whose bottleneck carries 1 Mbit/s per flow (100
+//! Mbit/s for 100 flows, 10 Gbit/s for 10 000), 10 ms, with a queue of two
+//! packets per flow (at least 100), and 10 Gbit/s, 1 ms access links; every
+//! flow (NewReno) sends for the whole run (10 s; `TPUT_BENCH_SHORT=1`: 3 s,
+//! and no 10 000-flow rows) and controller traces are off (`--no-cc-trace`:
+//! they grow with run time, not with buffering). Each QUIC sender writes
+//! about three congestion windows ahead of the network (the default); the
+//! `credit` rows write up to the receiver's flow-control credit instead
+//! (`tputctl sim --write-ahead-to-credit`, the behaviour before the limit),
+//! for comparison at 1 and 100 flows.
 //!
 //! Peak memory is the child's `VmHWM` (Linux; elsewhere the bench says it
-//! cannot measure). Per flow = (peak(N) - peak(1)) / (N - 1).
+//! cannot measure). Per flow = (peak(N) - peak(1)) / (N - 1). CPU per packet
+//! is the child's CPU time over the datagrams delivered (bytes / 1 200): flat
+//! from 100 to 10 000 flows means no work grows with the number of flows.
 //!
-//! `cargo bench -p tput-benches --bench sim_memory` (about a minute on two
-//! cores); figures also go to `$CARGO_TARGET_DIR/repro/sim_memory.json`.
+//! `cargo bench -p tput-benches --bench sim_memory` (about ten minutes on two
+//! cores, most of it the 10 000-flow QUIC run); figures also go to
+//! `$CARGO_TARGET_DIR/repro/sim_memory.json`.
 
 use std::fmt::Write as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use tput_lab::scenario::{FlowGroup, LinkSpec, RunOptions, Scenario, TopologySpec, run_with};
+use tput_lab::scenario::{FlowGroup, LinkSpec, RunOptions, Scenario, TcpSpec, TopologySpec, run_with};
 
-/// Set in a child: "FLOWS MODE" (MODE is `window` or `credit`).
+/// Set in a child: "FLOWS MODE" (MODE is `window`, `credit` or `tcp`).
 const CHILD: &str = "TPUT_SIM_MEMORY_CHILD";
 
-fn scenario(flows: u32, secs: u64) -> Scenario {
+fn scenario(flows: u32, secs: u64, tcp: bool) -> Scenario {
+    let bottleneck = tput_cc::units::Rate::from_bits_per_sec(1_000_000 * u64::from(flows));
     let topology = TopologySpec::dumbbell(
-        LinkSpec::new("1Gbit/s".parse().expect("rate"), Duration::from_millis(10)).with_queue_packets(1000),
+        LinkSpec::new(bottleneck, Duration::from_millis(10)).with_queue_packets((2 * flows).max(100)),
         LinkSpec::new("10Gbit/s".parse().expect("rate"), Duration::from_millis(1)).with_queue_packets(1000),
     );
-    let g = FlowGroup::new("newreno".parse().expect("spec")).times(flows);
+    let mut g = FlowGroup::new("newreno".parse().expect("spec")).times(flows);
+    if tcp {
+        g = g.over_tcp(TcpSpec::default());
+    }
     Scenario {
         name: Some(format!("memory-{flows}")),
         ..Scenario::new(Duration::from_secs(secs), topology, vec![g])
@@ -44,14 +53,16 @@ use tput_transport::usage::peak_rss_kib as peak_kib;
 fn child(spec: &str, secs: u64) {
     let mut it = spec.split_whitespace();
     let flows: u32 = it.next().and_then(|n| n.parse().ok()).expect("flow count");
-    let credit = it.next() == Some("credit");
+    let mode = it.next();
+    let credit = mode == Some("credit");
+    let tcp = mode == Some("tcp");
     let options = RunOptions {
         no_cc_trace: true,
         write_ahead_to_credit: credit,
         ..RunOptions::default()
     };
     let cpu0 = tput_benches::cpu_secs();
-    let r = run_with(&scenario(flows, secs), &options, |_| {}).expect("scenario runs");
+    let r = run_with(&scenario(flows, secs, tcp), &options, |_| {}).expect("scenario runs");
     let cpu = cpu0.zip(tput_benches::cpu_secs()).map_or(f64::NAN, |(a, b)| b - a);
     let bytes: u64 = r.flows.iter().map(|f| f.bytes).sum();
     let failed = r.flows.iter().filter(|f| !f.errors.is_empty()).count();
@@ -104,17 +115,19 @@ fn main() {
         child(&spec, secs);
         return;
     }
-    let plan = [
-        (1, "window"),
-        (100, "window"),
-        (1000, "window"),
-        (1, "credit"),
-        (100, "credit"),
-    ];
-    println!("{secs} s of 1 Gbit/s dumbbell per run; peak RSS per process");
+    let mut plan = vec![(1, "window"), (100, "window"), (1000, "window")];
+    if !short {
+        plan.push((10_000, "window"));
+    }
+    plan.extend([(1, "credit"), (100, "credit"), (1, "tcp"), (100, "tcp"), (1000, "tcp")]);
+    if !short {
+        plan.push((10_000, "tcp"));
+    }
+    println!("{secs} s of a dumbbell with 1 Mbit/s of bottleneck per flow; peak RSS per process");
+    println!("(`window`, `credit`: QUIC flows and how far ahead they write; `tcp`: the TCP model)");
     println!(
-        "{:>6} {:<7} {:>10} {:>13} {:>7} {:>7} {:>9} {:>6}",
-        "flows", "write", "peak MiB", "MiB per flow", "cpu s", "wall s", "MB recv", "failed"
+        "{:>6} {:<7} {:>10} {:>13} {:>7} {:>7} {:>9} {:>10} {:>6}",
+        "flows", "kind", "peak MiB", "MiB per flow", "cpu s", "wall s", "MB recv", "us/packet", "failed"
     );
     let mut rows: Vec<Row> = Vec::new();
     let mut json = format!("{{\"short\":{short},\"secs\":{secs},\"runs\":[");
@@ -126,8 +139,9 @@ fn main() {
             _ => None,
         };
         let mib = |k: Option<u64>| k.map_or_else(|| "-".into(), |k| format!("{:.1}", k as f64 / 1024.0));
+        let us_per_packet = r.cpu * 1e6 / (r.delivered as f64 / 1200.0).max(1.0);
         println!(
-            "{:>6} {:<7} {:>10} {:>13} {:>7.2} {:>7.2} {:>9.1} {:>6}",
+            "{:>6} {:<7} {:>10} {:>13} {:>7.2} {:>7.2} {:>9.1} {:>10.2} {:>6}",
             r.flows,
             r.mode,
             mib(r.peak_kib),
@@ -135,12 +149,13 @@ fn main() {
             r.cpu,
             r.wall,
             r.delivered as f64 / 1e6,
+            us_per_packet,
             r.failed
         );
         let _ = write!(
             json,
             "{}{{\"flows\":{},\"write_ahead\":\"{}\",\"peak_kib\":{},\"mib_per_flow\":{},\"cpu_secs\":{},\
-             \"wall_secs\":{},\"delivered_bytes\":{},\"failed_flows\":{}}}",
+             \"wall_secs\":{},\"delivered_bytes\":{},\"cpu_us_per_packet\":{},\"failed_flows\":{}}}",
             if i == 0 { "" } else { "," },
             r.flows,
             r.mode,
@@ -149,6 +164,7 @@ fn main() {
             if r.cpu.is_finite() { r.cpu } else { -1.0 },
             r.wall,
             r.delivered,
+            us_per_packet,
             r.failed
         );
         rows.push(r);
