@@ -99,7 +99,7 @@ use tput_lab::tcp::Recovery;
 use crate::repro::{Built, Measurements, Planned, Reproduction};
 use crate::seed001_timeouts::{Timeout, TimeoutCounter};
 use crate::thread_cpu_secs;
-use tput_lab::plan::Keep;
+use tput_lab::plan::{Keep, collapse_intervals};
 
 mod tables;
 mod timelines;
@@ -348,12 +348,15 @@ pub fn measure(p: &Point) -> Result<(PointResult, ScenarioResult, Vec<Timeout>),
 fn measure_from(p: &Point, r: &ScenarioResult, timeouts: &[Timeout], cpu: f64) -> Result<PointResult, String> {
     let f = r.flows.first().ok_or("no flow")?;
     let secs = p.duration.as_secs_f64();
-    let handshake_ok = p.transport.is_tcp() || !f.intervals.is_empty() || f.bytes > 0;
+    // On runs of sending and of silence, as a plan's points keep them
+    // (`Keep::interval_runs`): the same figures from either.
+    let intervals = collapse_intervals(&f.intervals);
+    let handshake_ok = p.transport.is_tcp() || !intervals.is_empty() || f.bytes > 0;
     // Longest run of empty intervals, then the tail after the last record.
     let mut longest = 0.0f64;
     let mut run = 0.0;
     let mut last_end = 0.0;
-    for iv in &f.intervals {
+    for iv in &intervals {
         if iv.bytes == 0 {
             run += iv.end_secs - iv.start_secs;
         } else {
@@ -363,7 +366,7 @@ fn measure_from(p: &Point, r: &ScenarioResult, timeouts: &[Timeout], cpu: f64) -
         last_end = iv.end_secs;
     }
     let tail = (secs - f.start_secs - last_end).max(0.0);
-    longest = longest.max(if f.intervals.last().is_some_and(|iv| iv.bytes == 0) {
+    longest = longest.max(if intervals.last().is_some_and(|iv| iv.bytes == 0) {
         run + tail
     } else {
         tail
@@ -551,6 +554,7 @@ impl Reproduction for Seed001 {
     fn points(&self) -> Result<Vec<Planned<Point>>, String> {
         let keep = Keep {
             intervals: true,
+            interval_runs: true,
             timeouts: true,
             ..Keep::result()
         };
