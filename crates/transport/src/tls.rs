@@ -103,7 +103,7 @@ impl Identity {
     /// themselves, such as conformance tests; a [`Node`](crate::Node) builds its own.
     pub fn server_config(&self) -> Result<quinn_proto::ServerConfig, Error> {
         Ok(quinn_proto::ServerConfig::with_crypto(Arc::new(server_crypto(
-            self, None,
+            self, None, 256,
         )?)))
     }
 
@@ -186,7 +186,13 @@ fn key_log() -> Arc<dyn rustls::KeyLog> {
 }
 
 /// A QUIC server crypto config presenting `identity`, TLS 1.3 only (RFC 9001 §4.2).
-pub(crate) fn server_crypto(identity: &Identity, clients: Option<&ClientAuth>) -> Result<QuicServerConfig, Error> {
+/// A server's TLS configuration. `session_cache`: how many sessions its
+/// resumption cache has room for (rustls reserves them all up front).
+pub(crate) fn server_crypto(
+    identity: &Identity,
+    clients: Option<&ClientAuth>,
+    session_cache: usize,
+) -> Result<QuicServerConfig, Error> {
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| TlsError::new(TlsStep::Server, e))?;
@@ -198,6 +204,7 @@ pub(crate) fn server_crypto(identity: &Identity, clients: Option<&ClientAuth>) -
         .with_single_cert(identity.chain.clone(), identity.key.clone_key())
         .map_err(|e| TlsError::new(TlsStep::Server, e))?;
     tls.alpn_protocols = vec![ALPN.to_vec()];
+    tls.session_storage = rustls::server::ServerSessionMemoryCache::new(session_cache);
     tls.max_early_data_size = u32::MAX;
     tls.key_log = key_log();
     Ok(QuicServerConfig::try_from(tls).map_err(|e| TlsError::new(TlsStep::Server, e))?)
@@ -471,7 +478,7 @@ mod tests {
     #[test]
     fn configs_build() {
         let id = Identity::self_signed(&["localhost", "127.0.0.1"]).unwrap();
-        server_crypto(&id, None).unwrap();
+        server_crypto(&id, None, 256).unwrap();
         client_crypto(&ServerTrust::Root(id.cert_der().to_vec()), None).unwrap();
         client_crypto(&ServerTrust::Pinned(id.fingerprint()), Some(&id)).unwrap();
         client_crypto(&ServerTrust::Insecure, None).unwrap();
@@ -479,8 +486,8 @@ mod tests {
             allowed: vec![id.fingerprint()],
             ..ClientAuth::default()
         };
-        server_crypto(&id, Some(&auth)).unwrap();
-        let Err(e) = server_crypto(&id, Some(&ClientAuth::default())) else {
+        server_crypto(&id, Some(&auth), 256).unwrap();
+        let Err(e) = server_crypto(&id, Some(&ClientAuth::default()), 256) else {
             panic!("client authentication with nothing to accept");
         };
         let e = e.to_string();

@@ -191,6 +191,11 @@ impl Conn {
     }
 }
 
+/// Sessions a live server's TLS resumption cache has room for (rustls's default).
+const LIVE_SESSION_CACHE: usize = 256;
+/// The same for a simulated (seeded) server.
+const SIM_SESSION_CACHE: usize = 8;
+
 /// A QUIC endpoint with its connections and transfers, sans IO.
 pub struct Node {
     config: NodeConfig,
@@ -296,8 +301,17 @@ impl Node {
         let switches = SwitchSlot::new();
         let (server, server_factory) = match identity {
             Some(id) => {
+                // rustls's default room for 256 resumable sessions costs 36 KiB
+                // up front: a simulated server serves one connection, whose
+                // tickets (still issued and stored, so the handshake is the
+                // same) fit in a few.
+                let session_cache = if sim.seed.is_some() {
+                    SIM_SESSION_CACHE
+                } else {
+                    LIVE_SESSION_CACHE
+                };
                 let mut crypto: Arc<dyn quinn_proto::crypto::ServerConfig> =
-                    Arc::new(server_crypto(id, config.client_auth.as_ref())?);
+                    Arc::new(server_crypto(id, config.client_auth.as_ref(), session_cache)?);
                 if sim.null_packet_protection {
                     crypto = Arc::new(crate::null_keys::NullServerConfig(crypto));
                 }
