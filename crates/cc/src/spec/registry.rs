@@ -47,8 +47,8 @@ pub(super) static REGISTRY: [ControllerInfo; 7] = [
             p(
                 "iw",
                 "packets",
-                None,
-                "initial window (default RFC 9002 §7.2: 10, at most 14720 bytes; ns-2's windowInit_ is 2)",
+                Some("RFC 9002"),
+                "initial window (RFC 9002 §7.2: 10, at most 14720 bytes; ns-2's windowInit_ is 2)",
             ),
             p(
                 "lw",

@@ -202,5 +202,24 @@ fn registry_names_every_spec() {
         };
         let spec: ControllerSpec = s.parse().unwrap();
         assert_eq!(spec.name(), info.name);
+        // What the registry (and so `tputctl cc list`) calls required is:
+        // the spec fails without it.
+        for (i, missing) in needs.iter().enumerate() {
+            let rest: Vec<&str> = needs
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, n)| n.as_str())
+                .collect();
+            let s = if rest.is_empty() {
+                info.name.to_owned()
+            } else {
+                format!("{}:{}", info.name, rest.join(","))
+            };
+            assert!(
+                s.parse::<ControllerSpec>().is_err(),
+                "{s} parses without {missing}, which the registry calls required"
+            );
+        }
     }
 }
