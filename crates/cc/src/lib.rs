@@ -63,7 +63,9 @@ mod vegas;
 mod testutil;
 
 #[cfg(feature = "quinn")]
-pub use adapter::{BuildController, ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
+pub use adapter::{
+    BuildController, ControllerProbe, ControllerSwitch, Pacing, QuinnController, QuinnFactory, SwitchSlot,
+};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use bbr::{Bbr, BbrConfig, BbrMode};

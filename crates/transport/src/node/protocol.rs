@@ -155,6 +155,8 @@ impl Node {
             stall,
             last_stall_probe: None,
             stall_rng: splitmix64(self.key_state ^ 0x5741_4c4c),
+            pacer: Default::default(),
+            paced_until: None,
         };
         self.conns.insert(handle, Box::new(c));
         self.drive(handle, now);
