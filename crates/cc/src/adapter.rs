@@ -82,7 +82,7 @@ impl ControllerProbe {
             send_quantum: Some(self.pacing.quantum.load(Ordering::Relaxed)).filter(|&q| q > 0),
         })
     }
-    fn store(&self, snapshot: Snapshot) {
+    pub(crate) fn store(&self, snapshot: Snapshot) {
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(snapshot);
     }
     fn store_pacing(&self, controller: &dyn CongestionController) {

@@ -53,6 +53,8 @@ mod estimator;
 mod eval_slot;
 mod fixed;
 mod guarantee;
+#[cfg(feature = "quinn")]
+mod native;
 mod newreno;
 mod reno;
 mod spec;
@@ -80,6 +82,8 @@ pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
 pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode, QUIC_OVERHEAD};
+#[cfg(feature = "quinn")]
+pub use native::{NativeFactory, QuinnCc, QuinnCcError};
 pub use newreno::{Counting, NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, registry};
 pub use vegas::{Vegas, VegasConfig};

@@ -127,6 +127,7 @@ pub(crate) fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
                 count,
                 size: opts.buffer_size.unwrap_or(512 << 10),
             }),
+            quinn_cc: None,
         })
         .collect()
 }

@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tput_cc::AlgorithmState;
 use tput_lab::host::QuicHost;
-use tput_netsim::{
-    Addr, Datagram, Dumbbell, DumbbellConfig, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator,
-};
+use tput_netsim::{Addr, Datagram, Dumbbell, DumbbellConfig, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator};
 use tput_transport::{Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
 /// One datagram the sender handed to the simulator.
@@ -106,7 +104,10 @@ fn upload(cc: &str, secs: u64) -> Vec<Sent> {
 
 /// Full-size datagrams (the payload's) sent after `from`.
 fn data_after(sent: &[Sent], from: SimTime) -> Vec<Sent> {
-    sent.iter().filter(|s| s.at >= from && s.bytes >= 1100).copied().collect()
+    sent.iter()
+        .filter(|s| s.at >= from && s.bytes >= 1100)
+        .copied()
+        .collect()
 }
 
 #[test]
@@ -131,7 +132,11 @@ fn a_bbr_flow_s_datagrams_are_spaced_by_its_pacing_rate() {
     let median = ratios[ratios.len() / 2];
     assert!((0.95..1.05).contains(&median), "median gap / (size / rate) = {median}");
     let back_to_back = ratios.iter().filter(|&&r| r < 0.01).count() as f64 / ratios.len() as f64;
-    assert!(back_to_back < 0.2, "{:.0} % of datagrams back to back", back_to_back * 100.0);
+    assert!(
+        back_to_back < 0.2,
+        "{:.0} % of datagrams back to back",
+        back_to_back * 100.0
+    );
 
     // Never faster than the pacing rate: in any 5 ms the sender sends no
     // more than 5 ms at its highest rate of the period plus one bucket

@@ -393,6 +393,7 @@ impl Setup<'_> {
                 None
             },
             buffers: g.app_buffers(),
+            quinn_cc: g.quinn_cc(),
         };
         let mut client_cfg = self.node_config(flow)?;
         client_cfg.receive_window = g.receive_window;
@@ -581,7 +582,7 @@ fn quic_result(
     FlowResult {
         flow,
         group,
-        cc: g.cc.to_string(),
+        cc: g.quinn_cc().map_or_else(|| g.cc.to_string(), |q| q.to_string()),
         bytes,
         start_secs: start.as_secs_f64(),
         active_secs,
