@@ -67,20 +67,33 @@ pub(crate) struct Pacer {
     /// When the tokens were last brought up to date; `None` before the
     /// first use (the bucket starts full).
     last: Option<Instant>,
+    /// The release time last handed out ([`ready_at`](Self::ready_at)),
+    /// until the next refill.
+    due: Option<Instant>,
 }
 
 impl Pacer {
     /// Bring the bucket up to `now` at `pacing` and return the bytes it
     /// lets go at once, for datagrams of up to `mtu` bytes.
+    ///
+    /// A wake-up later than the release time the pacer asked for (a live
+    /// timer's granularity: tokio's is a millisecond, the draft's send
+    /// quantum at most one) keeps the tokens of the delay, up to one bucket
+    /// more: otherwise every late timer would cost the sender the rest of
+    /// its rate. In the simulator timers are exact and this never applies.
     pub(crate) fn available(&mut self, now: Instant, pacing: PacingRate, mtu: u64) -> u64 {
         let depth = u128::from(pacing.burst(mtu)) * NANOS;
+        let rate = u128::from(pacing.rate);
+        let late = self
+            .due
+            .take()
+            .map_or(0, |due| now.saturating_duration_since(due).as_nanos());
+        let cap = depth + late.saturating_mul(rate).min(depth);
         self.tokens = match self.last {
             None => depth,
             Some(last) => {
                 let elapsed = now.saturating_duration_since(last).as_nanos();
-                self.tokens
-                    .saturating_add(elapsed.saturating_mul(u128::from(pacing.rate)))
-                    .min(depth)
+                self.tokens.saturating_add(elapsed.saturating_mul(rate)).min(cap)
             }
         };
         // A clock that went back (never in the simulator) refills nothing.
@@ -95,11 +108,12 @@ impl Pacer {
 
     /// When the bucket next holds `bytes` at `rate` bytes per second, given
     /// that it was last brought up to date by [`available`](Self::available).
-    pub(crate) fn ready_at(&self, bytes: u64, rate: u64) -> Option<Instant> {
+    pub(crate) fn ready_at(&mut self, bytes: u64, rate: u64) -> Option<Instant> {
         let last = self.last?;
         let missing = (u128::from(bytes) * NANOS).saturating_sub(self.tokens);
         let nanos = missing.div_ceil(u128::from(rate.max(1)));
-        last.checked_add(Duration::from_nanos(u64::try_from(nanos).ok()?))
+        self.due = last.checked_add(Duration::from_nanos(u64::try_from(nanos).ok()?));
+        self.due
     }
 }
 
@@ -164,6 +178,31 @@ mod tests {
         assert_eq!(sent.iter().filter(|&&t| t == later).count(), 4, "{sent:?}");
         assert_eq!(sent[4] - later, Duration::from_millis(1));
         assert_eq!(sent[5] - later, Duration::from_millis(2));
+    }
+
+    #[test]
+    fn a_late_wake_up_keeps_the_tokens_of_the_delay() {
+        let pacing = PacingRate {
+            rate: 1_200_000,
+            quantum: Some(2 * MTU),
+        };
+        let t0 = Instant::now();
+        let mut p = Pacer::default();
+        run(&mut p, t0, pacing, 2);
+        let due = p.ready_at(MTU, pacing.rate).unwrap();
+        assert_eq!(due - t0, Duration::from_millis(1));
+        // The timer fires 1.5 ms late: the datagram due plus the 1.5 ms of
+        // tokens (3000 bytes), where a bucket holds 2400.
+        let late = due + Duration::from_micros(1500);
+        assert_eq!(p.available(late, pacing, MTU), MTU + 1800);
+        // Only a late wake-up for a release time counts: a long idle
+        // period fills one bucket.
+        p.spend(MTU + 1800);
+        assert_eq!(p.available(late + Duration::from_secs(1), pacing, MTU), 2 * MTU);
+        // And the extra is one bucket at most.
+        p.spend(2 * MTU);
+        let due = p.ready_at(MTU, pacing.rate).unwrap();
+        assert_eq!(p.available(due + Duration::from_secs(1), pacing, MTU), 4 * MTU);
     }
 
     #[test]
