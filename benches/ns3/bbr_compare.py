@@ -190,6 +190,16 @@ std::vector<double> Run(std::vector<std::string> tcps, uint32_t queue_packets, d
 )
 
 
+def ns3_version():
+    """The installed ns3 package's version (PyPI's ns3 3.44.post0 is ns-3.44)."""
+    try:
+        from importlib.metadata import version
+
+        return version("ns3")
+    except Exception:  # noqa: BLE001 - any failure: unknown
+        return "(unknown version)"
+
+
 def bdp_packets():
     return round(RATE_BPS * RTT_S / 8 / WIRE_PACKET)
 
@@ -257,8 +267,8 @@ def main():
         if filters and not any(f in name(buffer_bdp, groups) for f in filters):
             continue
         rows.append(run_case(buffer_bdp, groups, secs))
-    print(f"ns-3 {ns.cppyy.gbl.ns3.Version().GetVersion() if hasattr(ns, 'Version') else '3.44 (PyPI ns3)'}: "
-          f"100 Mbit/s, 50 ms RTT dumbbell, {secs:.0f} s per case ({time.time() - started:.1f} s wall)\n")
+    print(f"ns-3 {ns3_version()}: 100 Mbit/s, 50 ms RTT dumbbell, {secs:.0f} s per case "
+          f"({time.time() - started:.1f} s wall)\n")
     print(f"{'case':<34} {'util':>6} {'goodput':>8} {'qd p50':>8} {'qd p99':>8} {'loss':>8} {'jain':>6} {'share1':>7} {'ProbeRTT':>8}")
     print(f"{'':<34} {'':>6} {'Mbit/s':>8} {'ms':>8} {'ms':>8} {'%':>8} {'':>6} {'':>7} {'% time':>8}")
     for r in rows:
