@@ -21,7 +21,9 @@ ProbeRTT (and only there, short of a retransmission timeout).
 
 Needs the `ns3` package from PyPI (`pip install ns3`; measured with 3.44).
 Usage: python3 benches/ns3/bbr_compare.py [--short] [FILTER...]
-(30 s per case; --short: 5 s).
+(30 s per case; --short: 5 s; FILTER, e.g. "0.1 BDP", runs only the cases
+whose name contains it). Rows print as the cases finish: the 30-s cases
+take minutes each (ns-3 simulates every TCP segment and ACK).
 """
 
 import sys
@@ -256,25 +258,28 @@ def run_case(buffer_bdp, groups, secs):
     }
 
 
+def row_line(r):
+    probe = "-" if r["probe_rtt"] is None else f"{r['probe_rtt']:.1f}"
+    return (
+        f"{r['case']:<34} {r['util']:>6.3f} {r['goodput']:>8.1f} {r['p50']:>8.1f} {r['p99']:>8.1f} "
+        f"{r['loss']:>8.3f} {r['jain']:>6.3f} {r['share1']:>7.3f} {probe:>8}"
+    )
+
+
 def main():
     args = sys.argv[1:]
     short = "--short" in args
     filters = [a for a in args if not a.startswith("-")]
     secs = 5.0 if short else 30.0
     started = time.time()
-    rows = []
+    print(f"ns-3 {ns3_version()}: 100 Mbit/s, 50 ms RTT dumbbell, {secs:.0f} s per case\n")
+    print(f"{'case':<34} {'util':>6} {'goodput':>8} {'qd p50':>8} {'qd p99':>8} {'loss':>8} {'jain':>6} {'share1':>7} {'ProbeRTT':>8}")
+    print(f"{'':<34} {'':>6} {'Mbit/s':>8} {'ms':>8} {'ms':>8} {'%':>8} {'':>6} {'':>7} {'% time':>8}", flush=True)
     for buffer_bdp, groups in cases():
         if filters and not any(f in name(buffer_bdp, groups) for f in filters):
             continue
-        rows.append(run_case(buffer_bdp, groups, secs))
-    print(f"ns-3 {ns3_version()}: 100 Mbit/s, 50 ms RTT dumbbell, {secs:.0f} s per case "
-          f"({time.time() - started:.1f} s wall)\n")
-    print(f"{'case':<34} {'util':>6} {'goodput':>8} {'qd p50':>8} {'qd p99':>8} {'loss':>8} {'jain':>6} {'share1':>7} {'ProbeRTT':>8}")
-    print(f"{'':<34} {'':>6} {'Mbit/s':>8} {'ms':>8} {'ms':>8} {'%':>8} {'':>6} {'':>7} {'% time':>8}")
-    for r in rows:
-        probe = "-" if r["probe_rtt"] is None else f"{r['probe_rtt']:.1f}"
-        print(f"{r['case']:<34} {r['util']:>6.3f} {r['goodput']:>8.1f} {r['p50']:>8.1f} {r['p99']:>8.1f} "
-              f"{r['loss']:>8.3f} {r['jain']:>6.3f} {r['share1']:>7.3f} {probe:>8}")
+        print(row_line(run_case(buffer_bdp, groups, secs)), flush=True)
+    print(f"\n({time.time() - started:.1f} s wall)")
 
 
 if __name__ == "__main__":
