@@ -20,8 +20,8 @@ its state private, so it is read from its window, which is 4 segments in
 ProbeRTT (and only there, short of a retransmission timeout).
 
 Needs the `ns3` package from PyPI (`pip install ns3`; measured with 3.44).
-Usage: python3 benches/ns3/bbr_compare.py [--short] [FILTER...]
-(30 s per case; --short: 5 s; FILTER, e.g. "0.1 BDP", runs only the cases
+Usage: python3 benches/ns3/bbr_compare.py [--short | --secs S] [FILTER...]
+(30 s per case; --short: 5 s; --secs: S seconds; FILTER, e.g. "0.1 BDP", runs only the cases
 whose name contains it). Rows print as the cases finish: the 30-s cases
 take minutes each (ns-3 simulates every TCP segment and ACK).
 """
@@ -271,6 +271,9 @@ def main():
     short = "--short" in args
     filters = [a for a in args if not a.startswith("-")]
     secs = 5.0 if short else 30.0
+    if "--secs" in args:
+        secs = float(args[args.index("--secs") + 1])
+        filters = [a for a in filters if a != args[args.index("--secs") + 1]]
     started = time.time()
     print(f"ns-3 {ns3_version()}: 100 Mbit/s, 50 ms RTT dumbbell, {secs:.0f} s per case\n")
     print(f"{'case':<34} {'util':>6} {'goodput':>8} {'qd p50':>8} {'qd p99':>8} {'loss':>8} {'jain':>6} {'share1':>7} {'ProbeRTT':>8}")
