@@ -28,11 +28,15 @@
 //! - [`soak`]: one server under many clients, killed clients, impostors,
 //!   garbage and spoofed Initials; memory and descriptors
 //!   (`cargo bench -p tput-benches --bench soak`).
+//! - [`bbr_compare`]: this project's BBRv3 against quinn-proto's BBR on a
+//!   100 Mbit/s, 50 ms dumbbell, alone and beside CUBIC and NewReno
+//!   (`cargo bench -p tput-benches --bench bbr_compare`).
 //! - [`seed003`]: R. Araki, TCP variants under power-saving link-rate
 //!   control — `W_min` of NewReno, CUBIC, Vegas and Compound TCP vs delay,
 //!   flows and file size, for the TCP model and QUIC
 //!   (`cargo bench -p tput-benches --bench seed003`).
 
+pub mod bbr_compare;
 pub mod guarantee;
 pub mod live_faults;
 pub mod repro;

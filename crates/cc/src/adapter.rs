@@ -16,7 +16,7 @@
 //! driver replaces the algorithm once it knows which one the peer asked for.
 
 use std::any::Any;
-use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -40,6 +40,27 @@ use crate::spec::ControllerSpec;
 #[derive(Debug, Clone, Default)]
 pub struct ControllerProbe {
     latest: Arc<Mutex<Option<Snapshot>>>,
+    pacing: Arc<PacingCell>,
+}
+
+/// A controller's pacing rate and send quantum, as its
+/// [`CongestionController::pacing_rate`] and
+/// [`CongestionController::send_quantum`] last reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pacing {
+    /// Bytes per second, positive.
+    pub rate_bytes_per_sec: u64,
+    /// The largest burst the controller wants sent back to back, bytes, if it says.
+    pub send_quantum: Option<u64>,
+}
+
+/// [`Pacing`] in two atomics (0 for none): a driver reads it before every
+/// transmission, so it takes no lock.
+#[derive(Debug, Default)]
+struct PacingCell {
+    rate: AtomicU64,
+    quantum: AtomicU64,
 }
 
 impl ControllerProbe {
@@ -51,8 +72,24 @@ impl ControllerProbe {
     pub fn latest(&self) -> Option<Snapshot> {
         self.latest.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
-    fn store(&self, snapshot: Snapshot) {
+    /// The controller's pacing rate and send quantum as of its latest
+    /// callback from quinn-proto (every send, ACK batch and congestion
+    /// event); `None` while it reports no pacing rate (or a rate of 0).
+    pub fn pacing(&self) -> Option<Pacing> {
+        let rate = self.pacing.rate.load(Ordering::Relaxed);
+        (rate > 0).then(|| Pacing {
+            rate_bytes_per_sec: rate,
+            send_quantum: Some(self.pacing.quantum.load(Ordering::Relaxed)).filter(|&q| q > 0),
+        })
+    }
+    pub(crate) fn store(&self, snapshot: Snapshot) {
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(snapshot);
+    }
+    fn store_pacing(&self, controller: &dyn CongestionController) {
+        let rate = controller.pacing_rate().unwrap_or(0);
+        let quantum = controller.send_quantum().unwrap_or(0);
+        self.pacing.rate.store(rate, Ordering::Relaxed);
+        self.pacing.quantum.store(quantum, Ordering::Relaxed);
     }
 }
 
@@ -107,6 +144,7 @@ impl ControllerSwitch {
         let mtu = self.shared.mtu.load(Ordering::Relaxed);
         let next = spec.build_in(mtu, bandwidth, aggregate);
         self.shared.probe.store(next.snapshot());
+        self.shared.probe.store_pacing(&*next);
         *self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner) = Some(next);
         self.shared.armed.store(true, Ordering::Release);
     }
@@ -339,6 +377,7 @@ impl ControllerFactory for QuinnFactory {
         };
         if let Some(p) = &probe {
             p.store(inner.snapshot());
+            p.store_pacing(&*inner);
         }
         Box::new(QuinnController { inner, probe, switch })
     }
@@ -368,6 +407,13 @@ impl QuinnController {
     fn report(&self) {
         if let Some(p) = &self.probe {
             p.store(self.inner.snapshot());
+            p.store_pacing(&*self.inner);
+        }
+    }
+    /// Only the pacing rate: cheap enough for every send.
+    fn report_pacing(&self) {
+        if let Some(p) = &self.probe {
+            p.store_pacing(&*self.inner);
         }
     }
     /// Swap in an algorithm installed through the switch, if any.
@@ -383,6 +429,7 @@ impl Controller for QuinnController {
     fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
         self.switch();
         self.inner.on_sent(now, bytes);
+        self.report_pacing();
     }
 
     fn on_ack(&mut self, now: Instant, sent: Instant, bytes: u64, app_limited: bool, rtt: &RttEstimator) {

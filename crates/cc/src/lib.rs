@@ -54,6 +54,8 @@ mod estimator;
 mod eval_slot;
 mod fixed;
 mod guarantee;
+#[cfg(feature = "quinn")]
+mod native;
 mod newreno;
 mod reno;
 mod spec;
@@ -64,7 +66,9 @@ mod vegas;
 mod testutil;
 
 #[cfg(feature = "quinn")]
-pub use adapter::{BuildController, ControllerProbe, ControllerSwitch, QuinnController, QuinnFactory, SwitchSlot};
+pub use adapter::{
+    BuildController, ControllerProbe, ControllerSwitch, Pacing, QuinnController, QuinnFactory, SwitchSlot,
+};
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use bbr::{Bbr, BbrConfig, BbrMode};
@@ -80,6 +84,8 @@ pub use estimator::{Estimating, EstimatorConfig, InlineEstimator};
 pub use eval_slot::{EvalSlot, EvalSlotError};
 pub use fixed::{FixedConfig, FixedWindow};
 pub use guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode, QUIC_OVERHEAD};
+#[cfg(feature = "quinn")]
+pub use native::{NativeFactory, QuinnCc, QuinnCcError};
 pub use newreno::{Counting, NewReno, NewRenoConfig};
 pub use spec::{ControllerInfo, ControllerSpec, ParamInfo, SpecError, SpecErrorKind, registry};
 pub use vegas::{Vegas, VegasConfig};

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
-use tput_cc::{AlgorithmState, BandwidthSource, Snapshot};
+use tput_cc::{AlgorithmState, BandwidthSource, BbrMode, Snapshot};
 use tput_netsim::{Addr, Datagram, FileArrivals, FlowId, Host, OracleHandle, SimTime};
 
 use tput_transport::{Direction, IntervalStats, Node, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
@@ -26,7 +26,7 @@ use tput_transport::{Direction, IntervalStats, Node, NodeEvent, ServerTrust, Tra
 /// fields changed. A change that only grows the window within
 /// [`TRACE_MIN_GAP_SECS`] of the last kept sample is held back (the latest
 /// such state replaces the one held); every other change (the window shrinks,
-/// `ssthresh`, `k` or `s` changes) is kept at once, preceded by the held-back
+/// `ssthresh`, `k`, `s` or BBR's state changes) is kept at once, preceded by the held-back
 /// state, so the peaks and troughs of a sawtooth are exact while steady
 /// growth costs at most one sample per flow per millisecond.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
@@ -49,6 +49,10 @@ pub struct CcSample {
     pub goal_bytes_per_sec: Option<f64>,
     /// The guarantee controller's loss floor, bytes (0 in the paper's mode); `None` for other controllers.
     pub floor_bytes: Option<u64>,
+    /// BBR's state (`BBR.state`, draft-ietf-ccwg-bbr-06 §5.3); `None` for
+    /// other controllers. A change of state is kept at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bbr_mode: Option<BbrMode>,
 }
 
 impl CcSample {
@@ -77,6 +81,9 @@ impl CcSample {
             sample.goal_bytes_per_sec = Some(goal_bytes_per_sec);
             sample.floor_bytes = Some(floor_bytes);
         }
+        if let AlgorithmState::Bbr { mode, .. } = snap.state {
+            sample.bbr_mode = Some(mode);
+        }
         sample
     }
 
@@ -86,6 +93,7 @@ impl CcSample {
             && self.ssthresh_bytes == other.ssthresh_bytes
             && self.k.map(f64::to_bits) == other.k.map(f64::to_bits)
             && self.slot_rtts == other.slot_rtts
+            && self.bbr_mode == other.bbr_mode
     }
 
     /// Whether going from `self` to `next` is only window growth.
@@ -94,6 +102,7 @@ impl CcSample {
             && next.ssthresh_bytes == self.ssthresh_bytes
             && next.k.map(f64::to_bits) == self.k.map(f64::to_bits)
             && next.slot_rtts == self.slot_rtts
+            && next.bbr_mode == self.bbr_mode
     }
 }
 

@@ -160,3 +160,47 @@ fn null_packet_protection_changes_no_metric() {
     assert!(null.link_packets > 1000);
     assert_eq!(null, real);
 }
+
+/// `quinn = true` runs quinn-proto's own controller of `cc` beside ours in
+/// the same simulation; results name it. quinn's BBR and ours together
+/// fill a 100 Mbit/s link and each gets through (quinn's BBRv1, which
+/// ignores loss, takes most of it: 72 against 7.5 Mbit/s), and a group asking
+/// quinn-proto for a controller it does not have is refused in one line.
+#[test]
+fn quinn_s_own_controllers_run_beside_ours() {
+    let text = r#"
+        duration = "4s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "100Mbit/s", delay = "5ms", queue_packets = 100 }
+        access = { rate = "1Gbit/s", delay = "2.5ms", queue_packets = 1000 }
+        [[flows]]
+        cc = "bbr"
+        quinn = true
+        [[flows]]
+        cc = "bbr"
+    "#;
+    let s = Scenario::from_toml_str(text).unwrap();
+    let r = run(&s, |_| {}).unwrap();
+    let names: Vec<&str> = r.flows.iter().map(|f| f.cc.as_str()).collect();
+    assert_eq!(names, ["quinn-bbr", "bbr"]);
+    for f in &r.flows {
+        assert!(f.errors.is_empty(), "{}: {:?}", f.cc, f.errors);
+        assert!(f.bytes > 1_000_000, "{}: {} bytes in 4 s", f.cc, f.bytes);
+    }
+    assert!(
+        r.window.bottleneck.utilisation > 0.8,
+        "{}",
+        r.window.bottleneck.utilisation
+    );
+    // quinn's controller reports its window (as a custom controller does).
+    let trace = &r.flows[0].cc_trace;
+    assert!(trace.len() > 10 && trace.iter().any(|s| s.cwnd_bytes != trace[0].cwnd_bytes));
+
+    let bad = text.replacen("cc = \"bbr\"\n        quinn", "cc = \"vegas\"\n        quinn", 1);
+    let err = Scenario::from_toml_str(&bad)
+        .and_then(|s| run(&s, |_| {}).map(|_| ()))
+        .unwrap_err();
+    assert_eq!(err.to_string().lines().count(), 1, "one line: {err}");
+    assert!(err.to_string().contains("flows[0].quinn"), "{err}");
+}

@@ -106,6 +106,9 @@ pub enum ConfigError {
     /// Application buffers asked for a download.
     #[error("application buffers are for uploads only")]
     BuffersForDownload,
+    /// One of quinn-proto's own controllers asked for a download.
+    #[error("quinn-proto's own controllers send uploads only (a download's server builds the controller)")]
+    QuinnCcForDownload,
     /// A controller spec longer than a request can carry.
     #[error("controller spec of {len} bytes: at most {max} fit in a request")]
     SpecTooLong {

@@ -43,6 +43,8 @@ async fn fifty_megabytes_with_every_controller() {
         // loaded machine (1 Gbit/s gave ~6 KB, which crawled for minutes).
         "fixed:rate=40Gbit/s",
         "guarantee:target=200Mbit/s",
+        // Paced by the node at its own pacing rate, on tokio's timers.
+        "bbr",
     ] {
         let spec = TransferSpec::upload(50_000_000, cc.parse().unwrap());
         let out = within(udp::transfer(

@@ -391,7 +391,8 @@ impl Setup<'_> {
             } else {
                 None
             })
-            .with_buffers(g.app_buffers());
+            .with_buffers(g.app_buffers())
+            .with_quinn_cc(g.quinn_cc());
         let mut client_cfg = self.node_config(flow)?;
         client_cfg.receive_window = g.receive_window;
         let mut client_node = Node::simulated(client_cfg, None, self.sim_options(seed ^ 2))?;
@@ -577,7 +578,7 @@ fn quic_result(
     FlowResult {
         flow,
         group,
-        cc: g.cc.to_string(),
+        cc: g.quinn_cc().map_or_else(|| g.cc.to_string(), |q| q.to_string()),
         bytes,
         start_secs: start.as_secs_f64(),
         active_secs,

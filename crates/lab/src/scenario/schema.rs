@@ -312,6 +312,13 @@ pub struct FlowGroup {
     /// `tcp.receive_window`.
     #[serde(default, with = "human_size", skip_serializing_if = "Option::is_none")]
     pub receive_window: Option<u64>,
+    /// The senders run quinn-proto's own implementation of `cc`
+    /// (`newreno`, `cubic` or `bbr`, with no parameters:
+    /// [`tput_cc::QuinnCc`]) instead of this project's, to compare the two
+    /// in the same simulation (QUIC uploads only). Results name them
+    /// `quinn-newreno`, `quinn-cubic`, `quinn-bbr`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quinn: bool,
 }
 
 /// Default of [`FlowGroup::buffer_size`]: the paper's 512 KB buffers
@@ -463,6 +470,7 @@ impl FlowGroup {
             buffers: None,
             buffer_size: None,
             receive_window: None,
+            quinn: false,
         }
     }
 
@@ -471,6 +479,19 @@ impl FlowGroup {
         self.buffers = Some(count);
         self.buffer_size = Some(size);
         self
+    }
+
+    /// The group's senders run quinn-proto's own controller of `cc`
+    /// (see [`FlowGroup::quinn`]).
+    pub fn quinn(mut self) -> Self {
+        self.quinn = true;
+        self
+    }
+
+    /// quinn-proto's controller the senders run, if [`FlowGroup::quinn`] is set
+    /// and `cc` has one.
+    pub fn quinn_cc(&self) -> Option<tput_cc::QuinnCc> {
+        self.quinn.then(|| tput_cc::QuinnCc::for_spec(&self.cc)).flatten()
     }
 
     /// The application-buffer model in force, if any.

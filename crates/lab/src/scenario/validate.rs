@@ -124,6 +124,21 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
                 "{what}.receive_window: QUIC only (use tcp.receive_window)"
             )));
         }
+        if g.quinn {
+            let refuse = |why: &str| Err(Error::Invalid(format!("{what}.quinn: {why}")));
+            if g.quinn_cc().is_none() {
+                return refuse(&format!(
+                    "quinn-proto has its own newreno, cubic and bbr, with no parameters, not `{}`",
+                    g.cc
+                ));
+            }
+            if g.transport == Transport::Tcp {
+                return refuse("QUIC only");
+            }
+            if g.direction == Some(Direction::Download) {
+                return refuse("uploads only");
+            }
+        }
         if g.tcp.is_some() && g.transport != Transport::Tcp {
             return Err(Error::Invalid(format!("{what}.tcp: needs transport = \"tcp\"")));
         }

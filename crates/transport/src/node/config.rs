@@ -7,6 +7,7 @@ use tput_cc::Aggregate;
 use tput_cc::BandwidthSource;
 use tput_cc::ControllerSpec;
 use tput_cc::EvalSlot;
+use tput_cc::QuinnCc;
 use tput_cc::units::{Rate, format_duration};
 
 use crate::error::ConfigError;
@@ -385,6 +386,13 @@ pub struct TransferSpec {
     /// of `size` bytes unacknowledged at once, one stream each (protocol
     /// step 2); `None` sends the payload on one stream.
     pub buffers: Option<AppBuffers>,
+    /// Run one of quinn-proto's own controllers instead of `cc` (uploads
+    /// only; `None`, the default: `cc`), to compare the two in the same
+    /// setting. The request then names this crate's controller of the same
+    /// algorithm ([`QuinnCc::counterpart`]); the sender's outcome and
+    /// records name this one. quinn-proto's controllers are paced by
+    /// quinn-proto alone (see [`tput_cc::NativeFactory`]).
+    pub quinn_cc: Option<QuinnCc>,
 }
 
 impl TransferSpec {
@@ -401,6 +409,7 @@ impl TransferSpec {
         with_bandwidth: bandwidth: Option<Arc<dyn BandwidthSource>>;
         with_aggregate: aggregate: Option<Aggregate>;
         with_buffers: buffers: Option<AppBuffers>;
+        with_quinn_cc: quinn_cc: Option<QuinnCc>;
     }
 
     /// Check what the protocol cannot carry or a sender cannot run;
@@ -430,7 +439,10 @@ impl TransferSpec {
                 return Err(ConfigError::BuffersForDownload);
             }
         }
-        let cc_len = self.cc.to_string().len();
+        if self.quinn_cc.is_some() && self.direction == Direction::Download {
+            return Err(ConfigError::QuinnCcForDownload);
+        }
+        let cc_len = self.request_cc().to_string().len();
         if cc_len > crate::proto::MAX_CC_SPEC_LEN {
             return Err(ConfigError::SpecTooLong {
                 len: cc_len,
@@ -463,6 +475,18 @@ impl TransferSpec {
             bandwidth: None,
             aggregate: None,
             buffers: None,
+            quinn_cc: None,
         }
+    }
+
+    /// The controller the request names: `cc`, or the counterpart of
+    /// [`quinn_cc`](Self::quinn_cc).
+    pub(crate) fn request_cc(&self) -> ControllerSpec {
+        self.quinn_cc.map_or_else(|| self.cc.clone(), QuinnCc::counterpart)
+    }
+
+    /// The name of the sender's controller in outcomes and records.
+    pub(crate) fn cc_name(&self) -> String {
+        self.quinn_cc.map_or_else(|| self.cc.to_string(), |q| q.to_string())
     }
 }

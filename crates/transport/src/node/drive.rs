@@ -17,6 +17,7 @@ use super::Conn;
 use super::Node;
 use super::Role;
 use super::endpoint::Outgoing;
+use super::pacer::PacingRate;
 use super::protocol::cpu_since;
 use super::receiver::ReceiverSide;
 use super::sender::CHUNK;
@@ -57,6 +58,7 @@ impl Node {
                     b,
                     c.silence_deadline(),
                     c.stall_probe_due(stall_probe),
+                    c.paced_until,
                 ]
             })
             .flatten()
@@ -70,7 +72,7 @@ impl Node {
         for (&h, c) in self.conns.iter_mut() {
             let [a, b] = Self::app_wakeups(c);
             let stall = c.stall_probe_due(self.config.stall_probe);
-            if [c.conn.poll_timeout(), a, b, c.silence_deadline(), stall]
+            if [c.conn.poll_timeout(), a, b, c.silence_deadline(), stall, c.paced_until]
                 .into_iter()
                 .flatten()
                 .any(|t| t <= now)
@@ -195,6 +197,7 @@ impl Node {
             Self::app_io(c, now, &self.config, &self.sim, &mut self.events);
             let mut any = false;
             let mut yielded = false;
+            c.paced_until = None;
             loop {
                 if sent >= self.transmit_budget {
                     if !self.more.contains(&h) {
@@ -208,7 +211,22 @@ impl Node {
                 let mtu = usize::from(c.conn.current_mtu());
                 // A GSO batch is one UDP send: at most 64 KiB in all, or the
                 // kernel refuses it (EMSGSIZE) and the whole batch is lost.
-                let segments = self.max_segments.min(MAX_GSO_BYTES / mtu).max(1);
+                let mut segments = self.max_segments.min(MAX_GSO_BYTES / mtu).max(1);
+                // The controller's own pacing rate, if it has one (read
+                // afresh: every send and ACK may change it): a datagram
+                // goes only with a full datagram's tokens in the bucket.
+                let pacing = c.probe.pacing().map(|p| PacingRate {
+                    rate: p.rate_bytes_per_sec,
+                    quantum: p.send_quantum,
+                });
+                if let Some(p) = pacing {
+                    let tokens = c.pacer.available(now, p, mtu as u64);
+                    if tokens < mtu as u64 {
+                        c.paced_until = c.pacer.ready_at(mtu as u64, p.rate);
+                        break;
+                    }
+                    segments = segments.min(usize::try_from(tokens / mtu as u64).unwrap_or(usize::MAX));
+                }
                 let mut buf = self
                     .spare
                     .pop()
@@ -219,6 +237,9 @@ impl Node {
                 match c.conn.poll_transmit(now, segments, &mut buf) {
                     Some(t) => {
                         buf.truncate(t.size);
+                        if pacing.is_some() {
+                            c.pacer.spend(t.size as u64);
+                        }
                         sent += t.segment_size.map_or(1, |s| t.size.div_ceil(s));
                         self.out.push_back(Outgoing {
                             destination: t.destination,

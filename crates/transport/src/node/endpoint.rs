@@ -257,6 +257,8 @@ impl Node {
                                 stall,
                                 last_stall_probe: None,
                                 stall_rng: splitmix64(self.key_state ^ id),
+                                pacer: Default::default(),
+                                paced_until: None,
                             };
                             self.conns.insert(h, Box::new(c));
                             self.drive(h, now);

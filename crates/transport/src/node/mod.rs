@@ -24,6 +24,7 @@ mod buffers;
 mod config;
 mod drive;
 mod endpoint;
+mod pacer;
 mod pool;
 mod protocol;
 mod receiver;
@@ -33,6 +34,7 @@ pub use config::{CpuClock, NodeConfig, ServerLimits, SimOptions, TransferSpec};
 pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
 use endpoint::{Qlog, SeededCids};
+use pacer::Pacer;
 pub use pool::BufferPool;
 use receiver::{Receiver, ReceiverSide, RecvPhase};
 use sender::{SendPhase, Sender};
@@ -145,6 +147,12 @@ struct Conn {
     /// Draws the jitter of the next stall probe's interval (seeded by the
     /// node's seed, so a simulation stays reproducible).
     stall_rng: u64,
+    /// Paces the connection's datagrams when its controller reports a
+    /// pacing rate (see the `pacer` module); unused otherwise.
+    pacer: Pacer,
+    /// The pacer held a datagram back: the moment it lets one go, a node
+    /// timer. `None` when the pacer is not what stops the connection.
+    paced_until: Option<Instant>,
 }
 
 impl Conn {

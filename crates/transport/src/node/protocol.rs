@@ -11,6 +11,7 @@ use quinn_proto::ConnectionId;
 use quinn_proto::Dir;
 use tput_cc::ControllerProbe;
 use tput_cc::EvalSlot;
+use tput_cc::NativeFactory;
 use tput_cc::QuinnFactory;
 
 use super::CLOSE_PROTOCOL_ERROR;
@@ -84,7 +85,12 @@ impl Node {
         if self.sim.null_packet_protection {
             crypto = Arc::new(crate::null_keys::NullClientConfig(crypto));
         }
-        let (factory, stall) = self.stalls_probed(Arc::new(factory), now);
+        let factory: Arc<dyn quinn_proto::congestion::ControllerFactory + Send + Sync> =
+            match (spec.quinn_cc, spec.direction) {
+                (Some(q), Direction::Upload) => Arc::new(NativeFactory::new(q).with_probe(probe.clone())),
+                _ => Arc::new(factory),
+            };
+        let (factory, stall) = self.stalls_probed(factory, now);
         let mut cc = ClientConfig::new(crypto);
         cc.transport_config(Arc::new(Self::transport(&self.config, factory, qlog)));
         let state = self.cid_state.clone();
@@ -127,6 +133,8 @@ impl Node {
             last_stall_probe: None,
             stall_rng: splitmix64(self.key_state ^ 0x5741_4c4c),
             pool: self.pool.clone(),
+            pacer: Default::default(),
+            paced_until: None,
         };
         self.conns.insert(handle, Box::new(c));
         self.drive(handle, now);
@@ -153,7 +161,7 @@ impl Node {
             eval_slot,
             interval: spec.interval,
             rate_limit_bps: spec.rate_limit.map_or(0, |r| r.bits_per_sec()),
-            cc: spec.cc.to_string(),
+            cc: spec.request_cc().to_string(),
             buffers: spec.buffers,
         };
         let bytes = req.encode().map_err(|e| e.to_string())?;
@@ -171,7 +179,7 @@ impl Node {
         let cpu_start = c.cpu_now();
         c.role = match spec.direction {
             Direction::Upload => {
-                let mut s = Sender::new(SenderSide::Client, req, stream, spec.cc.to_string(), &mut c.conn, now);
+                let mut s = Sender::new(SenderSide::Client, req, stream, spec.cc_name(), &mut c.conn, now);
                 s.cpu_start = cpu_start;
                 Role::Sender(Box::new(s))
             }
@@ -327,7 +335,7 @@ impl Node {
                 id: c.id,
                 direction: spec.direction,
                 local_sender: spec.direction == Direction::Upload,
-                cc: spec.cc.to_string(),
+                cc: spec.cc_name(),
                 bytes: 0,
                 elapsed_secs,
                 intervals: Vec::new(),
