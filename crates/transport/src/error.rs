@@ -109,6 +109,12 @@ pub enum ConfigError {
     /// One of quinn-proto's own controllers asked for a download.
     #[error("quinn-proto's own controllers send uploads only (a download's server builds the controller)")]
     QuinnCcForDownload,
+    /// A user's own controller asked for a download.
+    #[error("a controller of your own sends uploads only (a download's server builds the controller from the request)")]
+    OwnControllerForDownload,
+    /// Both one of quinn-proto's controllers and one of the user's own.
+    #[error("a transfer runs one controller: give quinn-proto's or your own, not both")]
+    TwoControllers,
     /// A controller spec longer than a request can carry.
     #[error("controller spec of {len} bytes: at most {max} fit in a request")]
     SpecTooLong {

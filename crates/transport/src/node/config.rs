@@ -7,8 +7,8 @@ use tput_cc::Aggregate;
 use tput_cc::BandwidthSource;
 use tput_cc::ControllerSpec;
 use tput_cc::EvalSlot;
-use tput_cc::QuinnCc;
 use tput_cc::units::{Rate, format_duration};
+use tput_cc::{QuinnCc, QuinnFactory};
 
 use crate::error::ConfigError;
 use crate::proto::AppBuffers;
@@ -393,6 +393,12 @@ pub struct TransferSpec {
     /// records name this one. quinn-proto's controllers are paced by
     /// quinn-proto alone (see [`tput_cc::NativeFactory`]).
     pub quinn_cc: Option<QuinnCc>,
+    /// Run a controller of the user's own instead of `cc` (uploads only):
+    /// the factory's closure builds one per connection
+    /// ([`QuinnFactory::from_fn`]); the node adds its probe, so snapshots,
+    /// interval records and a pacing rate the controller reports work as for
+    /// a spec. `cc` still names the transfer in the request and the records.
+    pub controller: Option<QuinnFactory>,
 }
 
 impl TransferSpec {
@@ -410,6 +416,7 @@ impl TransferSpec {
         with_aggregate: aggregate: Option<Aggregate>;
         with_buffers: buffers: Option<AppBuffers>;
         with_quinn_cc: quinn_cc: Option<QuinnCc>;
+        with_controller: controller: Option<QuinnFactory>;
     }
 
     /// Check what the protocol cannot carry or a sender cannot run;
@@ -441,6 +448,12 @@ impl TransferSpec {
         }
         if self.quinn_cc.is_some() && self.direction == Direction::Download {
             return Err(ConfigError::QuinnCcForDownload);
+        }
+        if self.controller.is_some() && self.direction == Direction::Download {
+            return Err(ConfigError::OwnControllerForDownload);
+        }
+        if self.controller.is_some() && self.quinn_cc.is_some() {
+            return Err(ConfigError::TwoControllers);
         }
         let cc_len = self.request_cc().to_string().len();
         if cc_len > crate::proto::MAX_CC_SPEC_LEN {
@@ -476,6 +489,7 @@ impl TransferSpec {
             aggregate: None,
             buffers: None,
             quinn_cc: None,
+            controller: None,
         }
     }
 

@@ -68,7 +68,10 @@ impl Node {
         let id = self.next_id;
         let probe = ControllerProbe::new();
         let mut factory = match spec.direction {
-            Direction::Upload => QuinnFactory::new(spec.cc.clone()),
+            Direction::Upload => spec
+                .controller
+                .clone()
+                .unwrap_or_else(|| QuinnFactory::new(spec.cc.clone())),
             // The server sends and builds the requested controller.
             Direction::Download => QuinnFactory::new(receiving_controller()),
         }
