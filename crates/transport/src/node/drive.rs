@@ -194,7 +194,7 @@ impl Node {
                 progressed |= !matches!(ev, Event::Stream(StreamEvent::Writable { .. }));
                 Self::on_event(c, ev, now);
             }
-            Self::app_io(c, now, &self.config, &self.sim, &mut self.events);
+            Self::app_io(c, now, &self.config, &self.sim, self.pool.as_ref(), &mut self.events);
             let mut any = false;
             let mut yielded = false;
             c.paced_until = None;

@@ -251,7 +251,6 @@ impl Node {
                                 request_deadline: self.config.limits.request_timeout.and_then(|t| now.checked_add(t)),
                                 last_heard: now,
                                 silence_limit: self.config.strict_idle.then_some(self.config.idle_timeout),
-                                pool: self.pool.clone(),
                                 silenced: false,
                                 refusal,
                                 stall,

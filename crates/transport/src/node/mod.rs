@@ -141,9 +141,6 @@ struct Conn {
     stall: Option<Arc<StallState>>,
     /// When this connection last sent a stall probe.
     last_stall_probe: Option<Instant>,
-    /// Where a receiver puts back the buffers of the payload it has read
-    /// (the node's [`BufferPool`], if it shares one).
-    pool: Option<BufferPool>,
     /// Draws the jitter of the next stall probe's interval (seeded by the
     /// node's seed, so a simulation stays reproducible).
     stall_rng: u64,

@@ -14,6 +14,7 @@ use tput_cc::EvalSlot;
 use tput_cc::NativeFactory;
 use tput_cc::QuinnFactory;
 
+use super::BufferPool;
 use super::CLOSE_PROTOCOL_ERROR;
 use super::Conn;
 use super::Node;
@@ -135,7 +136,6 @@ impl Node {
             stall,
             last_stall_probe: None,
             stall_rng: splitmix64(self.key_state ^ 0x5741_4c4c),
-            pool: self.pool.clone(),
             pacer: Default::default(),
             paced_until: None,
         };
@@ -207,6 +207,7 @@ impl Node {
         now: Instant,
         config: &NodeConfig,
         sim: &SimOptions,
+        pool: Option<&BufferPool>,
         events: &mut VecDeque<NodeEvent>,
     ) {
         if c.error.is_some() {
@@ -229,7 +230,7 @@ impl Node {
         }
         let result = match c.role {
             Role::Sender(_) => Self::sender_io(c, now, sim.write_ahead_to_credit, events),
-            Role::Receiver(_) => Self::receiver_io(c, now, events),
+            Role::Receiver(_) => Self::receiver_io(c, now, pool, events),
             _ => Ok(()),
         };
         if let Err((code, why)) = result {

@@ -100,6 +100,7 @@ impl Node {
     pub(super) fn receiver_io(
         c: &mut Conn,
         now: Instant,
+        pool: Option<&BufferPool>,
         events: &mut VecDeque<NodeEvent>,
     ) -> Result<(), (u32, String)> {
         let Conn {
@@ -107,7 +108,6 @@ impl Node {
             role: Role::Receiver(r),
             id,
             cpu_clock,
-            pool,
             ..
         } = c
         else {
@@ -116,7 +116,7 @@ impl Node {
         let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
         if r.phase == RecvPhase::Receiving {
             let before = r.meter.bytes;
-            let (finished, time_up) = Self::receive_payload(r, conn, now, pool.as_ref())?;
+            let (finished, time_up) = Self::receive_payload(r, conn, now, pool)?;
             // The count of every interval that has ended (protocol step 3),
             // sent when payload arrives after its end: with the ACK the
             // arrival calls for anyway, and without a timer of its own (an
