@@ -192,7 +192,7 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
     );
     for (name, d) in [("forward", &s.forward), ("reverse", &s.reverse)] {
         outln!(
-            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s); drops queue {} cutoff {} random {} overload {}; queue max {} pkts {} B; late p50 {:.0} us p99 {:.0} us max {:.0} us",
+            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s); drops queue {} cutoff {} random {} overload {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
             d.offered.packets,
             d.offered.bytes,
             d.delivered.packets,
@@ -204,6 +204,8 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
             d.dropped_overload.packets,
             d.queue_high_water.packets,
             d.queue_high_water.bytes,
+            d.queue_delay_p50_ms,
+            d.queue_delay_p99_ms,
             d.late_p50_us,
             d.late_p99_us,
             d.late_max_us,

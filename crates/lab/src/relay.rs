@@ -30,7 +30,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
-use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, SimTime, Verdict};
+use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, SimTime, Verdict, serialization_ns};
 
 use crate::Error;
 use crate::scenario::{LinkSpec, link_config};
@@ -228,6 +228,15 @@ pub struct DirectionStats {
     pub late_p99_us: f64,
     /// Maximum.
     pub late_max_us: f64,
+    /// Queueing delay of the delivered datagrams, in milliseconds: the
+    /// time from the offer to the start of its transmission, computed as
+    /// the datagram's time in the link less the propagation delay and its
+    /// own serialization at the link's rate when it arrived (a rate step
+    /// while it waited moves it by the difference). The 50th percentile,
+    /// in 10-µs buckets (the upper edge), as a share of datagrams, not of time.
+    pub queue_delay_p50_ms: f64,
+    /// 99th percentile.
+    pub queue_delay_p99_ms: f64,
 }
 
 /// The relay's counters.
@@ -246,53 +255,79 @@ pub struct RelayStats {
     pub rebinds: u64,
 }
 
-/// Lateness of departures in microsecond buckets (the last one holds
-/// everything later).
+/// Durations in fixed-width buckets (the last one holds everything
+/// longer), for percentiles.
 #[derive(Debug, Clone)]
-struct Lateness {
+struct Histogram {
+    bucket_ns: u64,
     buckets: Vec<u64>,
     count: u64,
     max_ns: u64,
 }
 
-impl Lateness {
-    fn new() -> Self {
-        Lateness {
-            buckets: vec![0; 20_001],
+impl Histogram {
+    /// `buckets` buckets of `bucket_ns` each.
+    fn new(bucket_ns: u64, buckets: usize) -> Self {
+        Histogram {
+            bucket_ns,
+            buckets: vec![0; buckets],
             count: 0,
             max_ns: 0,
         }
     }
 
+    /// Lateness of departures: 1-µs buckets up to 20 ms.
+    fn lateness() -> Self {
+        Self::new(1_000, 20_001)
+    }
+
+    /// Queueing delay: 10-µs buckets up to 2 s.
+    fn queueing() -> Self {
+        Self::new(10_000, 200_001)
+    }
+
     fn record(&mut self, ns: u64) {
-        let i = ((ns / 1000) as usize).min(self.buckets.len() - 1);
+        let i = ((ns / self.bucket_ns) as usize).min(self.buckets.len() - 1);
         self.buckets[i] += 1;
         self.count += 1;
         self.max_ns = self.max_ns.max(ns);
     }
 
-    /// The upper edge of the bucket holding quantile `q`, in microseconds.
-    fn quantile_us(&self, q: f64) -> f64 {
+    /// The upper edge of the bucket holding quantile `q` (never more than
+    /// the maximum), in nanoseconds; 0 when empty.
+    fn quantile_ns(&self, q: f64) -> u64 {
         if self.count == 0 {
-            return 0.0;
+            return 0;
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
         let mut seen = 0;
         for (i, &n) in self.buckets.iter().enumerate() {
             seen += n;
             if seen >= rank {
-                return ((i + 1) as f64).min(self.max_ns as f64 / 1000.0);
+                return ((i as u64 + 1) * self.bucket_ns).min(self.max_ns);
             }
         }
-        self.max_ns as f64 / 1000.0
+        self.max_ns
+    }
+
+    fn quantile_us(&self, q: f64) -> f64 {
+        self.quantile_ns(q) as f64 / 1e3
+    }
+
+    fn quantile_ms(&self, q: f64) -> f64 {
+        self.quantile_ns(q) as f64 / 1e6
     }
 }
 
 /// One direction: its link and what the relay saw.
 struct Direction {
-    link: LinkRunner<(SocketAddr, Bytes)>,
+    /// Each datagram with its client and the time it was offered.
+    link: LinkRunner<(SocketAddr, Bytes, SimTime)>,
+    /// The link's propagation delay, nanoseconds.
+    propagation_ns: u64,
     overload: Counter,
-    late: Lateness,
+    late: Histogram,
+    queueing: Histogram,
 }
 
 impl Direction {
@@ -313,7 +348,32 @@ impl Direction {
             late_p50_us: self.late.quantile_us(0.5),
             late_p99_us: self.late.quantile_us(0.99),
             late_max_us: self.late.max_ns as f64 / 1000.0,
+            queue_delay_p50_ms: self.queueing.quantile_ms(0.5),
+            queue_delay_p99_ms: self.queueing.quantile_ms(0.99),
         }
+    }
+
+    /// A new direction over `cfg`.
+    fn new(cfg: &LinkConfig, seed: u64, name: &str) -> Result<Self, Error> {
+        Ok(Direction {
+            link: LinkRunner::new(cfg, seed).map_err(|e| Error::Invalid(format!("{name}: {e}")))?,
+            propagation_ns: u64::try_from(cfg.delay.as_nanos()).unwrap_or(u64::MAX),
+            overload: Counter::default(),
+            late: Histogram::lateness(),
+            queueing: Histogram::queueing(),
+        })
+    }
+
+    /// Records the queueing delay of a datagram offered at `offered` and due
+    /// at the far end at `due`, `wire` bytes long.
+    fn record_queueing(&mut self, offered: SimTime, due: SimTime, wire: u64) {
+        let serialization = serialization_ns(wire * 8, self.link.model().rate_bps().max(1));
+        let in_link = due.as_nanos().saturating_sub(offered.as_nanos());
+        self.queueing.record(
+            in_link
+                .saturating_sub(self.propagation_ns)
+                .saturating_sub(serialization),
+        );
     }
 }
 
@@ -417,17 +477,8 @@ impl Relay {
             listen,
             rebind_every,
         } = self;
-        let mut fwd = Direction {
-            link: LinkRunner::new(&cfg.forward, cfg.seed).map_err(|e| Error::Invalid(format!("forward: {e}")))?,
-            overload: Counter::default(),
-            late: Lateness::new(),
-        };
-        let mut rev = Direction {
-            link: LinkRunner::new(&cfg.reverse, cfg.seed ^ 0x0052_4556_4552_5345)
-                .map_err(|e| Error::Invalid(format!("reverse: {e}")))?,
-            overload: Counter::default(),
-            late: Lateness::new(),
-        };
+        let mut fwd = Direction::new(&cfg.forward, cfg.seed, "forward")?;
+        let mut rev = Direction::new(&cfg.reverse, cfg.seed ^ 0x0052_4556_4552_5345, "reverse")?;
         let (tx, mut rx) = mpsc::unbounded_channel::<Inbound>();
         let listener = tokio::spawn(receive(listen.clone(), None, tx.clone()));
         let mut upstream: HashMap<SocketAddr, Upstream> = HashMap::new();
@@ -464,13 +515,13 @@ impl Relay {
                         slot.insert(up);
                     }
                     let len = m.payload.len() as u64;
-                    let v = fwd.link.offer(t, len, (m.peer, m.payload));
+                    let v = fwd.link.offer(t, len, (m.peer, m.payload, t));
                     if v != Verdict::Accepted {
                         tracing::trace!(?v, "relay: forward drop");
                     }
                 } else {
                     let len = m.payload.len() as u64;
-                    rev.link.offer(t, len, (m.peer, m.payload));
+                    rev.link.offer(t, len, (m.peer, m.payload, t));
                 }
             }
             // Send everything that is due.
@@ -481,7 +532,8 @@ impl Relay {
                     match out {
                         LinkOutput::Deliver { at, frame } => {
                             let late = st.as_nanos().saturating_sub(at.as_nanos());
-                            let (client, payload) = frame.item;
+                            let (client, payload, offered) = frame.item;
+                            dir.record_queueing(offered, at, frame.wire);
                             if late > OVERLOAD_LAG.as_nanos() as u64 {
                                 count(&mut dir.overload, frame.wire);
                                 continue;
@@ -832,12 +884,39 @@ mod tests {
 
     #[test]
     fn lateness_quantiles() {
-        let mut l = Lateness::new();
+        let mut l = Histogram::lateness();
         for i in 0..100 {
             l.record(i * 1000 + 500);
         }
         assert_eq!(l.quantile_us(0.5), 50.0);
         assert_eq!(l.quantile_us(0.99), 99.0);
         assert_eq!(l.max_ns, 99_500);
+    }
+
+    #[test]
+    fn queueing_delay_is_time_in_link_less_propagation_and_serialization() {
+        // 8 Mbit/s, 10 ms: a 1000-byte datagram serializes in 1 ms.
+        let cfg = LinkConfig::new(8_000_000, Duration::from_millis(10)).with_overhead(0);
+        let mut d = Direction::new(&cfg, 1, "forward").expect("valid link");
+        let addr: SocketAddr = "127.0.0.1:9".parse().expect("address");
+        // Three back to back at t = 0: they wait 0, 1 and 2 ms.
+        for _ in 0..3 {
+            let t = SimTime::ZERO;
+            d.link.offer(t, 1000, (addr, Bytes::from_static(&[0; 1000]), t));
+        }
+        let mut due = Vec::new();
+        while let Some(o) = d.link.poll(SimTime::from_nanos(1_000_000_000)) {
+            if let LinkOutput::Deliver { at, frame } = o {
+                due.push(at.as_nanos());
+                d.record_queueing(frame.item.2, at, frame.wire);
+            }
+        }
+        assert_eq!(due, [11_000_000, 12_000_000, 13_000_000]);
+        assert_eq!(d.queueing.count, 3);
+        assert_eq!(d.queueing.max_ns, 2_000_000);
+        // Upper bucket edges (10 µs), capped at the maximum.
+        assert_eq!(d.queueing.quantile_ms(0.5), 1.01);
+        assert_eq!(d.queueing.quantile_ms(0.99), 2.0);
+        assert_eq!(d.stats(SimTime::ZERO).queue_delay_p50_ms, 1.01);
     }
 }
