@@ -4,8 +4,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tput_cc::ControllerSpec;
 use tput_cc::units::{Rate, parse_duration, parse_size};
+use tput_cc::{ControllerSpec, QuinnCc};
 use tput_transport::{EvalSlot, Fingerprint};
 
 use crate::Failure;
@@ -79,6 +79,41 @@ pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
 
 pub(crate) fn parse_spec(s: &str) -> Result<ControllerSpec, String> {
     s.parse::<ControllerSpec>().map_err(|e| e.to_string())
+}
+
+/// A sender's controller as `--cc` names it: one of this workspace's specs,
+/// or one of quinn-proto's own controllers (`quinn-newreno`, `quinn-cubic`,
+/// `quinn-bbr`, `quinn-bbr-paced`, uploads only), which the request names by this crate's
+/// controller of the same algorithm.
+#[derive(Debug, Clone)]
+pub(crate) struct CcChoice {
+    /// The spec the request carries.
+    pub(crate) spec: ControllerSpec,
+    /// quinn-proto's controller to run instead, if one was named.
+    pub(crate) quinn: Option<QuinnCc>,
+}
+
+impl std::fmt::Display for CcChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.quinn {
+            Some(q) => write!(f, "{q}"),
+            None => write!(f, "{}", self.spec),
+        }
+    }
+}
+
+pub(crate) fn parse_cc_choice(s: &str) -> Result<CcChoice, String> {
+    if s.trim_start().starts_with("quinn-") {
+        let q = s.trim().parse::<QuinnCc>().map_err(|e| e.to_string())?;
+        return Ok(CcChoice {
+            spec: q.counterpart(),
+            quinn: Some(q),
+        });
+    }
+    Ok(CcChoice {
+        spec: parse_spec(s)?,
+        quinn: None,
+    })
 }
 
 pub(crate) fn parse_pin(s: &str) -> Result<Fingerprint, String> {

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use tput_cc::ControllerSpec;
 use tput_cc::units::Rate;
 use tput_lab::{live, report};
 use tput_transport::{Direction, EvalSlot, Fingerprint, Identity, NodeConfig, ServerTrust, TransferSpec, udp};
@@ -25,8 +24,13 @@ pub(crate) struct SendOpts {
     #[arg(short = 'n', long, value_parser = parse_bytes)]
     bytes: Option<u64>,
     /// Congestion controller spec of the sender (the server's, with -R).
-    #[arg(long, default_value = "cubic", value_parser = parse_spec)]
-    cc: ControllerSpec,
+    ///
+    /// A spec of this workspace (`tputctl cc list`), or one of quinn-proto's
+    /// own controllers with its defaults: quinn-newreno, quinn-cubic,
+    /// quinn-bbr (uploads only; paced by quinn-proto alone), or
+    /// quinn-bbr-paced (quinn-proto's BBR paced at the rate it computes).
+    #[arg(long, default_value = "cubic", value_parser = parse_cc_choice)]
+    cc: CcChoice,
     /// Throughput target judged per evaluation slot at the receiver, e.g. 20Mbit/s.
     ///
     /// The receiver judges goodput (verified payload). A guarantee controller
@@ -114,8 +118,9 @@ pub(crate) fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
                 } else {
                     Direction::Upload
                 },
-                opts.cc.clone(),
+                opts.cc.spec.clone(),
             )
+            .with_quinn_cc(opts.cc.quinn)
             .with_bytes(opts.bytes)
             .with_duration(duration)
             .with_target(opts.target)

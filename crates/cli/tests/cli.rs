@@ -396,6 +396,20 @@ fn fig6_n30_json_is_identical_twice() {
     assert_eq!(v["flows"].as_array().unwrap().len(), 31);
 }
 
+/// `--cc quinn-bbr` runs quinn-proto's own BBR on an upload and names it in
+/// the report; a download with it, or a misspelt name, is a one-line error.
+#[test]
+fn quinn_s_own_controllers_from_the_command_line() {
+    let o = tputctl(&["loopback", "-n", "1M", "-J", "--cc", "quinn-bbr"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["cc"], "quinn-bbr", "{v}");
+    assert_eq!(v["transfers"][0]["cc"], "quinn-bbr", "{}", v["transfers"][0]);
+    assert_eq!(v["summary"]["bytes"], 1_048_576);
+    assert_input_error(&["loopback", "-n", "1M", "-R", "--cc", "quinn-bbr"], "uploads only");
+    assert_input_error(&["loopback", "-n", "1M", "--cc", "quinn-bbrr"], "quinn-bbrr");
+}
+
 #[test]
 fn iperf3_short_flags_and_bare_numbers() {
     // -n 1M is iperf3's MiB; -P 2 two connections; -J one JSON document.
