@@ -16,8 +16,11 @@
 //! go-back-N. The retransmission timer follows RFC 6298. When fast recovery
 //! ends the sender tells the controller
 //! ([`CongestionController::on_recovery_end`](tput_cc::CongestionController::on_recovery_end)), so that the controller's
-//! recovery period is TCP's ([`ControllerRecovery`]). Optional pacing
-//! ([`TcpConfig::pacing`]) spreads segments at Linux's rate.
+//! recovery period is TCP's ([`ControllerRecovery`]). A controller that
+//! reports a pacing rate (BBR, the fixed window) is always paced at that
+//! rate, as Linux paces at `sk_pacing_rate` when the congestion-control
+//! module sets it; for the others, optional pacing ([`TcpConfig::pacing`])
+//! spreads segments at Linux's rate from the window.
 //!
 //! # Wire format
 //!
@@ -157,7 +160,10 @@ pub struct TcpConfig {
     /// `len / rate`, rate = `cwnd / SRTT` times [`PACING_SS_PERCENT`] while
     /// `cwnd < ssthresh / 2` and [`PACING_CA_PERCENT`] after, as Linux's
     /// `tcp_update_pacing_rate`; no pacing before the first RTT sample.
-    /// Retransmissions are paced too.
+    /// Retransmissions are paced too. A controller that reports its own
+    /// pacing rate ([`CongestionController::pacing_rate`](tput_cc::CongestionController::pacing_rate))
+    /// is paced at that rate whatever this says (one segment per
+    /// `len / rate`, with no burst allowance).
     pub pacing: bool,
     /// Clock granularity `G` of RFC 6298 §2.
     pub granularity: Duration,

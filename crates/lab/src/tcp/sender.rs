@@ -649,11 +649,21 @@ impl TcpSender {
         (len > 0 && rwnd_ok(seq, len)).then_some(seq)
     }
 
-    /// Linux's pacing rate (`tcp_update_pacing_rate`), bytes per second
-    /// times 100: `cwnd / SRTT` at [`PACING_SS_PERCENT`] while
-    /// `cwnd < ssthresh / 2`, else at [`PACING_CA_PERCENT`]; `None` before
-    /// the first RTT sample.
+    /// Whether segments are paced: when [`TcpConfig::pacing`] asks for
+    /// Linux's rate, or when the controller reports a rate of its own.
+    fn paces(&self) -> bool {
+        self.cfg.pacing || self.cc.pacing_rate().is_some()
+    }
+
+    /// The pacing rate as bytes times 100 per a number of nanoseconds: the
+    /// controller's own rate if it reports one (as Linux's BBR sets
+    /// `sk_pacing_rate`), else Linux's `tcp_update_pacing_rate`: `cwnd /
+    /// SRTT` at [`PACING_SS_PERCENT`] while `cwnd < ssthresh / 2`, else at
+    /// [`PACING_CA_PERCENT`]; `None` before the first RTT sample.
     fn pacing_rate_x100(&self) -> Option<(u128, u128)> {
+        if let Some(rate) = self.cc.pacing_rate() {
+            return Some((u128::from(rate) * 100, 1_000_000_000));
+        }
         let srtt = self.srtt.filter(|s| !s.is_zero())?;
         let snap = self.cc.snapshot();
         let cwnd = snap.cwnd_bytes;
@@ -737,7 +747,8 @@ impl Host for TcpSender {
             return None;
         }
         self.stopped(now);
-        let paced = self.cfg.pacing && now < self.pace_next;
+        let pacing = self.paces();
+        let paced = pacing && now < self.pace_next;
         self.pace_wait = false;
         let rexmit = self.rexmit;
         let seq = self.next_segment()?;
@@ -748,7 +759,7 @@ impl Host for TcpSender {
             return None;
         }
         let d = self.send(now, seq);
-        if self.cfg.pacing {
+        if pacing {
             self.pace_after(now, self.seg_len(seq));
         }
         Some(d)
@@ -810,5 +821,37 @@ mod tests {
         s.rtt_sample(Duration::from_millis(200));
         // RTTVAR = 3/4 * 50 + 1/4 * 100 = 62.5; SRTT = 7/8 * 100 + 1/8 * 200 = 112.5.
         assert_eq!(s.rto(), Duration::from_micros(112_500 + 250_000));
+    }
+    #[test]
+    fn a_controller_with_its_own_rate_is_paced_at_it() {
+        // 8 Mbit/s = 1 MB/s: one 1000-byte segment per millisecond, from
+        // the first segment on (no RTT sample needed), with `pacing` off.
+        let cc = "fixed:rate=8Mbit/s"
+            .parse::<tput_cc::ControllerSpec>()
+            .unwrap()
+            .build(1000);
+        assert_eq!(cc.pacing_rate(), Some(1_000_000));
+        let t = TcpTransfer {
+            dst: Addr::default(),
+            flow: 1,
+            start: SimTime::ZERO,
+            amount: Amount::Bytes(100_000),
+            interval: Duration::ZERO,
+        };
+        let mut s = TcpSender::new(TcpConfig::default(), cc, Instant::now(), t);
+        let ms = |m: u64| SimTime::from_nanos(m * 1_000_000);
+        assert!(s.poll_transmit(ms(0)).is_some());
+        assert!(s.poll_transmit(ms(0)).is_none(), "a second segment at once");
+        assert_eq!(s.poll_timeout(), Some(ms(1)), "the next one is due 1 ms later");
+        assert!(s.poll_transmit(SimTime::from_nanos(999_999)).is_none());
+        assert!(s.poll_transmit(ms(1)).is_some());
+        assert!(s.poll_transmit(ms(2)).is_some());
+        assert_eq!(s.stats().segments_sent, 3);
+
+        // A controller without a rate, with `pacing` off: back to back.
+        let cc = "newreno".parse::<tput_cc::ControllerSpec>().unwrap().build(1000);
+        let mut s = TcpSender::new(TcpConfig::default(), cc, Instant::now(), t);
+        assert!(s.poll_transmit(ms(0)).is_some());
+        assert!(s.poll_transmit(ms(0)).is_some());
     }
 }
