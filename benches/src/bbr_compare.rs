@@ -47,20 +47,41 @@ pub struct Contender {
     pub cc: &'static str,
     /// quinn-proto's own implementation of `cc` instead of ours.
     pub quinn: bool,
+    /// quinn-proto's BBR paced by the node at the rate it computes
+    /// (`quinn-bbr-paced`), instead of by quinn-proto's pacer alone.
+    pub paced: bool,
 }
 
 impl Contender {
     /// Ours.
     pub const fn ours(cc: &'static str) -> Self {
-        Self { cc, quinn: false }
+        Self {
+            cc,
+            quinn: false,
+            paced: false,
+        }
     }
     /// quinn-proto's.
     pub const fn quinn(cc: &'static str) -> Self {
-        Self { cc, quinn: true }
+        Self {
+            cc,
+            quinn: true,
+            paced: false,
+        }
     }
-    /// `bbr` or `quinn-bbr`.
+    /// quinn-proto's BBR, paced by the node at its own pacing rate.
+    pub const fn quinn_paced() -> Self {
+        Self {
+            cc: "bbr",
+            quinn: true,
+            paced: true,
+        }
+    }
+    /// `bbr`, `quinn-bbr` or `quinn-bbr-paced`.
     pub fn label(&self) -> String {
-        if self.quinn {
+        if self.paced {
+            format!("quinn-{}-paced", self.cc)
+        } else if self.quinn {
             format!("quinn-{}", self.cc)
         } else {
             self.cc.to_string()
@@ -115,7 +136,11 @@ impl Case {
             .iter()
             .map(|(c, n)| {
                 let g = FlowGroup::new(c.cc.parse().expect("a valid controller spec")).times(*n);
-                if c.quinn { g.quinn() } else { g }
+                match (c.quinn, c.paced) {
+                    (_, true) => g.quinn_paced(),
+                    (true, false) => g.quinn(),
+                    (false, false) => g,
+                }
             })
             .collect();
         Scenario {
@@ -128,11 +153,17 @@ impl Case {
 }
 
 /// Every case, in table order: for each buffer, 1, 2 and 10 flows of our
-/// BBR and of quinn's, then each BBR beside one CUBIC and one NewReno flow.
+/// BBR, of quinn's and of quinn's paced at its own rate, then each BBR
+/// beside one CUBIC and one NewReno flow.
 pub fn cases() -> Vec<Case> {
     let mut out = Vec::new();
+    let all = [
+        Contender::ours("bbr"),
+        Contender::quinn("bbr"),
+        Contender::quinn_paced(),
+    ];
     for buffer_bdp in [1.0, 0.1] {
-        for bbr in [Contender::ours("bbr"), Contender::quinn("bbr")] {
+        for bbr in all {
             for n in [1, 2, 10] {
                 out.push(Case {
                     buffer_bdp,
@@ -140,7 +171,7 @@ pub fn cases() -> Vec<Case> {
                 });
             }
         }
-        for bbr in [Contender::ours("bbr"), Contender::quinn("bbr")] {
+        for bbr in all {
             for other in ["cubic", "newreno"] {
                 out.push(Case {
                     buffer_bdp,
@@ -322,8 +353,10 @@ mod tests {
         assert_eq!(bdp_packets(), 509);
         let c = &cases()[0];
         assert_eq!(c.buffer_packets(), 509);
-        assert_eq!(cases().len(), 20);
-        assert_eq!(cases()[6].name(), "1.0 BDP  bbr + cubic");
+        // Per buffer: 1, 2 and 10 flows of three BBRs, then each beside CUBIC and NewReno.
+        assert_eq!(cases().len(), 2 * (9 + 6));
+        assert_eq!(cases()[8].name(), "1.0 BDP  10 x quinn-bbr-paced");
+        assert_eq!(cases()[9].name(), "1.0 BDP  bbr + cubic");
     }
 
     #[test]

@@ -86,8 +86,13 @@ impl ControllerProbe {
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(snapshot);
     }
     fn store_pacing(&self, controller: &dyn CongestionController) {
-        let rate = controller.pacing_rate().unwrap_or(0);
-        let quantum = controller.send_quantum().unwrap_or(0);
+        self.store_rate(
+            controller.pacing_rate().unwrap_or(0),
+            controller.send_quantum().unwrap_or(0),
+        );
+    }
+    /// Stores a pacing rate in bytes per second and a send quantum in bytes (0: none).
+    pub(crate) fn store_rate(&self, rate: u64, quantum: u64) {
         self.pacing.rate.store(rate, Ordering::Relaxed);
         self.pacing.quantum.store(quantum, Ordering::Relaxed);
     }

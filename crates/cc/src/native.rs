@@ -8,7 +8,10 @@
 //! [`QuinnCc::Bbr`] on the same path. quinn-proto's controllers have no
 //! pacing hook of their own: a [`NativeFactory`]'s controller reports no
 //! pacing rate to the probe, so it runs under quinn-proto's pacer (1.25 x
-//! cwnd / srtt) alone, as it does in quinn.
+//! cwnd / srtt) alone, as it does in quinn. [`QuinnCc::BbrPaced`] is the
+//! one exception: quinn-proto's BBR with the pacing rate it computes (and
+//! reports in its `metrics()`) passed to the probe, so that a node paces it
+//! as BBR means to be paced, as this crate's `bbr` is.
 
 use std::any::Any;
 use std::fmt;
@@ -36,24 +39,33 @@ pub enum QuinnCc {
     Cubic,
     /// quinn-proto's `Bbr` (BBRv1).
     Bbr,
+    /// quinn-proto's `Bbr`, paced by the node at the rate it computes
+    /// (`metrics().pacing_rate`) rather than by quinn-proto's pacer alone.
+    BbrPaced,
 }
 
 /// A name that is not one of quinn-proto's controllers.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown quinn-proto controller `{0}`: expected quinn-newreno, quinn-cubic or quinn-bbr")]
+#[error("unknown quinn-proto controller `{0}`: expected quinn-newreno, quinn-cubic, quinn-bbr or quinn-bbr-paced")]
 pub struct QuinnCcError(String);
 
 impl QuinnCc {
     /// Every one, in the order of [`name`](Self::name)s above.
-    pub const ALL: [QuinnCc; 3] = [QuinnCc::NewReno, QuinnCc::Cubic, QuinnCc::Bbr];
+    pub const ALL: [QuinnCc; 4] = [QuinnCc::NewReno, QuinnCc::Cubic, QuinnCc::Bbr, QuinnCc::BbrPaced];
 
-    /// `quinn-newreno`, `quinn-cubic` or `quinn-bbr`.
+    /// `quinn-newreno`, `quinn-cubic`, `quinn-bbr` or `quinn-bbr-paced`.
     pub fn name(self) -> &'static str {
         match self {
             QuinnCc::NewReno => "quinn-newreno",
             QuinnCc::Cubic => "quinn-cubic",
             QuinnCc::Bbr => "quinn-bbr",
+            QuinnCc::BbrPaced => "quinn-bbr-paced",
         }
+    }
+
+    /// Whether the node paces it at the rate it reports ([`QuinnCc::BbrPaced`]).
+    pub fn paced(self) -> bool {
+        self == QuinnCc::BbrPaced
     }
 
     /// This crate's controller of the same algorithm, with its defaults
@@ -62,13 +74,14 @@ impl QuinnCc {
         match self {
             QuinnCc::NewReno => ControllerSpec::NewReno(Default::default()),
             QuinnCc::Cubic => ControllerSpec::Cubic(Default::default()),
-            QuinnCc::Bbr => ControllerSpec::Bbr(Default::default()),
+            QuinnCc::Bbr | QuinnCc::BbrPaced => ControllerSpec::Bbr(Default::default()),
         }
     }
 
     /// quinn-proto's controller of the same algorithm as `spec`, if it has
     /// one and `spec` asks for no parameter but the defaults (quinn-proto's
-    /// controllers have parameters of their own, not ours).
+    /// controllers have parameters of their own, not ours); for `bbr`,
+    /// [`QuinnCc::Bbr`], under quinn-proto's pacer alone.
     pub fn for_spec(spec: &ControllerSpec) -> Option<Self> {
         Self::ALL.into_iter().find(|q| q.counterpart() == *spec)
     }
@@ -78,7 +91,7 @@ impl QuinnCc {
         match self {
             QuinnCc::NewReno => Arc::new(NewRenoConfig::default()),
             QuinnCc::Cubic => Arc::new(CubicConfig::default()),
-            QuinnCc::Bbr => Arc::new(BbrConfig::default()),
+            QuinnCc::Bbr | QuinnCc::BbrPaced => Arc::new(BbrConfig::default()),
         }
     }
 }
@@ -115,7 +128,8 @@ impl NativeFactory {
     /// Report snapshots to `probe`: the window and quinn-proto's `ssthresh`
     /// metric, phase [`Phase::CongestionAvoidance`] (quinn-proto does not
     /// tell its phase) and [`AlgorithmState::Custom`] with the controller's
-    /// name and no fields. No pacing rate (see the module's documentation).
+    /// name and no fields. No pacing rate (see the module's documentation),
+    /// but for [`QuinnCc::BbrPaced`]: quinn-proto's BBR's own.
     pub fn with_probe(mut self, probe: ControllerProbe) -> Self {
         self.probe = Some(probe);
         self
@@ -146,6 +160,10 @@ impl NativeController {
     fn report(&self) {
         if let Some(p) = &self.probe {
             let m = self.inner.metrics();
+            if self.cc.paced() {
+                // quinn-proto reports bits per second; no send quantum of its own.
+                p.store_rate(m.pacing_rate.map_or(0, |bits| bits / 8), 0);
+            }
             p.store(Snapshot::new(
                 self.inner.window(),
                 m.ssthresh,
@@ -208,12 +226,15 @@ mod tests {
         for cc in QuinnCc::ALL {
             assert_eq!(cc.name().parse::<QuinnCc>(), Ok(cc));
             assert_eq!(cc.to_string(), cc.name());
-            assert_eq!(QuinnCc::for_spec(&cc.counterpart()), Some(cc));
+            // `bbr` maps to quinn-proto's BBR under its own pacer, not the paced one.
+            let plain = if cc == QuinnCc::BbrPaced { QuinnCc::Bbr } else { cc };
+            assert_eq!(QuinnCc::for_spec(&cc.counterpart()), Some(plain));
+            assert_eq!(cc.paced(), cc == QuinnCc::BbrPaced);
         }
         let err = "quinn-vegas".parse::<QuinnCc>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "unknown quinn-proto controller `quinn-vegas`: expected quinn-newreno, quinn-cubic or quinn-bbr"
+            "unknown quinn-proto controller `quinn-vegas`: expected quinn-newreno, quinn-cubic, quinn-bbr or quinn-bbr-paced"
         );
         // Our parameters have no meaning for quinn-proto's controllers.
         assert_eq!(QuinnCc::for_spec(&"cubic:beta=0.5".parse().unwrap()), None);

@@ -319,6 +319,12 @@ pub struct FlowGroup {
     /// `quinn-newreno`, `quinn-cubic`, `quinn-bbr`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quinn: bool,
+    /// With `quinn = true` and `cc = "bbr"`: the node paces quinn-proto's
+    /// BBR at the pacing rate it computes, as it paces this project's `bbr`
+    /// (quinn-proto 0.11 itself paces it at 1.25 x cwnd / srtt). Results
+    /// name it `quinn-bbr-paced`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quinn_paced: bool,
 }
 
 /// Default of [`FlowGroup::buffer_size`]: the paper's 512 KB buffers
@@ -471,6 +477,7 @@ impl FlowGroup {
             buffer_size: None,
             receive_window: None,
             quinn: false,
+            quinn_paced: false,
         }
     }
 
@@ -488,10 +495,23 @@ impl FlowGroup {
         self
     }
 
+    /// quinn-proto's BBR, paced by the node at its own rate (see
+    /// [`FlowGroup::quinn_paced`]; `cc` must be `bbr`).
+    pub fn quinn_paced(mut self) -> Self {
+        self.quinn = true;
+        self.quinn_paced = true;
+        self
+    }
+
     /// quinn-proto's controller the senders run, if [`FlowGroup::quinn`] is set
     /// and `cc` has one.
     pub fn quinn_cc(&self) -> Option<tput_cc::QuinnCc> {
-        self.quinn.then(|| tput_cc::QuinnCc::for_spec(&self.cc)).flatten()
+        let q = self.quinn.then(|| tput_cc::QuinnCc::for_spec(&self.cc)).flatten()?;
+        Some(if self.quinn_paced && q == tput_cc::QuinnCc::Bbr {
+            tput_cc::QuinnCc::BbrPaced
+        } else {
+            q
+        })
     }
 
     /// The application-buffer model in force, if any.

@@ -124,6 +124,13 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
                 "{what}.receive_window: QUIC only (use tcp.receive_window)"
             )));
         }
+        if g.quinn_paced && !(g.quinn && g.quinn_cc() == Some(tput_cc::QuinnCc::BbrPaced)) {
+            return Err(Error::Invalid(format!(
+                "{what}.quinn_paced: needs quinn = true and cc = \"bbr\" (quinn-proto's BBR), not `{}`{}",
+                g.cc,
+                if g.quinn { "" } else { " without quinn" }
+            )));
+        }
         if g.quinn {
             let refuse = |why: &str| Err(Error::Invalid(format!("{what}.quinn: {why}")));
             if g.quinn_cc().is_none() {
