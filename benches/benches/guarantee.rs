@@ -11,6 +11,9 @@
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_FIGURES=grid,live`: only these (`grid`, `fig7`,
 //!   `overbooked`, `mechanism`, `live`);
+//! - `TPUT_BENCH_COMPETITORS=quic-bbr,quic-newreno`: the grid against only
+//!   these kinds (`quic-newreno`, `quic-cubic`, `quic-bbr`, `tcp-reno`,
+//!   `tcp-cubic`);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`.
 //!
 //! Arguments (after `--`): `--plan` prints the simulations of `grid`, `fig7`
@@ -25,6 +28,10 @@ fn main() {
         let mut options = if env.short { Options::short() } else { Options::full() };
         if let Some(f) = &env.figures {
             options.figures = f.clone();
+        }
+        if let Ok(list) = std::env::var("TPUT_BENCH_COMPETITORS") {
+            options.competitors =
+                tput_benches::guarantee::competitors_from(&list).map_err(|e| format!("TPUT_BENCH_COMPETITORS: {e}"))?;
         }
         Ok(Guarantee { options })
     })

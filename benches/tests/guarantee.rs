@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tput_benches::guarantee::{Guarantee, Options, live};
+use tput_benches::guarantee::{COMPETITORS, Guarantee, Options, competitors_from, live};
 use tput_benches::repro;
 use tput_lab::plan::{plan_text, read_points, write_result};
 
@@ -31,8 +31,10 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     let built = repro::run(&g, &local, 2, None).expect("the local run");
     assert!(!built.failed, "{}", built.text);
     let (_, points) = repro::plan(&g).expect("a plan");
-    // Every variant against the competitors it meets, and three overbooked runs.
-    assert_eq!(points.len(), 25 + 3);
+    // Every variant against the competitors it meets (QUIC BBR: the
+    // default, the paper's mode and NewReno in the seat), and three
+    // overbooked runs.
+    assert_eq!(points.len(), 28 + 3);
     let file = base.join("plan.jsonl");
     std::fs::write(&file, plan_text(&points).unwrap()).unwrap();
     for p in read_points(&file).expect("the plan parses").iter().rev() {
@@ -77,4 +79,16 @@ fn the_live_toy_verifies_every_byte() {
         t.contains("default") && t.contains("2 x newreno") && t.contains(" yes "),
         "{t}"
     );
+}
+
+#[test]
+fn competitor_lists_keep_table_order_and_name_unknown_kinds() {
+    assert_eq!(
+        competitors_from("tcp-cubic, quic-bbr").unwrap(),
+        ["quic-bbr", "tcp-cubic"]
+    );
+    assert_eq!(competitors_from(&COMPETITORS.join(",")).unwrap(), COMPETITORS);
+    let e = competitors_from("quic-bbr,quic-vegas").unwrap_err();
+    assert!(e.contains("quic-vegas") && e.contains("quic-bbr"), "{e}");
+    assert!(competitors_from(" , ").unwrap_err().contains("no competitor"));
 }

@@ -22,8 +22,9 @@
 //!   `tcp-default` / `tcp-paper` / `tcp-newreno`: the same over the
 //!   simulator's TCP model with SACK recovery (RFC 6675), 200 ms minimum RTO;
 //!   [`runs_against`] says which variant meets which competitors.
-//! - Competitors, N = 1 ... 40 of one kind: QUIC NewReno, QUIC CUBIC, TCP
-//!   Reno (the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its defaults:
+//! - Competitors, N = 1 ... 40 of one kind: QUIC NewReno, QUIC CUBIC, QUIC
+//!   BBR (`bbr`: this workspace's draft-ietf-ccwg-bbr BBRv3, paced by the
+//!   node at its own pacing rate), TCP Reno (the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its defaults:
 //!   Reno recovery, initial window 2, loss window 1, no delayed ACKs,
 //!   Limited Transmit) or TCP CUBIC (the same model with CUBIC and SACK).
 //!   The goal (0.95 of slots) is judged for each transport against its own
@@ -106,7 +107,24 @@ pub fn runs_against(variant: &str, competitor: &str) -> bool {
 }
 
 /// Competitor kinds of the grid, in table order.
-pub const COMPETITORS: [&str; 4] = ["quic-newreno", "quic-cubic", "tcp-reno", "tcp-cubic"];
+pub const COMPETITORS: [&str; 5] = ["quic-newreno", "quic-cubic", "quic-bbr", "tcp-reno", "tcp-cubic"];
+
+/// The competitor kinds named in `list` (comma-separated, as
+/// `TPUT_BENCH_COMPETITORS` gives them), in table order; an unknown name is
+/// an error that lists the known ones.
+pub fn competitors_from(list: &str) -> Result<Vec<&'static str>, String> {
+    let wanted: Vec<&str> = list.split(',').map(str::trim).filter(|c| !c.is_empty()).collect();
+    if let Some(bad) = wanted.iter().find(|w| !COMPETITORS.contains(w)) {
+        return Err(format!(
+            "unknown competitor {bad:?} (known: {})",
+            COMPETITORS.join(", ")
+        ));
+    }
+    if wanted.is_empty() {
+        return Err(format!("no competitor named (known: {})", COMPETITORS.join(", ")));
+    }
+    Ok(COMPETITORS.into_iter().filter(|c| wanted.contains(c)).collect())
+}
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -115,6 +133,8 @@ pub struct Options {
     pub duration: Duration,
     /// Numbers of competing flows (the x axis).
     pub counts: Vec<u32>,
+    /// Competitor kinds of the grid (a subset of [`COMPETITORS`], in its order).
+    pub competitors: Vec<&'static str>,
     /// Targets, percent of the bottleneck.
     pub targets_pct: Vec<u32>,
     /// Seeds per point.
@@ -133,6 +153,7 @@ impl Options {
         Self {
             duration: Duration::from_secs(120),
             counts: vec![1, 2, 5, 10, 15, 20, 30, 40],
+            competitors: COMPETITORS.to_vec(),
             targets_pct: vec![10, 20],
             seeds: vec![1, 2, 3],
             figures: FIGURES.iter().map(|f| f.to_string()).collect(),
@@ -235,6 +256,7 @@ fn competitor(kind: &str) -> FlowGroup {
     match kind {
         "quic-newreno" => FlowGroup::new(spec("newreno")),
         "quic-cubic" => FlowGroup::new(spec("cubic")),
+        "quic-bbr" => FlowGroup::new(spec("bbr")),
         "tcp-reno" => FlowGroup::new(spec("newreno:iw=2,lw=1")).over_tcp(tcp_spec(Recovery::Reno)),
         "tcp-cubic" => FlowGroup::new(spec("cubic")).over_tcp(tcp_spec(Recovery::Sack)),
         other => panic!("unknown competitor {other}"),
@@ -411,7 +433,7 @@ impl Reproduction for Guarantee {
             }))
         };
         if o.wants("grid") {
-            for comp in COMPETITORS {
+            for comp in o.competitors.iter().copied() {
                 for &pct in &o.targets_pct {
                     for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
                         for &n in &o.counts {
@@ -630,7 +652,7 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
         t.push('\n');
     };
     let mut misses = Vec::new();
-    for comp in COMPETITORS {
+    for comp in o.competitors.iter().copied() {
         for &pct in &o.targets_pct {
             let target = mbit(f64::from(pct)).bits_per_sec() as f64 / 1e6;
             let _ = writeln!(
