@@ -3,7 +3,7 @@
 //! measured figures.
 //!
 //! `cargo bench -p tput-benches --bench guarantee` runs the full size (about
-//! 1 200 simulations of 120 s, then two traced runs and six live runs of
+//! 1 550 simulations of 120 s, then two traced runs and six live runs of
 //! 60 s; an hour or more on two cores). Environment:
 //!
 //! - `TPUT_BENCH_SHORT=1`: every figure at toy size (N in {1, 10}, one seed,
