@@ -344,6 +344,18 @@ pub trait CongestionController: Send + Sync + fmt::Debug {
     fn send_quantum(&self) -> Option<u64> {
         None
     }
+    /// Whether a transport with cumulative acknowledgements (TCP) should
+    /// report a packet to [`on_ack`](Self::on_ack) when a selective
+    /// acknowledgement (SACK, RFC 2018) first covers it, as QUIC reports
+    /// every packet when it is first acknowledged, rather than when the
+    /// cumulative acknowledgement passes it. Default `false`: RFC 5681's
+    /// and ns-2's window growth counts cumulative ACKs. BBR says `true`: its
+    /// delivery-rate samples update on every packet newly SACKed or ACKed
+    /// (draft-ietf-ccwg-bbr-06 §4.1), and without them the first sample
+    /// after a recovery would count several round trips of data as one.
+    fn counts_selective_acks(&self) -> bool {
+        false
+    }
     /// The transport found that its latest loss recovery episode was
     /// spurious (every packet it declared lost arrived), e.g. from a TCP
     /// D-SACK (RFC 2883). Controllers that can undo their response

@@ -761,3 +761,35 @@ fn sack_resends_the_first_hole_at_once() {
     let gap = sent[1] - sent[0];
     assert!((0.100..0.110).contains(&gap), "resent {gap} s after the original");
 }
+
+/// BBR over the TCP model with SACK: segments reach the controller when a
+/// SACK block first covers them and every segment RFC 6675 declares lost is
+/// reported, so its delivery-rate samples and loss rounds are those of QUIC.
+/// Reported only at the cumulative ACK (as before), this path gave 40.6
+/// Mbit/s over these 8 s, and over 30 s 21.7 Mbit/s with 52 % of the
+/// packets dropped; now 84 Mbit/s and 1.2 % over 30 s.
+#[test]
+fn bbr_over_tcp_sack_fills_a_shallow_buffer_without_running_away() {
+    use tput_lab::scenario::{Scenario, run};
+    // 100 Mbit/s, 50 ms RTT: 1 BDP is about 600 segments of 1040 wire bytes.
+    let s = Scenario::from_toml_str(
+        r#"
+        duration = "8s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "100Mbit/s", delay = "20ms", queue_packets = 51 }
+        access = { rate = "1Gbit/s", delay = "2.5ms", queue_packets = 10000 }
+        [[flows]]
+        cc = "bbr"
+        transport = "tcp"
+        tcp = { recovery = "sack" }
+        "#,
+    )
+    .unwrap();
+    let r = run(&s, |_| {}).unwrap();
+    let b = &r.bottleneck;
+    let drop_rate = b.dropped_queue.packets as f64 / b.offered.packets as f64;
+    let mbps = r.flows[0].bytes as f64 * 8.0 / 8.0 / 1e6;
+    assert!(mbps > 70.0, "{mbps:.1} Mbit/s of goodput over 8 s");
+    assert!(drop_rate < 0.05, "{:.1} % dropped", drop_rate * 100.0);
+}

@@ -794,6 +794,11 @@ impl CongestionController for Bbr {
         Some(self.send_quantum)
     }
 
+    /// §4.1: every packet newly SACKed or ACKed updates the rate sample.
+    fn counts_selective_acks(&self) -> bool {
+        true
+    }
+
     fn snapshot(&self) -> Snapshot {
         let phase = if self.recovery.is_open() {
             Phase::Recovery

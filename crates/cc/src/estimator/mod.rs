@@ -671,6 +671,9 @@ impl CongestionController for Estimating {
     fn send_quantum(&self) -> Option<u64> {
         self.inner.send_quantum()
     }
+    fn counts_selective_acks(&self) -> bool {
+        self.inner.counts_selective_acks()
+    }
     fn on_spurious_loss(&mut self, now: Instant) {
         self.inner.on_spurious_loss(now);
     }

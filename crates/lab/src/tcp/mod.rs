@@ -20,7 +20,11 @@
 //! reports a pacing rate (BBR, the fixed window) is always paced at that
 //! rate, as Linux paces at `sk_pacing_rate` when the congestion-control
 //! module sets it; for the others, optional pacing ([`TcpConfig::pacing`])
-//! spreads segments at Linux's rate from the window.
+//! spreads segments at Linux's rate from the window. With SACK recovery, a
+//! controller that [counts selective acknowledgements](tput_cc::CongestionController::counts_selective_acks)
+//! (BBR) hears of a segment when a SACK block first covers it and of every
+//! segment RFC 6675 declares lost, as QUIC reports packets; the others hear
+//! of cumulative ACKs and one loss per recovery, as in ns-2.
 //!
 //! # Wire format
 //!

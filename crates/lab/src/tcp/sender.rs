@@ -73,6 +73,11 @@ pub struct TcpSender {
     finished_at: Option<SimTime>,
     /// Pacing held a segment back: wake at `pace_next`.
     pace_wait: bool,
+    /// SACK recovery with a controller that hears of a segment when a SACK
+    /// block first covers it
+    /// ([`CongestionController::counts_selective_acks`]); the cumulative
+    /// ACK then skips the segments already reported.
+    sack_acks: bool,
     stats: TcpStats,
     timeouts: Vec<TimeoutRecord>,
     // Interval records.
@@ -116,7 +121,9 @@ impl TcpSender {
             Amount::Bytes(n) => Some(n),
             Amount::Until(_) => None,
         };
+        let sack_acks = cfg.recovery == Recovery::Sack && cc.counts_selective_acks();
         let mut s = Self {
+            sack_acks,
             cc,
             epoch,
             dst,
@@ -380,16 +387,37 @@ impl TcpSender {
             return; // acknowledges data never sent: ignore
         }
         if self.cfg.recovery == Recovery::Sack {
+            let tcp_recovery = self.cfg.controller_recovery == ControllerRecovery::Tcp;
+            let mut newly = Vec::new();
             for &(s, e) in &a.sack {
                 let mut seq = self.una;
                 for i in 0..self.segs.len() {
                     let len = self.seg_len(seq);
                     if seq >= s && seq + len <= e {
                         let seg = &mut self.segs[i];
+                        if !seg.sacked && self.sack_acks {
+                            newly.push((if tcp_recovery { seg.first_sent } else { seg.sent }, len));
+                        }
                         seg.sacked = true;
                         seg.lost = false;
                     }
                     seq += len;
+                }
+            }
+            if !newly.is_empty() {
+                // As the cumulative ACK reports them (`on_new_ack`), with
+                // the RTT statistics as they stand: a SACK gives no sample.
+                let rtt = RttSample::new(
+                    self.latest_rtt,
+                    self.srtt.unwrap_or(self.latest_rtt),
+                    self.min_rtt.unwrap_or(self.latest_rtt),
+                );
+                let at = self.instant(now);
+                let app_limited = self.app_limited();
+                for (sent, bytes) in newly {
+                    let sent = self.instant(sent);
+                    self.cc
+                        .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
                 }
             }
         }
@@ -401,7 +429,19 @@ impl TcpSender {
             self.on_dupack(now);
         }
         if self.cfg.recovery == Recovery::Sack && self.in_recovery {
-            self.iv_lost += self.mark_lost();
+            let newly = self.mark_lost();
+            self.iv_lost += newly;
+            if self.sack_acks && newly > 0 {
+                // A controller that counts SACKs hears of every segment
+                // RFC 6675 declares lost, as QUIC reports every lost packet
+                // (RFC 9002 §6.1), not only of the one that started the
+                // recovery. The event names a segment sent before the
+                // recovery began, so it starts no new recovery period.
+                let sent = self.segs.front().map_or(now, |s| s.first_sent);
+                let (at, sent) = (self.instant(now), self.instant(sent));
+                self.cc
+                    .on_congestion(at, &Congestion::new(CongestionKind::Loss, sent, newly * self.seg));
+            }
         }
         let flight = self.max - self.una;
         self.cc.on_end_acks(self.instant(now), flight, false);
@@ -428,7 +468,9 @@ impl TcpSender {
             let len = self.seg_len(seq);
             any_retx |= s.retx;
             newest = Some(s.sent);
-            covered.push((if tcp_recovery { s.first_sent } else { s.sent }, len));
+            if !(self.sack_acks && s.sacked) {
+                covered.push((if tcp_recovery { s.first_sent } else { s.sent }, len));
+            }
             seq += len;
         }
         if !any_retx && let Some(sent) = newest {
@@ -525,8 +567,13 @@ impl TcpSender {
         self.recover = self.max;
         self.stats.fast_retransmits += 1;
         self.iv_lost += 1;
-        let seg_len = self.seg_len(self.una);
-        self.congestion(now, CongestionKind::Loss, seg_len);
+        let mut lost_bytes = self.seg_len(self.una);
+        if self.sack_acks {
+            // Every segment RFC 6675 holds lost now (see `on_ack_packet`).
+            let lost = self.segs.iter().filter(|s| s.lost).count() as u64;
+            lost_bytes = lost_bytes.max(lost * self.seg);
+        }
+        self.congestion(now, CongestionKind::Loss, lost_bytes);
         if self.cfg.restart_timer_on_fast_retransmit {
             // ns-2's `reset_rtx_timer(1, 0)` in its duplicate-ACK action;
             // Linux re-arms it when it resends the head of the queue. Not
