@@ -3,7 +3,7 @@
 //! measured figures.
 //!
 //! `cargo bench -p tput-benches --bench guarantee` runs the full size (about
-//! 1 550 simulations of 120 s, then two traced runs and six live runs of
+//! 1 700 simulations of 120 s, then two traced runs and six live runs of
 //! 60 s; an hour or more on two cores). Environment:
 //!
 //! - `TPUT_BENCH_SHORT=1`: every figure at toy size (N in {1, 10}, one seed,
@@ -13,7 +13,7 @@
 //!   `overbooked`, `mechanism`, `live`);
 //! - `TPUT_BENCH_COMPETITORS=quic-bbr,quic-newreno`: the grid against only
 //!   these kinds (`quic-newreno`, `quic-cubic`, `quic-bbr`, `tcp-reno`,
-//!   `tcp-cubic`);
+//!   `tcp-cubic`, `tcp-bbr`);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`.
 //!
 //! Arguments (after `--`): `--plan` prints the simulations of `grid`, `fig7`

@@ -32,9 +32,9 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     assert!(!built.failed, "{}", built.text);
     let (_, points) = repro::plan(&g).expect("a plan");
     // Every variant against the competitors it meets (QUIC BBR: the
-    // default, the paper's mode and NewReno in the seat), and three
-    // overbooked runs.
-    assert_eq!(points.len(), 28 + 3);
+    // default, the paper's mode and NewReno in the seat; TCP BBR: their TCP
+    // versions), and three overbooked runs.
+    assert_eq!(points.len(), 31 + 3);
     let file = base.join("plan.jsonl");
     std::fs::write(&file, plan_text(&points).unwrap()).unwrap();
     for p in read_points(&file).expect("the plan parses").iter().rev() {

@@ -26,7 +26,8 @@
 //!   BBR (`bbr`: this workspace's draft-ietf-ccwg-bbr BBRv3, paced by the
 //!   node at its own pacing rate), TCP Reno (the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its defaults:
 //!   Reno recovery, initial window 2, loss window 1, no delayed ACKs,
-//!   Limited Transmit) or TCP CUBIC (the same model with CUBIC and SACK).
+//!   Limited Transmit), TCP CUBIC (the same model with CUBIC and SACK) or
+//!   TCP BBR (`bbr` over the same model with SACK, paced at its rate).
 //!   The goal (0.95 of slots) is judged for each transport against its own
 //!   kind; the cross cells (a TCP-model flow against paced QUIC flows) are
 //!   measured too.
@@ -94,20 +95,28 @@ pub const VARIANTS: [&str; 8] = [
     "tcp-newreno",
 ];
 /// Whether the grid runs `variant` against `competitor`: the QUIC
-/// variants against every kind, the fixed window against QUIC NewReno and
-/// TCP Reno, the inline estimator against QUIC NewReno and CUBIC, the TCP
-/// variants against TCP Reno and CUBIC and, as a cross check, QUIC NewReno.
+/// variants against every kind but TCP BBR, the fixed window against QUIC
+/// NewReno and TCP Reno, the inline estimator against QUIC NewReno and
+/// CUBIC, the TCP variants against TCP Reno, CUBIC and BBR and, as a cross
+/// check, QUIC NewReno.
 pub fn runs_against(variant: &str, competitor: &str) -> bool {
     match variant {
-        "default" | "paper" | "newreno" => true,
+        "default" | "paper" | "newreno" => competitor != "tcp-bbr",
         "fixed" => matches!(competitor, "quic-newreno" | "tcp-reno"),
         "default-inline" => matches!(competitor, "quic-newreno" | "quic-cubic"),
-        _ => matches!(competitor, "tcp-reno" | "tcp-cubic" | "quic-newreno"),
+        _ => matches!(competitor, "tcp-reno" | "tcp-cubic" | "tcp-bbr" | "quic-newreno"),
     }
 }
 
 /// Competitor kinds of the grid, in table order.
-pub const COMPETITORS: [&str; 5] = ["quic-newreno", "quic-cubic", "quic-bbr", "tcp-reno", "tcp-cubic"];
+pub const COMPETITORS: [&str; 6] = [
+    "quic-newreno",
+    "quic-cubic",
+    "quic-bbr",
+    "tcp-reno",
+    "tcp-cubic",
+    "tcp-bbr",
+];
 
 /// The competitor kinds named in `list` (comma-separated, as
 /// `TPUT_BENCH_COMPETITORS` gives them), in table order; an unknown name is
@@ -259,6 +268,7 @@ fn competitor(kind: &str) -> FlowGroup {
         "quic-bbr" => FlowGroup::new(spec("bbr")),
         "tcp-reno" => FlowGroup::new(spec("newreno:iw=2,lw=1")).over_tcp(tcp_spec(Recovery::Reno)),
         "tcp-cubic" => FlowGroup::new(spec("cubic")).over_tcp(tcp_spec(Recovery::Sack)),
+        "tcp-bbr" => FlowGroup::new(spec("bbr")).over_tcp(tcp_spec(Recovery::Sack)),
         other => panic!("unknown competitor {other}"),
     }
 }
@@ -694,7 +704,9 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                     &series,
                 ),
             ));
-            cost_table(o, ok, comp, pct, ["default", "paper", "newreno"], text, files);
+            if runs_against("default", comp) {
+                cost_table(o, ok, comp, pct, ["default", "paper", "newreno"], text, files);
+            }
             if comp.starts_with("tcp") {
                 cost_table(
                     o,
