@@ -793,3 +793,42 @@ fn bbr_over_tcp_sack_fills_a_shallow_buffer_without_running_away() {
     assert!(mbps > 70.0, "{mbps:.1} Mbit/s of goodput over 8 s");
     assert!(drop_rate < 0.05, "{:.1} % dropped", drop_rate * 100.0);
 }
+
+/// RFC 7323 timestamps: the ACK of a retransmitted segment gives an RTT
+/// sample (§4.1), which ends the RTO backoff (RFC 6298 §5.7). Without them
+/// Karn's rule takes no sample from it and the backoff stays. The last of
+/// 40 segments is lost twice: two timeouts, the backoff at 4, then the
+/// third transmission is acknowledged.
+#[test]
+fn timestamps_let_the_ack_of_a_retransmission_end_the_backoff() {
+    let n = 40 * SEG;
+    let mut rtos = Vec::new();
+    for timestamps in [false, true] {
+        let c = TcpConfig {
+            timestamps,
+            ..cfg(Recovery::Sack)
+        };
+        let o = run(
+            c,
+            "newreno",
+            Amount::Bytes(n),
+            path(|_, s, k| s == 39 && k <= 2),
+            Duration::from_secs(30),
+        );
+        assert_complete(&o, n);
+        let s = o.sender.stats();
+        assert_eq!(
+            (s.timeouts, s.max_consecutive_timeouts),
+            (2, 2),
+            "timestamps {timestamps}: {s:?}"
+        );
+        rtos.push(o.sender.rto());
+    }
+    // 20 ms one way: SRTT ~40 ms, so the RTO is the 200 ms minimum.
+    assert_eq!(rtos[0], Duration::from_millis(800), "backed off: 4 x 200 ms");
+    assert_eq!(
+        rtos[1],
+        Duration::from_millis(200),
+        "the echoed sample ended the backoff"
+    );
+}

@@ -403,6 +403,10 @@ pub struct TcpSpec {
     /// Pace segments at Linux's rate (default off, as ns-2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<bool>,
+    /// RFC 7323 timestamps (default off, as ns-2; on in Linux): RTT samples
+    /// from every ACK that advances the window, retransmissions included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
 }
 
 /// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
@@ -447,6 +451,7 @@ impl TcpSpec {
                 .unwrap_or(d.restart_timer_on_fast_retransmit),
             controller_recovery: self.controller_recovery.unwrap_or(d.controller_recovery),
             pacing: self.pacing.unwrap_or(d.pacing),
+            timestamps: self.timestamps.unwrap_or(d.timestamps),
             ..d
         };
         c.validate()?;

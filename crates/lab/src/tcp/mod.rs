@@ -178,6 +178,14 @@ pub struct TcpConfig {
     pub delayed_ack: Option<Duration>,
     /// Whether the sink sends SACK blocks (RFC 2018).
     pub sack: bool,
+    /// RFC 7323 timestamps (off in ns-2's TCP and by default; on in
+    /// Linux): every segment carries the sender's clock, every ACK echoes
+    /// the timestamp of the segment that last advanced the window (§4.3),
+    /// and each ACK that advances the window gives an RTT sample (§4.1),
+    /// also for retransmitted data, so a valid sample ends an RTO backoff
+    /// (RFC 6298 §5.7) without waiting for a segment sent only once.
+    /// Segments and ACKs are 8 bytes longer.
+    pub timestamps: bool,
     /// Receive window the sink advertises, bytes; the sender never has more
     /// than this beyond the cumulative ACK.
     pub receive_window: u64,
@@ -204,6 +212,7 @@ impl Default for TcpConfig {
             max_backoff: 64,
             delayed_ack: None,
             sack: false,
+            timestamps: false,
             receive_window: DEFAULT_RECEIVE_WINDOW,
             limited_transmit: false,
         }

@@ -422,7 +422,7 @@ impl TcpSender {
             }
         }
         if a.ack > self.una {
-            self.on_new_ack(now, a.ack);
+            self.on_new_ack(now, a.ack, a.tsecr.filter(|_| self.cfg.timestamps));
         } else if a.ack == self.una && self.max > self.una && !(a.dup && self.cfg.recovery == Recovery::Gbn) {
             // Go-back-N resends what the sink may already hold; the ACKs of
             // those duplicates say nothing about loss and are not counted.
@@ -448,7 +448,9 @@ impl TcpSender {
         self.finish_if_done(now);
     }
 
-    fn on_new_ack(&mut self, now: SimTime, ack: u64) {
+    /// A cumulative ACK that advances the window to `ack`, echoing `tsecr`
+    /// if timestamps are on.
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, tsecr: Option<u64>) {
         let acked = ack - self.una;
         // Karn's rule (RFC 6298 §3): no sample when any newly acked segment was resent.
         let mut any_retx = false;
@@ -473,7 +475,11 @@ impl TcpSender {
             }
             seq += len;
         }
-        if !any_retx && let Some(sent) = newest {
+        if let Some(ts) = tsecr {
+            // RFC 7323 §4.1: every ACK that advances the window gives a
+            // sample from its echo; no ambiguity, so Karn's rule is moot.
+            self.rtt_sample(Duration::from_nanos(now.as_nanos().saturating_sub(ts)));
+        } else if !any_retx && let Some(sent) = newest {
             self.rtt_sample(now.saturating_duration_since(sent));
         }
         let rtt = RttSample::new(
@@ -773,7 +779,7 @@ impl TcpSender {
         Datagram {
             dst: self.dst,
             flow: self.flow,
-            payload: encode_data(seq, len as usize),
+            payload: encode_data(seq, len as usize, self.cfg.timestamps.then(|| now.as_nanos())),
         }
     }
 }

@@ -39,6 +39,10 @@ pub struct SinkReport {
 pub struct TcpSink {
     cfg: TcpConfig,
     rcv_nxt: u64,
+    /// RFC 7323 §4.3 `Last.ACK.sent`: the cumulative ACK last sent.
+    last_ack_sent: u64,
+    /// RFC 7323 §4.3 `TS.Recent`: the timestamp the next ACK echoes.
+    ts_recent: Option<u64>,
     /// Out-of-order data above `rcv_nxt`: start -> end, merged.
     ooo: BTreeMap<u64, u64>,
     /// Starts of recently received out-of-order segments, newest first (RFC 2018 §4).
@@ -65,6 +69,8 @@ impl TcpSink {
         Self {
             cfg,
             rcv_nxt: 0,
+            last_ack_sent: 0,
+            ts_recent: None,
             ooo: BTreeMap::new(),
             recent: VecDeque::new(),
             peer: None,
@@ -159,7 +165,9 @@ impl TcpSink {
             dup,
             rwnd: self.cfg.receive_window,
             sack: if self.cfg.sack { self.sack_blocks() } else { Vec::new() },
+            tsecr: if self.cfg.timestamps { self.ts_recent } else { None },
         };
+        self.last_ack_sent = self.rcv_nxt;
         self.out.push_back(Datagram {
             dst,
             flow,
@@ -170,12 +178,22 @@ impl TcpSink {
         self.ack_deadline = None;
     }
 
-    fn on_segment(&mut self, now: SimTime, seq: u64, data: &[u8]) {
+    fn on_segment(&mut self, now: SimTime, seq: u64, tsval: Option<u64>, data: &[u8]) {
         let len = data.len() as u64;
         let end = seq + len;
         if len == 0 || data != pattern(seq, data.len()) {
             self.report.corrupt += 1;
             return;
+        }
+        // RFC 7323 §4.3 (2): "If SEG.TSval >= TS.Recent and SEG.SEQ <=
+        // Last.ACK.sent, then SEG.TSval is copied to TS.Recent": the echo
+        // is of the segment that advanced the window, so a delayed or
+        // out-of-order ACK's sample covers the whole wait.
+        if let Some(ts) = tsval
+            && seq <= self.last_ack_sent
+            && self.ts_recent.is_none_or(|r| ts >= r)
+        {
+            self.ts_recent = Some(ts);
         }
         self.report.segments_received += 1;
         if end <= self.rcv_nxt {
@@ -257,7 +275,7 @@ impl Host for TcpSink {
     fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
         self.peer = Some((from, flow));
         match decode_data(&payload) {
-            Some((seq, data)) => self.on_segment(now, seq, data),
+            Some((seq, tsval, data)) => self.on_segment(now, seq, tsval, data),
             None => self.report.corrupt += 1,
         }
     }
