@@ -404,22 +404,9 @@ impl TcpSender {
                     seq += len;
                 }
             }
-            if !newly.is_empty() {
-                // As the cumulative ACK reports them (`on_new_ack`), with
-                // the RTT statistics as they stand: a SACK gives no sample.
-                let rtt = RttSample::new(
-                    self.latest_rtt,
-                    self.srtt.unwrap_or(self.latest_rtt),
-                    self.min_rtt.unwrap_or(self.latest_rtt),
-                );
-                let at = self.instant(now);
-                let app_limited = self.app_limited();
-                for (sent, bytes) in newly {
-                    let sent = self.instant(sent);
-                    self.cc
-                        .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
-                }
-            }
+            // As the cumulative ACK reports them (`on_new_ack`), with the
+            // RTT statistics as they stand: a SACK gives no sample.
+            self.report_acked(now, newly);
         }
         if a.ack > self.una {
             self.on_new_ack(now, a.ack, a.tsecr.filter(|_| self.cfg.timestamps));
@@ -446,6 +433,27 @@ impl TcpSender {
         let flight = self.max - self.una;
         self.cc.on_end_acks(self.instant(now), flight, false);
         self.finish_if_done(now);
+    }
+
+    /// Tells the controller of each newly acknowledged segment, as
+    /// (what it hears as the send time, bytes), with the RTT statistics as
+    /// they stand now.
+    fn report_acked(&mut self, now: SimTime, segments: Vec<(SimTime, u64)>) {
+        if segments.is_empty() {
+            return;
+        }
+        let rtt = RttSample::new(
+            self.latest_rtt,
+            self.srtt.unwrap_or(self.latest_rtt),
+            self.min_rtt.unwrap_or(self.latest_rtt),
+        );
+        let at = self.instant(now);
+        let app_limited = self.app_limited();
+        for (sent, bytes) in segments {
+            let sent = self.instant(sent);
+            self.cc
+                .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
+        }
     }
 
     /// A cumulative ACK that advances the window to `ack`, echoing `tsecr`
@@ -482,18 +490,7 @@ impl TcpSender {
         } else if !any_retx && let Some(sent) = newest {
             self.rtt_sample(now.saturating_duration_since(sent));
         }
-        let rtt = RttSample::new(
-            self.latest_rtt,
-            self.srtt.unwrap_or(self.latest_rtt),
-            self.min_rtt.unwrap_or(self.latest_rtt),
-        );
-        let at = self.instant(now);
-        let app_limited = self.app_limited();
-        for (sent, bytes) in covered {
-            let sent = self.instant(sent);
-            self.cc
-                .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
-        }
+        self.report_acked(now, covered);
         self.una = ack;
         self.nxt = self.nxt.max(ack);
         self.stats.bytes_acked = ack;
@@ -526,7 +523,7 @@ impl TcpSender {
             // After this ACK's own `on_ack` calls: the ACK that ends fast
             // recovery does not grow the window (RFC 6582 §3.2 step 3 sets it
             // to ssthresh), the next one may.
-            self.cc.on_recovery_end(at);
+            self.cc.on_recovery_end(self.instant(now));
         }
         self.dupacks = 0;
         // RFC 6298 §5.2–5.3; RFC 6582 §3.2 step 5: of partial ACKs only the first restarts it.
