@@ -33,6 +33,21 @@ struct Seg {
     resent: bool,
 }
 
+impl Seg {
+    /// What the controller hears as the segment's send time: with TCP's
+    /// recovery its first transmission, since TCP's recovery is about
+    /// sequence numbers (RFC 6582's `recover`) and a retransmission belongs
+    /// to the flight it repairs, so its ACK does not end the controller's
+    /// recovery period (RFC 9002 §7.3.2 would end it: QUIC sends no segment
+    /// twice); with `rfc9002` its last one, as a QUIC packet's.
+    fn reported_sent(&self, recovery: ControllerRecovery) -> SimTime {
+        match recovery {
+            ControllerRecovery::Tcp => self.first_sent,
+            ControllerRecovery::Rfc9002 => self.sent,
+        }
+    }
+}
+
 /// The sending half: a one-way TCP agent whose window a controller decides.
 pub struct TcpSender {
     cfg: TcpConfig,
@@ -387,7 +402,7 @@ impl TcpSender {
             return; // acknowledges data never sent: ignore
         }
         if self.cfg.recovery == Recovery::Sack {
-            let tcp_recovery = self.cfg.controller_recovery == ControllerRecovery::Tcp;
+            let recovery = self.cfg.controller_recovery;
             let mut newly = Vec::new();
             for &(s, e) in &a.sack {
                 let mut seq = self.una;
@@ -396,7 +411,7 @@ impl TcpSender {
                     if seq >= s && seq + len <= e {
                         let seg = &mut self.segs[i];
                         if !seg.sacked && self.sack_acks {
-                            newly.push((if tcp_recovery { seg.first_sent } else { seg.sent }, len));
+                            newly.push((seg.reported_sent(recovery), len));
                         }
                         seg.sacked = true;
                         seg.lost = false;
@@ -465,21 +480,15 @@ impl TcpSender {
         let mut newest = None;
         let mut seq = self.una;
         let mut covered = Vec::new();
-        // What the controller hears as a segment's send time: with TCP's
-        // recovery its first transmission, since TCP's recovery is about
-        // sequence numbers (RFC 6582's `recover`) and a retransmission
-        // belongs to the flight it repairs, so its ACK does not end the
-        // controller's recovery period (RFC 9002 §7.3.2 would end it: QUIC
-        // sends no segment twice); with `rfc9002` its last one, as a QUIC
-        // packet's. RTT samples follow Karn's rule either way.
-        let tcp_recovery = self.cfg.controller_recovery == ControllerRecovery::Tcp;
+        // RTT samples follow Karn's rule whatever `reported_sent` says.
+        let recovery = self.cfg.controller_recovery;
         while seq < ack {
             let Some(s) = self.segs.pop_front() else { break };
             let len = self.seg_len(seq);
             any_retx |= s.retx;
             newest = Some(s.sent);
             if !(self.sack_acks && s.sacked) {
-                covered.push((if tcp_recovery { s.first_sent } else { s.sent }, len));
+                covered.push((s.reported_sent(recovery), len));
             }
             seq += len;
         }
