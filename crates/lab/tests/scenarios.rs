@@ -203,4 +203,15 @@ fn quinn_s_own_controllers_run_beside_ours() {
         .unwrap_err();
     assert_eq!(err.to_string().lines().count(), 1, "one line: {err}");
     assert!(err.to_string().contains("flows[0].quinn"), "{err}");
+    // `quinn_paced` is for quinn-proto's BBR only.
+    let bad = text.replacen(
+        "cc = \"bbr\"\n        quinn = true",
+        "cc = \"cubic\"\n        quinn = true\n        quinn_paced = true",
+        1,
+    );
+    let err = Scenario::from_toml_str(&bad)
+        .and_then(|s| run(&s, |_| {}).map(|_| ()))
+        .unwrap_err();
+    assert_eq!(err.to_string().lines().count(), 1, "one line: {err}");
+    assert!(err.to_string().contains("flows[0].quinn_paced"), "{err}");
 }
