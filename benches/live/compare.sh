@@ -22,7 +22,9 @@
 # and client in one process, two threads) and its CPU is reported as both.
 #
 # Environment: TPUTCTL (default target/release/tputctl, built if missing),
-# PORT (default 24433).
+# PORT (default 24433), MAX_MTU (our side's `--max-mtu` on both ends, e.g.
+# 9000 to let path MTU discovery use loopback's large MTU; quinn-perf keeps
+# its own default).
 set -uo pipefail
 
 QUINN_DIR=${1:?"usage: $0 QUINN_DIR [RUNS] [SECONDS] [CONNECTIONS] [CC]"}
@@ -47,10 +49,10 @@ cpu_of() { awk 'END { print $1 + $2 }' "$1"; }
 ours() { # $1 = run number; prints "bytes server_cpu client_cpu srtt_ms"
     local out=$WORK/ours$1
     if [ "${LOOPBACK:-0}" = 1 ]; then
-        /usr/bin/time -f "%U %S %M" -o "$out.ctime" "$TPUTCTL" loopback -t "$SECS" -P "$CONNS" ${CC:+--cc "$CC"} -J > "$out.json" 2> "$out.err"
+        /usr/bin/time -f "%U %S %M" -o "$out.ctime" "$TPUTCTL" loopback -t "$SECS" -P "$CONNS" ${CC:+--cc "$CC"} ${MAX_MTU:+--max-mtu "$MAX_MTU"} -J > "$out.json" 2> "$out.err"
         echo 0 0 0 > "$out.stime"
     else
-        /usr/bin/time -f "%U %S %M" -o "$out.stime" "$TPUTCTL" serve --listen "127.0.0.1:$PORT" > "$out.serve" 2>&1 &
+        /usr/bin/time -f "%U %S %M" -o "$out.stime" "$TPUTCTL" serve --listen "127.0.0.1:$PORT" ${MAX_MTU:+--max-mtu "$MAX_MTU"} > "$out.serve" 2>&1 &
         local spid=$!
         local pin=""
         for _ in $(seq 100); do
@@ -58,7 +60,7 @@ ours() { # $1 = run number; prints "bytes server_cpu client_cpu srtt_ms"
             [ -n "$pin" ] && break
             sleep 0.1
         done
-        /usr/bin/time -f "%U %S %M" -o "$out.ctime" "$TPUTCTL" send "127.0.0.1:$PORT" --pin "$pin" -t "$SECS" -P "$CONNS" ${CC:+--cc "$CC"} -J > "$out.json" 2> "$out.err"
+        /usr/bin/time -f "%U %S %M" -o "$out.ctime" "$TPUTCTL" send "127.0.0.1:$PORT" --pin "$pin" -t "$SECS" -P "$CONNS" ${CC:+--cc "$CC"} ${MAX_MTU:+--max-mtu "$MAX_MTU"} -J > "$out.json" 2> "$out.err"
         kill -TERM $(pgrep -P $spid) 2>/dev/null || kill -TERM $spid
         wait $spid 2>/dev/null || true
     fi

@@ -75,6 +75,13 @@ pub(crate) struct SendOpts {
     /// long (the path is dead), e.g. 30s; 1s to 1h (docs/cli.md, "Idle timeout").
     #[arg(long, default_value = "10s", value_parser = parse_idle_timeout)]
     idle_timeout: Duration,
+    /// The largest IP packet, bytes, path MTU discovery may find (RFC 9000
+    /// §14.3): QUIC datagrams grow up to max-mtu - 48 bytes of UDP payload
+    /// as probes confirm the path carries them. 1500 keeps to Ethernet;
+    /// 9000 suits jumbo frames and loopback. Both ends need it: the peer
+    /// must accept datagrams that large (`serve --max-mtu`). 1248 to 65535.
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u16).range(1248..), value_name = "BYTES")]
+    max_mtu: u16,
 }
 
 #[derive(Args, Clone)]
@@ -200,7 +207,8 @@ pub(crate) async fn run_send(
         .with_qlog_dir(qlog_dir(opts.qlog.as_deref())?)
         .with_client_identity(client_identity)
         .with_receive_window(opts.window)
-        .with_idle_timeout(opts.idle_timeout);
+        .with_idle_timeout(opts.idle_timeout)
+        .with_max_mtu(opts.max_mtu);
     let cpu_before = live::process_cpu_secs();
     let outcomes = udp::transfer(server, server_name, trust, config, specs, |id, s| {
         if !json {
@@ -260,6 +268,7 @@ pub(crate) fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     // The server's traces go beside the client's.
     let server_qlog = qlog_dir(opts.qlog.as_deref())?;
     let idle_timeout = opts.idle_timeout;
+    let max_mtu = opts.max_mtu;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     // The server thread runs until the process exits.
     std::thread::Builder::new()
@@ -287,7 +296,8 @@ pub(crate) fn loopback(opts: SendOpts) -> Result<bool, Failure> {
                 let _ = ready_tx.send(Ok(addr));
                 let config = NodeConfig::default()
                     .with_qlog_dir(server_qlog)
-                    .with_idle_timeout(idle_timeout);
+                    .with_idle_timeout(idle_timeout)
+                    .with_max_mtu(max_mtu);
                 if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
                     tracing::error!("loopback server: {e}");
                 }

@@ -76,6 +76,13 @@ pub(crate) struct ServeArgs {
     /// long, e.g. 30s; 1s to 1h (docs/cli.md, "Idle timeout").
     #[arg(long, default_value = "10s", value_parser = parse_idle_timeout)]
     idle_timeout: Duration,
+    /// The largest IP packet, bytes, path MTU discovery may find (RFC 9000
+    /// §14.3): QUIC datagrams grow up to max-mtu - 48 bytes of UDP payload
+    /// as probes confirm the path carries them. 1500 keeps to Ethernet;
+    /// 9000 suits jumbo frames and loopback. Both ends need it: the peer
+    /// must accept datagrams that large (`serve --max-mtu`). 1248 to 65535.
+    #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u16).range(1248..), value_name = "BYTES")]
+    max_mtu: u16,
 }
 
 pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
@@ -127,7 +134,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
                 .with_retry(args.retry),
         )
         .with_receive_window(args.window)
-        .with_idle_timeout(args.idle_timeout);
+        .with_idle_timeout(args.idle_timeout)
+        .with_max_mtu(args.max_mtu);
     let json = args.json;
     udp::serve(&socket, &identity, config, |_, ev| {
         if let NodeEvent::Finished(o) = ev {

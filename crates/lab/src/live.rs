@@ -91,7 +91,14 @@ pub struct TransferSummary {
     /// system), as its report says (the largest over parallel transfers,
     /// which share the peer's process), if it measured them.
     pub remote_cpu_secs: Option<f64>,
+    /// The largest UDP payload, bytes, path MTU discovery validated on any
+    /// of the connections (0 without one).
+    pub path_mtu: u16,
 }
+
+/// The largest UDP payload path MTU discovery reaches without `--max-mtu`
+/// (quinn-proto's bound for a 1500-byte MTU).
+const DEFAULT_PATH_MTU: u16 = 1452;
 
 impl TransferSummary {
     /// Summarise `outcomes`; `local_cpu_secs` is what the caller measured
@@ -150,6 +157,7 @@ impl TransferSummary {
                     }
                 })
                 .reduce(f64::max),
+            path_mtu: outcomes.iter().map(|o| o.path_mtu).max().unwrap_or(0),
         }
     }
 
@@ -176,6 +184,12 @@ impl TransferSummary {
                 "[SUM] the controller declared its target infeasible at the end of {} of {} intervals \
                  (its breaker opened: it fell back to Reno and retries later; see docs/guarantee.md)\n",
                 self.infeasible_intervals, self.intervals
+            );
+        }
+        if self.path_mtu > DEFAULT_PATH_MTU {
+            out += &format!(
+                "[SUM] path MTU discovery reached {} bytes of UDP payload (--max-mtu)\n",
+                self.path_mtu
             );
         }
         let pct = |cpu: f64| 100.0 * cpu / self.seconds.max(1e-9);
@@ -333,6 +347,7 @@ mod tests {
             receiver: None,
             sender: None,
             cpu_secs: None,
+            path_mtu: 1200,
             error: None,
         }
     }

@@ -71,6 +71,10 @@ pub enum ConfigError {
     /// datagram size (RFC 9000 §14).
     #[error("mtu {0} is below QUIC's minimum of 1200 bytes")]
     MtuTooSmall(u16),
+    /// [`NodeConfig::max_mtu`](crate::NodeConfig::max_mtu) too small to
+    /// carry QUIC's minimum datagram over IPv6.
+    #[error("max mtu {0} is below 1248 bytes (QUIC's 1200-byte minimum datagram plus IPv6 and UDP headers)")]
+    MaxMtuTooSmall(u16),
     /// The operating system's random source failed (a live node's seed).
     #[error("the operating system gave no randomness")]
     NoRandomness,

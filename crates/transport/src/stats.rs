@@ -168,6 +168,11 @@ pub struct TransferOutcome {
     /// CPU seconds (user and system) this node's process used during the
     /// transfer (from the request to the end); `None` without a CPU clock.
     pub cpu_secs: Option<f64>,
+    /// The largest UDP payload, bytes, this node's path MTU discovery had
+    /// validated toward the peer when the transfer ended (quinn-proto's
+    /// `current_mtu`; [`NodeConfig::max_mtu`](crate::NodeConfig::max_mtu)
+    /// bounds it).
+    pub path_mtu: u16,
     /// Why the transfer failed, if it did.
     pub error: Option<String>,
 }

@@ -499,3 +499,53 @@ fn json_seq(text: &str) -> Result<Vec<serde_json::Value>, String> {
         .map(|r| serde_json::from_str(r.trim()).map_err(|e| e.to_string()))
         .collect()
 }
+
+/// `NodeConfig::max_mtu` on both ends lets path MTU discovery (RFC 9000
+/// §14.3) grow datagrams past Ethernet's 1452-byte payload on loopback
+/// (whose MTU is 65 536), up to `max_mtu - 48`; without it, discovery stops
+/// at 1452 however large the path's MTU.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_mtu_lets_path_mtu_discovery_use_large_datagrams() {
+    for (max_mtu, lowest, highest) in [(9000u16, 1453u16, 8952u16), (1500, 1200, 1452)] {
+        let id = Identity::self_signed(&["localhost"]).unwrap();
+        let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let addr = socket.local_addr().unwrap();
+        let served = id.clone();
+        let server_config = config().with_max_mtu(max_mtu);
+        let server = tokio::spawn(async move {
+            let _ = udp::serve(&socket, &served, server_config, |_, _| ControlFlow::Continue(())).await;
+        });
+        let trust = ServerTrust::Pinned(id.fingerprint());
+        let spec = TransferSpec::upload(20_000_000, "cubic".parse().unwrap());
+        let out = within(udp::transfer(
+            addr,
+            "localhost",
+            &trust,
+            config().with_max_mtu(max_mtu),
+            vec![spec],
+            |_, _| {},
+        ))
+        .await
+        .unwrap();
+        server.abort();
+        let o = &out[0];
+        assert!(o.ok(), "max_mtu {max_mtu}: {:?}", o.error);
+        assert_eq!(
+            o.receiver.as_ref().unwrap().bytes,
+            20_000_000,
+            "max_mtu {max_mtu}: receiver verified"
+        );
+        assert!(
+            (lowest..=highest).contains(&o.path_mtu),
+            "max_mtu {max_mtu}: path MTU {} outside {lowest}..={highest}",
+            o.path_mtu
+        );
+    }
+}
+
+#[test]
+fn max_mtu_below_quic_minimum_is_refused() {
+    let err = config().with_max_mtu(1247).validate().unwrap_err();
+    assert!(err.to_string().contains("max mtu 1247"), "{err}");
+    assert!(config().with_max_mtu(1248).validate().is_ok());
+}

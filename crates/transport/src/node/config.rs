@@ -11,6 +11,17 @@ use tput_cc::units::{Rate, format_duration};
 use tput_cc::{QuinnCc, QuinnFactory};
 
 use crate::error::ConfigError;
+
+/// Ethernet's MTU, bytes: [`NodeConfig::max_mtu`]'s default.
+const ETHERNET_MTU: u16 = 1500;
+/// IPv6 (40) and UDP (8) header bytes.
+const IPV6_UDP_HEADERS: u16 = 48;
+/// IPv4 (20) and UDP (8) header bytes.
+const IPV4_UDP_HEADERS: u16 = 28;
+/// The largest UDP payload a QUIC endpoint may advertise (RFC 9000 §18.2).
+const MAX_UDP_PAYLOAD: u16 = 65_527;
+/// The smallest [`NodeConfig::max_mtu`]: QUIC's 1200-byte minimum payload plus IPv6 and UDP headers.
+pub(crate) const MIN_MAX_MTU: u16 = 1200 + IPV6_UDP_HEADERS;
 use crate::proto::AppBuffers;
 use crate::proto::Direction;
 use crate::tls::ClientAuth;
@@ -59,6 +70,16 @@ pub struct NodeConfig {
     pub mtu: u16,
     /// Path MTU discovery (RFC 9000 §14.3); off in the simulator so packet sizes stay fixed.
     pub mtu_discovery: bool,
+    /// The largest IP packet, bytes, path MTU discovery may find (RFC 9000
+    /// §14.3, DPLPMTUD per RFC 8899): its search stops at `max_mtu - 48`
+    /// bytes of UDP payload (room for IPv6 and UDP headers; 1452 for the
+    /// default 1500, quinn-proto's own bound), and above 1500 the node
+    /// advertises `max_mtu - 28` in its `max_udp_payload_size` transport
+    /// parameter (RFC 9000 §18.2) so that its peer may probe as far. Both
+    /// ends of a transfer need it raised for datagrams above 1452 bytes:
+    /// 9000 on a jumbo-frame or loopback path. At least 1248 (1200 bytes of
+    /// payload, QUIC's minimum, plus headers) and at most 65 535.
+    pub max_mtu: u16,
     /// Close a connection after this long without any packet (RFC 9000
     /// §10.1): the transport parameter, and quinn-proto's idle timer, or
     /// this node's own with [`strict_idle`](Self::strict_idle).
@@ -280,6 +301,7 @@ impl NodeConfig {
     setters! {
         with_mtu: mtu: u16;
         with_mtu_discovery: mtu_discovery: bool;
+        with_max_mtu: max_mtu: u16;
         with_idle_timeout: idle_timeout: Duration;
         with_keep_alive: keep_alive: Option<Duration>;
         with_strict_idle: strict_idle: bool;
@@ -308,7 +330,26 @@ impl NodeConfig {
         if self.mtu < 1200 {
             return Err(ConfigError::MtuTooSmall(self.mtu));
         }
+        if self.max_mtu < MIN_MAX_MTU {
+            return Err(ConfigError::MaxMtuTooSmall(self.max_mtu));
+        }
         Ok(())
+    }
+
+    /// The largest UDP payload, bytes, path MTU discovery searches for
+    /// (quinn-proto's `MtuDiscoveryConfig::upper_bound`): [`max_mtu`](Self::max_mtu)
+    /// less 48 bytes of IPv6 and UDP headers, never below the initial
+    /// [`mtu`](Self::mtu).
+    pub fn max_udp_payload(&self) -> u16 {
+        self.max_mtu.saturating_sub(IPV6_UDP_HEADERS).max(self.mtu)
+    }
+
+    /// The `max_udp_payload_size` transport parameter this node advertises
+    /// (RFC 9000 §18.2), or `None` for quinn-proto's default (1472) while
+    /// [`max_mtu`](Self::max_mtu) is at most 1500: `max_mtu` less 28 bytes
+    /// of IPv4 and UDP headers, the most an IPv4 peer can send in one packet.
+    pub(crate) fn advertised_max_udp_payload(&self) -> Option<u16> {
+        (self.max_mtu > ETHERNET_MTU).then(|| self.max_mtu.saturating_sub(IPV4_UDP_HEADERS).min(MAX_UDP_PAYLOAD))
     }
 }
 
@@ -317,6 +358,7 @@ impl Default for NodeConfig {
         Self {
             mtu: 1200,
             mtu_discovery: true,
+            max_mtu: ETHERNET_MTU,
             idle_timeout: Duration::from_secs(10),
             keep_alive: None,
             strict_idle: false,

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use quinn_proto::congestion::ControllerFactory;
 use quinn_proto::{
-    Connection, ConnectionHandle, Endpoint, EndpointConfig, ServerConfig, StreamId, TransportConfig, VarInt,
+    Connection, ConnectionHandle, Endpoint, EndpointConfig, MtuDiscoveryConfig, ServerConfig, StreamId,
+    TransportConfig, VarInt,
 };
 use tput_cc::{ControllerProbe, ControllerSpec, ControllerSwitch, QuinnFactory, SwitchSlot};
 
@@ -292,6 +293,11 @@ impl Node {
         };
         let reset_key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &seed_bytes(seed, 1));
         let mut ep = EndpointConfig::new(Arc::new(reset_key));
+        if let Some(max) = config.advertised_max_udp_payload() {
+            // In range by construction (1473 ..= 65 527).
+            ep.max_udp_payload_size(max)
+                .map_err(|_| ConfigError::MaxMtuTooSmall(config.max_mtu))?;
+        }
         ep.rng_seed(Some(seed_bytes(seed, 2)));
         let cid_seed = splitmix64(seed ^ 3);
         let counter = Arc::new(Mutex::new(0u64));
@@ -366,7 +372,11 @@ impl Node {
         t.congestion_controller_factory(factory);
         t.initial_mtu(config.mtu);
         t.min_mtu(config.mtu);
-        if !config.mtu_discovery {
+        if config.mtu_discovery {
+            let mut mtud = MtuDiscoveryConfig::default();
+            mtud.upper_bound(config.max_udp_payload());
+            t.mtu_discovery_config(Some(mtud));
+        } else {
             t.mtu_discovery_config(None);
         }
         if let Ok(idle) = config.idle_timeout.try_into() {

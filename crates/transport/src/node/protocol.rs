@@ -331,6 +331,7 @@ impl Node {
             .unwrap_or(now)
             .saturating_duration_since(c.created)
             .as_secs_f64();
+        let path_mtu = c.conn.current_mtu();
         let incomplete = || Some("connection closed before the transfer completed".to_string());
         let outcome = match &mut c.role {
             // A connection that never carried a request (a probe or an aborted handshake).
@@ -346,6 +347,7 @@ impl Node {
                 receiver: None,
                 sender: None,
                 cpu_secs: None,
+                path_mtu,
                 error: c
                     .error
                     .clone()
@@ -373,6 +375,7 @@ impl Node {
                         cpu_secs: c.cpu_secs,
                     }),
                     cpu_secs: c.cpu_secs,
+                    path_mtu,
                 }
             }
             Role::Receiver(r) => {
@@ -395,6 +398,7 @@ impl Node {
                     receiver: r.report.take(),
                     sender,
                     cpu_secs: c.cpu_secs,
+                    path_mtu,
                 }
             }
         };
