@@ -141,6 +141,10 @@ impl Congestion {
 pub enum Phase {
     /// Exponential growth (RFC 9002 §7.3.1).
     SlowStart,
+    /// HyStart++'s Conservative Slow Start (RFC 9406 §4.2): the RTT has
+    /// grown, so slow start goes on at a quarter of its pace for a few
+    /// rounds before it ends.
+    ConservativeSlowStart,
     /// Additive or algorithm-specific growth (RFC 9002 §7.3.3).
     CongestionAvoidance,
     /// After a reduction, until a packet sent after it is acknowledged (RFC 9002 §7.3.2)

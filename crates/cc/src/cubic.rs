@@ -12,10 +12,11 @@
 use std::time::{Duration, Instant};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 use crate::error::ConfigError;
+use crate::hystart::{HyStart, Step};
 
 /// Parameters of [`Cubic`] (RFC 9438 §4).
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +31,10 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// The Reno-friendly region (§4.3), default on.
     pub reno_friendly: bool,
+    /// Leave the initial slow start by HyStart++ (RFC 9406; §4.10 allows
+    /// it) when the RTT grows, instead of at the first loss; default off.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub hystart: bool,
 }
 
 impl Default for CubicConfig {
@@ -39,6 +44,7 @@ impl Default for CubicConfig {
             c: 0.4,
             fast_convergence: true,
             reno_friendly: true,
+            hystart: false,
         }
     }
 }
@@ -123,6 +129,8 @@ pub struct Cubic {
     /// Start of the current application-limited period inside an epoch.
     app_limited_since: Option<Instant>,
     recovery: Recovery,
+    /// HyStart++ for the initial slow start, if enabled.
+    hystart: Option<Box<HyStart>>,
 }
 
 impl Cubic {
@@ -130,7 +138,6 @@ impl Cubic {
     pub fn new(config: CubicConfig, mss: u64) -> Self {
         let cwnd = initial_window(mss) as f64;
         Self {
-            config,
             mss,
             cwnd,
             ssthresh: f64::INFINITY,
@@ -141,6 +148,8 @@ impl Cubic {
             epoch_start: None,
             app_limited_since: None,
             recovery: Recovery::default(),
+            hystart: config.hystart.then(Box::default),
+            config,
         }
     }
 
@@ -241,8 +250,22 @@ impl CongestionController for Cubic {
             *start += now.saturating_duration_since(since);
         }
         if self.cwnd < self.ssthresh {
-            // §4.10 / RFC 9002 §7.3.1: Reno's slow start.
-            self.cwnd = (self.cwnd + ack.bytes as f64).min(MAX_WINDOW);
+            // §4.10 / RFC 9002 §7.3.1: Reno's slow start, in the initial one
+            // with HyStart++ if enabled (RFC 9406 §4.2).
+            let mut grow = ack.bytes;
+            if let Some(h) = self.hystart.as_deref_mut()
+                && self.ssthresh.is_infinite()
+            {
+                match h.on_ack(ack, self.mss) {
+                    Step::Grow(bytes) => grow = bytes,
+                    Step::Exit => {
+                        // "enter congestion avoidance by setting the ssthresh to the current cwnd"
+                        self.ssthresh = self.cwnd;
+                        return;
+                    }
+                }
+            }
+            self.cwnd = (self.cwnd + grow as f64).min(MAX_WINDOW);
         } else {
             self.congestion_avoidance(now, ack);
         }
@@ -308,7 +331,12 @@ impl CongestionController for Cubic {
         Snapshot {
             cwnd_bytes: self.window(),
             ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: self.recovery.phase(self.cwnd < self.ssthresh),
+            phase: match self.recovery.phase(self.cwnd < self.ssthresh) {
+                Phase::SlowStart if self.hystart.as_deref().is_some_and(HyStart::in_css) => {
+                    Phase::ConservativeSlowStart
+                }
+                phase => phase,
+            },
             state: AlgorithmState::Cubic {
                 w_max_bytes: self.w_max,
                 k_secs: self.k,

@@ -54,6 +54,7 @@ mod estimator;
 mod eval_slot;
 mod fixed;
 mod guarantee;
+mod hystart;
 #[cfg(feature = "quinn")]
 mod native;
 mod newreno;

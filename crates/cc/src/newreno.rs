@@ -32,6 +32,10 @@ pub struct NewRenoConfig {
     /// `acks`: RFC 5681 §3.1 per ACK, as ns-2).
     #[cfg_attr(feature = "serde", serde(default))]
     pub count: Counting,
+    /// Leave the initial slow start by HyStart++ (RFC 9406) when the RTT
+    /// grows, instead of at the first loss; default off.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub hystart: bool,
 }
 
 impl Default for NewRenoConfig {
@@ -40,6 +44,7 @@ impl Default for NewRenoConfig {
             initial_window: None,
             loss_window: 2,
             count: Counting::Bytes,
+            hystart: false,
         }
     }
 }
@@ -51,6 +56,7 @@ impl NewRenoConfig {
             initial_window: Some(2),
             loss_window: 1,
             count: Counting::Bytes,
+            hystart: false,
         }
     }
 
@@ -88,8 +94,9 @@ impl NewRenoConfig {
 ///   configured loss window.
 /// - No growth while application-limited (§7.8) or in recovery.
 ///
-/// [`NewRenoConfig`] can set the initial and the loss window (in packets)
-/// and count ACKs instead of bytes ([`Counting::Acks`], RFC 5681 §3.1).
+/// [`NewRenoConfig`] can set the initial and the loss window (in packets),
+/// count ACKs instead of bytes ([`Counting::Acks`], RFC 5681 §3.1) and leave
+/// the initial slow start by HyStart++ (RFC 9406; `newreno:hystart=true`).
 #[derive(Debug, Clone)]
 pub struct NewReno {
     core: RenoCore,
@@ -103,7 +110,9 @@ impl NewReno {
             .initial_window
             .map_or_else(|| initial_window(mss), |n| u64::from(n) * mss);
         Self {
-            core: RenoCore::with_windows(mss, initial, u64::from(config.loss_window)).with_counting(config.count),
+            core: RenoCore::with_windows(mss, initial, u64::from(config.loss_window))
+                .with_counting(config.count)
+                .with_hystart(config.hystart),
             initial,
         }
     }

@@ -9,6 +9,7 @@
 //! (the split of neqo's `ClassicCongestionControl` and `WindowAdjustment`).
 
 use crate::controller::{Ack, Congestion, CongestionKind, Phase, Recovery, initial_window, minimum_window};
+use crate::hystart::{HyStart, Step};
 use std::time::Instant;
 
 /// Upper bound on the window, bytes: keeps arithmetic on it far from `u64::MAX`.
@@ -71,6 +72,8 @@ pub(crate) struct RenoCore {
     counting: Counting,
     /// [`Counting::Acks`]: bytes of the current ACK batch that may grow the window.
     batch_bytes: u64,
+    /// HyStart++ (RFC 9406) for the initial slow start, if enabled.
+    hystart: Option<Box<HyStart>>,
 }
 
 impl RenoCore {
@@ -92,6 +95,30 @@ impl RenoCore {
             recovery: Recovery::default(),
             counting: Counting::Bytes,
             batch_bytes: 0,
+            hystart: None,
+        }
+    }
+
+    /// Leave the initial slow start by HyStart++ (RFC 9406) when `on`.
+    pub(crate) fn with_hystart(mut self, on: bool) -> Self {
+        self.hystart = on.then(Box::default);
+        self
+    }
+
+    /// HyStart++ in the initial slow start (`ssthresh` still infinite, RFC
+    /// 9406 §4.2): the bytes `acked` may grow the window by, or `None` once
+    /// it ends slow start (`ssthresh = cwnd`).
+    #[inline]
+    fn hystart_growth(&mut self, ack: &Ack, acked: u64) -> Option<u64> {
+        match self.hystart.as_deref_mut() {
+            Some(h) if self.ssthresh == u64::MAX => match h.on_ack(ack, self.mss) {
+                Step::Grow(_) => Some(h.growth(acked, self.mss)),
+                Step::Exit => {
+                    self.ssthresh = self.cwnd;
+                    None
+                }
+            },
+            _ => Some(acked),
         }
     }
 
@@ -120,7 +147,10 @@ impl RenoCore {
 
     /// The snapshot phase: recovery, slow start or congestion avoidance.
     pub(crate) fn phase(&self) -> Phase {
-        self.recovery.phase(self.cwnd < self.ssthresh)
+        match self.recovery.phase(self.cwnd < self.ssthresh) {
+            Phase::SlowStart if self.hystart.as_deref().is_some_and(HyStart::in_css) => Phase::ConservativeSlowStart,
+            phase => phase,
+        }
     }
 
     /// RFC 9002 Appendix B.5 `OnPacketAcked`: no growth for packets sent in
@@ -135,11 +165,17 @@ impl RenoCore {
             return;
         }
         if self.counting == Counting::Acks {
+            if self.cwnd < self.ssthresh && self.hystart_growth(ack, ack.bytes).is_none() {
+                return;
+            }
             self.batch_bytes = self.batch_bytes.saturating_add(ack.bytes);
             return;
         }
         if self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(ack.bytes).min(MAX_WINDOW);
+            let Some(grow) = self.hystart_growth(ack, ack.bytes) else {
+                return;
+            };
+            self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
             if self.cwnd >= self.ssthresh {
                 // The bytes beyond ssthresh already count towards congestion avoidance.
                 self.acked_in_ca = self.cwnd - self.ssthresh;
@@ -171,7 +207,12 @@ impl RenoCore {
             return;
         }
         if self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(acked.min(self.mss)).min(MAX_WINDOW);
+            // RFC 5681 eq. 2; in HyStart++'s CSS a quarter of it (RFC 9406 §4.2).
+            let grow = match self.hystart.as_deref() {
+                Some(h) if h.in_css() => acked.min(self.mss) / 4,
+                _ => acked.min(self.mss),
+            };
+            self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
         } else {
             let sum = self.acked_in_ca.saturating_add(self.mss.saturating_mul(self.mss));
             let grow = sum / self.cwnd;

@@ -36,7 +36,7 @@ use crate::vegas::{Vegas, VegasConfig};
 pub enum ControllerSpec {
     /// `newreno`
     NewReno(NewRenoConfig),
-    /// `cubic[:beta=..,c=..,fast_convergence=..,reno_friendly=..]`
+    /// `cubic[:beta=..,c=..,fast_convergence=..,reno_friendly=..,hystart=..]`
     Cubic(CubicConfig),
     /// `vegas[:alpha=..,beta=..,gamma=..]`
     Vegas(VegasConfig),
@@ -199,6 +199,7 @@ impl fmt::Display for ControllerSpec {
                 }
                 put(c.loss_window != d.loss_window, "lw", c.loss_window.to_string());
                 put(c.count != d.count, "count", "acks".to_string());
+                put(c.hystart != d.hystart, "hystart", c.hystart.to_string());
             }
             Self::Cubic(c) => {
                 let d = CubicConfig::default();
@@ -214,6 +215,7 @@ impl fmt::Display for ControllerSpec {
                     "reno_friendly",
                     c.reno_friendly.to_string(),
                 );
+                put(c.hystart != d.hystart, "hystart", c.hystart.to_string());
             }
             Self::Vegas(c) => {
                 let d = VegasConfig::default();

@@ -137,6 +137,9 @@ fn parse(spec: &str) -> Result<ControllerSpec, SpecErrorKind> {
                     _ => return Err(bad_value("count", v, format!("`{v}` is not bytes or acks"))),
                 };
             }
+            if let Some(v) = get("hystart") {
+                c.hystart = parse_bool("hystart", v)?;
+            }
             ControllerSpec::NewReno(c)
         }
         "cubic" => {
@@ -152,6 +155,9 @@ fn parse(spec: &str) -> Result<ControllerSpec, SpecErrorKind> {
             }
             if let Some(v) = get("reno_friendly") {
                 c.reno_friendly = parse_bool("reno_friendly", v)?;
+            }
+            if let Some(v) = get("hystart") {
+                c.hystart = parse_bool("hystart", v)?;
             }
             ControllerSpec::Cubic(c)
         }

@@ -38,6 +38,14 @@ const fn p(name: &'static str, unit: &'static str, default: Option<&'static str>
     }
 }
 
+/// HyStart++, a parameter of NewReno and CUBIC.
+const HYSTART: ParamInfo = p(
+    "hystart",
+    "bool",
+    Some("false"),
+    "leave the initial slow start when the RTT grows, before the first loss (HyStart++, RFC 9406)",
+);
+
 pub(super) static REGISTRY: [ControllerInfo; 7] = [
     ControllerInfo {
         name: "newreno",
@@ -62,6 +70,7 @@ pub(super) static REGISTRY: [ControllerInfo; 7] = [
                 Some("bytes"),
                 "growth per acked byte (RFC 9002 §7.3) or per ACK, cwnd += SMSS*SMSS/cwnd with the fraction kept (RFC 5681 §3.1, ns-2's Agent/TCP)",
             ),
+            HYSTART,
         ],
     },
     ControllerInfo {
@@ -88,6 +97,7 @@ pub(super) static REGISTRY: [ControllerInfo; 7] = [
                 Some("true"),
                 "never grow slower than the Reno estimate W_est (§4.3)",
             ),
+            HYSTART,
         ],
     },
     ControllerInfo {

@@ -11,7 +11,9 @@ fn examples_parse_and_round_trip() {
         "newreno:lw=1",
         "newreno:iw=2,lw=1,count=acks",
         "newreno:count=bytes",
+        "newreno:hystart=true",
         "cubic",
+        "cubic:hystart=true",
         "cubic:beta=0.7",
         "cubic:beta=0.8,c=0.3,fast_convergence=false,reno_friendly=off",
         "vegas:alpha=2,beta=4",
@@ -38,6 +40,10 @@ fn examples_parse_and_round_trip() {
         assert_eq!(printed.parse::<ControllerSpec>().unwrap(), spec, "{s} -> {printed}");
     }
     assert_eq!("cubic:beta=0.7".parse::<ControllerSpec>().unwrap().to_string(), "cubic");
+    assert_eq!(
+        "cubic:hystart=true".parse::<ControllerSpec>().unwrap().to_string(),
+        "cubic:hystart=true"
+    );
     assert_eq!(
         "bbr:beta=0.7,probe_rtt_interval=5000ms,seed=0"
             .parse::<ControllerSpec>()
@@ -114,7 +120,7 @@ fn errors_name_the_bad_part() {
         ("bbr:seed=-1", "seed: `-1` is not a whole number"),
         (
             "newreno:x=1",
-            "unknown parameter `x` for newreno (known: iw, lw, count)",
+            "unknown parameter `x` for newreno (known: iw, lw, count, hystart)",
         ),
         ("newreno:count=segments", "count: `segments` is not bytes or acks"),
         ("newreno:iw=0", "iw: 0 packets is not in"),
