@@ -193,7 +193,7 @@ fn live_vs_simulated(figures: &mut Vec<Figure>) {
     let spec = parse_link_list(link, "link").unwrap_or_else(|e| fail("link", e));
     let mut sc = Scenario::new(
         Duration::from_secs(secs),
-        TopologySpec::Chain { hops: vec![spec] },
+        TopologySpec::chain(vec![spec]),
         vec![FlowGroup::new("newreno".parse().expect("newreno"))],
     );
     sc.seed = 3;

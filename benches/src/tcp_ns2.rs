@@ -643,13 +643,7 @@ pub fn cut_scenario(c: &CutCase, model: Model) -> Scenario {
     Scenario {
         name: Some("cutoff-ns2".into()),
         interval: Duration::from_secs(1),
-        ..Scenario::new(
-            c.duration,
-            TopologySpec::Chain {
-                hops: vec![hop(false), hop(true)],
-            },
-            vec![flow],
-        )
+        ..Scenario::new(c.duration, TopologySpec::chain(vec![hop(false), hop(true)]), vec![flow])
     }
 }
 

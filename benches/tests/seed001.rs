@@ -120,7 +120,7 @@ fn the_cut_sits_in_the_switch_or_on_the_senders_link() {
         duration: Duration::from_secs(1),
     };
     let s = p.scenario();
-    let tput_lab::scenario::TopologySpec::Chain { hops } = &s.topology else {
+    let tput_lab::scenario::TopologySpec::Chain { hops, .. } = &s.topology else {
         panic!("a chain")
     };
     assert!(hops[0].cutoff.is_none() && hops[1].cutoff.is_some());
@@ -131,7 +131,7 @@ fn the_cut_sits_in_the_switch_or_on_the_senders_link() {
         placement: Placement::SenderLink,
         ..p.clone()
     };
-    let tput_lab::scenario::TopologySpec::Chain { hops } = &q.scenario().topology else {
+    let tput_lab::scenario::TopologySpec::Chain { hops, .. } = &q.scenario().topology else {
         panic!("a chain")
     };
     assert!(hops[0].cutoff.is_some() && hops[1].cutoff.is_none());

@@ -238,9 +238,7 @@ impl Point {
         }
         let mut s = Scenario::new(
             self.duration,
-            TopologySpec::Chain {
-                hops: vec![first, second],
-            },
+            TopologySpec::chain(vec![first, second]),
             vec![self.transport.flow()],
         );
         s.name = Some(format!("seed001-{}", self.study));

@@ -27,9 +27,12 @@ A link is a comma-separated key=value list with the keys of a scenario's link ta
                        a periodic cut-off (pause: an IEEE 802.3x PAUSE before each cut)
   rate_schedule=AT:RATE;AT:RATE...
                        rate steps, times from the relay's start, e.g. 5s:10Mbit/s;10s:36.864Mbit/s
+  trace=FILE           deliver at the opportunities of a Mahimahi packet-delivery trace (one line
+                       per MTU-sized packet, in ms from the relay's start, repeating) instead of at
+                       rate (which --reverse keeps), e.g. scenarios/traces/lte-markov-a.trace
 Example: tputctl relay --listen 127.0.0.1:4434 --to 127.0.0.1:4433 \\
            --forward \"rate=36.864Mbit/s,delay=50ms,queue_bytes=64KiB,ber=1e-8\"
---reverse defaults to --forward without its impairments (cut-off, rate schedule, loss).
+--reverse defaults to --forward without its impairments (cut-off, rate schedule, loss, trace).
 --config FILE holds [forward] and [reverse] tables with the same keys (cutoff as a table,
 rate_schedule as [{ at = \"5s\", rate = \"10Mbit/s\" }]).
 Every --interval: delivered rate and counters per direction; at exit (Ctrl-C or --time):

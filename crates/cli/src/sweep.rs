@@ -85,7 +85,8 @@ pub(crate) fn run(cmd: SweepCmd) -> Result<bool, Failure> {
         SweepCmd::Plan { scenario, vary, seeds } => {
             let text = std::fs::read_to_string(&scenario)
                 .map_err(|e| Failure::Input(format!("cannot read {}: {e}", scenario.display())))?;
-            let points = plan::plan(&text, &vary, seeds.as_ref().map_or(&[][..], |s| &s.0[..]))
+            let seeds = seeds.as_ref().map_or(&[][..], |s| &s.0[..]);
+            let points = plan::plan_in(&text, scenario.parent(), &vary, seeds)
                 .map_err(|e| Failure::Input(format!("{}: {e}", scenario.display())))?;
             for p in &points {
                 let line = serde_json::to_string(p).map_err(|e| Failure::Run(e.into()))?;

@@ -359,6 +359,13 @@ fn without_nulls<S: serde::Serializer>(s: &Scenario, ser: S) -> Result<S::Ok, S:
 /// with every seed (innermost). Every point is validated here, so a plan
 /// that is written runs.
 pub fn plan(base: &str, vary: &[Vary], seeds: &[u64]) -> Result<Vec<Point>, Error> {
+    plan_in(base, None, vary, seeds)
+}
+
+/// [`plan`] of a scenario file's text, its relative paths (links' `trace`)
+/// taken relative to the file's directory `dir` ([`Scenario::resolve_paths`]):
+/// the points hold the resolved paths.
+pub fn plan_in(base: &str, dir: Option<&std::path::Path>, vary: &[Vary], seeds: &[u64]) -> Result<Vec<Point>, Error> {
     let doc: toml::Value = toml::from_str::<toml::Table>(base)
         .map(toml::Value::Table)
         .map_err(|e| Error::Invalid(format!("the scenario: {}", e.message())))?;
@@ -392,8 +399,11 @@ pub fn plan(base: &str, vary: &[Vary], seeds: &[u64]) -> Result<Vec<Point>, Erro
             set(&mut doc, &v.path, toml_value(raw)).map_err(Error::Invalid)?;
             values.insert(v.path.clone(), raw.clone());
         }
-        let scenario =
+        let mut scenario =
             Scenario::deserialize(doc).map_err(|e| Error::Invalid(format!("{values:?}: {}", e.message())))?;
+        if let Some(dir) = dir {
+            scenario.resolve_paths(dir);
+        }
         for &seed in &seeds {
             let mut s = scenario.clone();
             s.seed = seed;
@@ -775,7 +785,7 @@ mod tests {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            let points = plan(&text, &[], &[5]).unwrap();
+            let points = plan_in(&text, path.parent(), &[], &[5]).unwrap();
             let line = serde_json::to_string(&points[0]).unwrap();
             let back: Point = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(back, points[0], "{}", path.display());

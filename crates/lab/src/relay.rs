@@ -60,6 +60,7 @@ const KEYS: &[(&str, Kind)] = &[
     ("cutoff.mode", Kind::Text),
     ("cutoff.pause_lead", Kind::Text),
     ("rate_schedule", Kind::Schedule),
+    ("trace", Kind::Text),
 ];
 
 #[derive(Clone, Copy)]
@@ -74,7 +75,8 @@ enum Kind {
 /// keys of a scenario's link table: `rate`, `delay`, `queue_packets` or
 /// `queue_bytes`, `overhead_bytes`, `loss` or `ber`, `cutoff.period`,
 /// `cutoff.connected`, `cutoff.mode`, `cutoff.phase`, `cutoff.pause_lead`,
-/// and `rate_schedule=AT:RATE;AT:RATE...`. Example:
+/// `rate_schedule=AT:RATE;AT:RATE...` and `trace=FILE` (a Mahimahi
+/// packet-delivery trace, relative to the current directory). Example:
 /// `rate=36.864Mbit/s,delay=50ms,queue_bytes=64KiB,ber=1e-8`. `what` names
 /// the list in errors (`--forward`), which are one line naming the bad key
 /// or value.
@@ -857,6 +859,35 @@ mod tests {
         let c = s.cutoff.unwrap();
         assert_eq!(c.period, Duration::from_millis(10));
         assert_eq!(c.connected, 0.5);
+    }
+
+    /// `trace=FILE` gives the forward link the trace's opportunities; the
+    /// default reverse link runs at `rate` without it.
+    #[test]
+    fn a_link_list_takes_a_delivery_trace() {
+        let shipped =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/traces/constant-12mbit.trace");
+        let list = format!("rate=20Mbit/s,delay=10ms,trace={}", shipped.display());
+        let s = parse_link_list(&list, "--forward").unwrap();
+        assert_eq!(s.trace.as_deref(), Some(shipped.as_path()));
+        let (forward, reverse) = RelayLinks {
+            forward: s,
+            reverse: None,
+        }
+        .configs()
+        .unwrap();
+        assert_eq!(
+            forward.trace.as_ref().map(|t| t.opportunities().to_vec()),
+            Some(vec![1])
+        );
+        assert!(reverse.trace.is_none());
+        let e = parse_link_list("rate=1Mbit/s,delay=1ms,trace=/nonexistent/x.trace", "--forward")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--forward.trace: cannot read /nonexistent/x.trace"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -38,8 +38,13 @@ pub struct Summary {
     pub events_processed: u64,
     /// Hash of every link event, hex: equal hashes mean identical runs.
     pub trace_hash: String,
-    /// The forward bottleneck's counters.
+    /// The headline link's counters (the only bottleneck, the hop the
+    /// scenario names, or the most congested hop).
     pub bottleneck: BottleneckSummary,
+    /// Per hop between the routers, in path order (one for a dumbbell): its
+    /// counters and the goodput of each flow group that crosses it.
+    #[serde(default)]
+    pub hops: Vec<HopSummary>,
     /// Per flow, in flow order.
     pub flows: Vec<FlowSummary>,
     /// Per aggregate group.
@@ -63,9 +68,12 @@ pub struct AggregateSummary {
     pub success_ratio: Option<f64>,
 }
 
-/// The forward bottleneck over the measured window `[0, window_secs]`.
+/// The headline link over the measured window `[0, window_secs]`.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BottleneckSummary {
+    /// Which link, e.g. `hop 1 of 2 (l2, most drops)`; `bottleneck (l0)` for a dumbbell.
+    #[serde(default)]
+    pub link: String,
     /// Busy time over the window's length.
     pub utilisation: f64,
     /// Length of the measured window, seconds (from 0: the scenario's duration).
@@ -79,6 +87,38 @@ pub struct BottleneckSummary {
     pub dropped_cutoff: u64,
     /// Packets lost to random loss in the window.
     pub dropped_random: u64,
+}
+
+/// One hop over the measured window, and the flow groups that cross it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct HopSummary {
+    /// Index of the hop in path order.
+    pub hop: usize,
+    /// Its link id.
+    pub link: u32,
+    /// Busy time over the window's length.
+    pub utilisation: f64,
+    /// Packets delivered in the window.
+    pub delivered_packets: u64,
+    /// Packets dropped in the window, every cause.
+    pub dropped_packets: u64,
+    /// Every flow group that crosses the hop.
+    pub groups: Vec<HopGroupShare>,
+}
+
+/// A flow group's goodput on a hop it crosses.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct HopGroupShare {
+    /// Index of the group in the scenario.
+    pub group: usize,
+    /// Controller spec of the group.
+    pub cc: String,
+    /// Flows in the group.
+    pub flows: u32,
+    /// Sum of the group's flows' goodputs, bits per second.
+    pub goodput_bps: f64,
+    /// `goodput_bps` over the sum of every crossing group's goodput.
+    pub share: f64,
 }
 
 /// One flow.
@@ -127,7 +167,78 @@ pub struct FlowSummary {
 impl Summary {
     /// Summarise `r`, the result of running `s`.
     pub fn new(s: &Scenario, r: &ScenarioResult) -> Self {
+        let flows: Vec<FlowSummary> = r
+            .flows
+            .iter()
+            .map(|f| FlowSummary {
+                flow: f.flow,
+                group: f.group,
+                cc: f.cc.clone(),
+                bytes: f.bytes,
+                active_secs: f.active_secs,
+                goodput_bps: f.goodput_bps(),
+                slots: f.slots.len(),
+                slots_met: f.slots.iter().filter(|s| s.met).count(),
+                success_ratio: f.success_ratio,
+                files: f.file_times.len(),
+                mean_file_secs: (!f.file_times.is_empty())
+                    .then(|| f.file_times.iter().sum::<f64>() / f.file_times.len() as f64),
+                mean_transfer_secs: f.files.as_ref().and_then(|x| x.mean_transfer_secs()),
+                files_lost: f.files.as_ref().map(|x| x.lost()),
+                infeasible_intervals: f.intervals.iter().filter(|i| crate::live::infeasible(i)).count(),
+                errors: f.errors.clone(),
+            })
+            .collect();
+        let n_hops = r.hops.len();
+        let link = if n_hops > 1 {
+            format!(
+                "hop {} of {} ({}, {})",
+                r.headline.hop,
+                n_hops,
+                r.headline.link,
+                r.headline.why.describe()
+            )
+        } else {
+            format!("bottleneck ({})", r.headline.link)
+        };
+        let hops = r
+            .hops
+            .iter()
+            .enumerate()
+            .map(|(h, &l)| {
+                let st = r.window.links.get(l.index()).cloned().unwrap_or_default();
+                let mut groups: Vec<HopGroupShare> = s
+                    .flows
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| g.hop_range(n_hops).contains(&h))
+                    .map(|(gi, g)| HopGroupShare {
+                        group: gi,
+                        cc: flows
+                            .iter()
+                            .find(|f| f.group == gi)
+                            .map_or_else(|| g.cc.to_string(), |f| f.cc.clone()),
+                        flows: g.count,
+                        goodput_bps: flows.iter().filter(|f| f.group == gi).map(|f| f.goodput_bps).sum(),
+                        share: 0.0,
+                    })
+                    .collect();
+                let total: f64 = groups.iter().map(|g| g.goodput_bps).sum();
+                for g in &mut groups {
+                    g.share = if total > 0.0 { g.goodput_bps / total } else { 0.0 };
+                }
+                HopSummary {
+                    hop: h,
+                    link: l.0,
+                    utilisation: st.utilisation,
+                    delivered_packets: st.delivered.packets,
+                    dropped_packets: st.dropped().packets,
+                    groups,
+                }
+            })
+            .collect();
         Summary {
+            hops,
             name: s.name.clone(),
             seed: s.seed,
             duration_secs: s.duration.as_secs_f64(),
@@ -136,6 +247,7 @@ impl Summary {
             events_processed: r.events_processed,
             trace_hash: format!("{:016x}", r.trace_hash),
             bottleneck: BottleneckSummary {
+                link,
                 utilisation: r.window.bottleneck.utilisation,
                 window_secs: r.window.end_secs,
                 delivered_packets: r.window.bottleneck.delivered.packets,
@@ -143,28 +255,7 @@ impl Summary {
                 dropped_cutoff: r.window.bottleneck.dropped_cutoff.packets,
                 dropped_random: r.window.bottleneck.dropped_random.packets,
             },
-            flows: r
-                .flows
-                .iter()
-                .map(|f| FlowSummary {
-                    flow: f.flow,
-                    group: f.group,
-                    cc: f.cc.clone(),
-                    bytes: f.bytes,
-                    active_secs: f.active_secs,
-                    goodput_bps: f.goodput_bps(),
-                    slots: f.slots.len(),
-                    slots_met: f.slots.iter().filter(|s| s.met).count(),
-                    success_ratio: f.success_ratio,
-                    files: f.file_times.len(),
-                    mean_file_secs: (!f.file_times.is_empty())
-                        .then(|| f.file_times.iter().sum::<f64>() / f.file_times.len() as f64),
-                    mean_transfer_secs: f.files.as_ref().and_then(|x| x.mean_transfer_secs()),
-                    files_lost: f.files.as_ref().map(|x| x.lost()),
-                    infeasible_intervals: f.intervals.iter().filter(|i| crate::live::infeasible(i)).count(),
-                    errors: f.errors.clone(),
-                })
-                .collect(),
+            flows,
             aggregates: r
                 .aggregates
                 .iter()
@@ -189,15 +280,39 @@ impl Summary {
     /// its errors below it), one line per aggregate group.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "{}: seed {}, bottleneck utilisation {:.3} over 0-{} s, drops: queue {} cut-off {} random {}\n",
+            "{}: seed {}, bottleneck utilisation {:.3} over 0-{} s, drops: queue {} cut-off {} random {}{}\n",
             self.name.as_deref().unwrap_or("scenario"),
             self.seed,
             self.bottleneck.utilisation,
             self.bottleneck.window_secs,
             self.bottleneck.dropped_queue,
             self.bottleneck.dropped_cutoff,
-            self.bottleneck.dropped_random
+            self.bottleneck.dropped_random,
+            if self.hops.len() > 1 {
+                format!(" [{}]", self.bottleneck.link)
+            } else {
+                String::new()
+            }
         );
+        if self.hops.len() > 1 {
+            for h in &self.hops {
+                out += &format!(
+                    "hop {} (l{}): utilisation {:.3}, drops {}",
+                    h.hop, h.link, h.utilisation, h.dropped_packets
+                );
+                for g in &h.groups {
+                    out += &format!(
+                        "; group {} ({} x{}) {} = {:.0}%",
+                        g.group,
+                        g.cc,
+                        g.flows,
+                        mbps(g.goodput_bps),
+                        g.share * 100.0
+                    );
+                }
+                out += "\n";
+            }
+        }
         out += &format!(
             "{:>5} {:<40} {:>14} {:>9} {:>12} {:>16}\n",
             "flow", "controller", "goodput", "active", "success", "files (mean s)"

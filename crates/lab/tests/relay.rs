@@ -216,7 +216,7 @@ fn live_and_simulated_transfers_stay_within_the_link_rate() {
     let spec = parse_link_list(link, "link").unwrap();
     let mut sc = Scenario::new(
         Duration::from_secs(secs),
-        TopologySpec::Chain { hops: vec![spec] },
+        TopologySpec::chain(vec![spec]),
         vec![FlowGroup::new("newreno".parse().unwrap())],
     );
     sc.seed = 3;

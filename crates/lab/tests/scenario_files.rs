@@ -29,7 +29,9 @@ fn every_scenario_file_parses_and_validates() {
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let s = load(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Relative paths (a link's `trace`) are relative to the file.
+        let s = Scenario::from_toml_file(path).unwrap_or_else(|e| panic!("{e}"));
+        validate(&s).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let stem = path.file_stem().and_then(|s| s.to_str()).expect("utf-8 file name");
         assert_eq!(
             s.name.as_deref(),
@@ -65,7 +67,7 @@ fn shipped_scenarios_match_the_papers() {
     }
     let cut = load_file("seed001-cutoff.toml");
     match &cut.topology {
-        TopologySpec::Chain { hops } => {
+        TopologySpec::Chain { hops, .. } => {
             assert_eq!(hops.len(), 2);
             // The paper's cut is in the switch, on what it forwards.
             assert!(hops[0].cutoff.is_none());

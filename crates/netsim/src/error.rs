@@ -62,6 +62,31 @@ pub enum Error {
     /// A chain with no link.
     #[error("a chain needs at least 1 link, got 0")]
     EmptyChain,
+    /// A dumbbell given a number of per-pair access links other than its
+    /// number of pairs.
+    #[error("a dumbbell with {pairs} pairs needs {pairs} access links, got {got}")]
+    AccessCount {
+        /// Pairs of the dumbbell.
+        pairs: usize,
+        /// Access links given.
+        got: usize,
+    },
+    /// A parking-lot pair whose hops are out of order or past the last hop.
+    #[error("a parking-lot pair crosses hops {first}..={last}, but the hops are 0..={}", .hops.saturating_sub(1))]
+    BadPairHops {
+        /// First hop the pair crosses.
+        first: usize,
+        /// Last hop the pair crosses.
+        last: usize,
+        /// Hops of the parking lot.
+        hops: usize,
+    },
+    /// A malformed delivery trace (the message names the line).
+    #[error("{0}")]
+    BadTrace(String),
+    /// A trace-driven link with a cut-off or a rate schedule.
+    #[error("a trace-driven link takes its timing from the trace: no cutoff or rate_schedule with it")]
+    TraceWithSchedule,
     /// A zero sampling interval or oracle window.
     #[error("{what} must be greater than 0, got {value:?}")]
     ZeroDuration {

@@ -14,7 +14,7 @@
 //!   Morokoshi and Yakoh's S-TDMA switch ("The effect of periodic data-link cut-offs on TCP throughput") and IEEE 802.3x PAUSE), a [`RateStep`] schedule
 //!   (power-saving ports, Araki 2011) and [`RandomLoss`] (bit error rate, Miyake, Kato and Suzuki 1995).
 //! - **Topologies**: [`Topology`] with static routes, and the [`Dumbbell`]
-//!   and [`Chain`] builders.
+//!   (with per-pair access links), [`Chain`] and [`ParkingLot`] builders.
 //! - **Traffic** helpers: [`FlowSchedule`], [`FileArrivals`], [`Pareto`],
 //!   [`Exponential`], all from a seeded [`Rng`].
 //! - **Metrics**: [`LinkStats`], [`FlowStats`], queue and delivered-bytes time
@@ -89,6 +89,7 @@
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;
 
+mod delivery_trace;
 mod error;
 mod host;
 mod link;
@@ -102,6 +103,7 @@ mod time;
 mod topology;
 mod traffic;
 
+pub use delivery_trace::{DeliveryTrace, TRACE_PACKET_BYTES};
 pub use error::Error;
 pub use host::{Addr, Datagram, FlowId, Host, HostId};
 pub use link::{
@@ -114,5 +116,5 @@ pub use oracle::OracleHandle;
 pub use rng::{Exponential, Pareto, Rng};
 pub use sim::Simulator;
 pub use time::SimTime;
-pub use topology::{Chain, Dumbbell, DumbbellConfig, LinkId, NodeId, Topology};
+pub use topology::{Chain, Dumbbell, DumbbellConfig, LinkId, NodeId, ParkingLot, ParkingLotPair, Topology};
 pub use traffic::{FileArrivals, FlowAction, FlowEvent, FlowSchedule};

@@ -173,6 +173,11 @@ pub struct LinkConfig {
     pub rate_schedule: Vec<RateStep>,
     /// Optional random loss.
     pub loss: Option<RandomLoss>,
+    /// Delivery opportunities from a packet-delivery trace instead of
+    /// serialization at `rate_bps` ([`crate::DeliveryTrace`]); `rate_bps`
+    /// still sizes the reverse direction of builders and the oracle's capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::DeliveryTrace>,
 }
 
 impl LinkConfig {
@@ -187,7 +192,15 @@ impl LinkConfig {
             cutoff: None,
             rate_schedule: Vec::new(),
             loss: None,
+            trace: None,
         }
+    }
+
+    /// Takes its delivery opportunities from `trace` (an impairment: the
+    /// reverse direction of builders runs at `rate_bps`).
+    pub fn with_trace(mut self, trace: crate::DeliveryTrace) -> Self {
+        self.trace = Some(trace);
+        self
     }
 
     /// Sets the queue limit.
@@ -227,6 +240,7 @@ impl LinkConfig {
             cutoff: None,
             rate_schedule: Vec::new(),
             loss: None,
+            trace: None,
             ..self.clone()
         }
     }
@@ -248,6 +262,9 @@ impl LinkConfig {
             if !(f > 0.0 && f <= 1.0) {
                 return Err(Error::BadConnectedFraction(f));
             }
+        }
+        if self.trace.is_some() && (self.cutoff.is_some() || !self.rate_schedule.is_empty()) {
+            return Err(Error::TraceWithSchedule);
         }
         let mut last = None;
         for s in &self.rate_schedule {

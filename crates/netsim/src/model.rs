@@ -1,6 +1,7 @@
 //! One unidirectional link as a sans-IO state machine: the transmitter with
 //! its serialization timing, the DropTail queue, propagation, periodic
-//! cut-offs, rate steps and seeded random loss.
+//! cut-offs, rate steps, seeded random loss, and trace-driven delivery
+//! opportunities ([`crate::DeliveryTrace`]).
 //!
 //! [`LinkModel`] owns the state and every transition; it reads no clock and
 //! keeps no timers. Each transition takes `now` and a [`LinkDriver`], which it
@@ -14,6 +15,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::delivery_trace::TraceCursor;
 use crate::link::{CutMode, CutTiming, RandomLoss, RateStep, serialization_ns};
 use crate::metrics::{Counter, LinkStats};
 use crate::time::duration_to_nanos;
@@ -141,6 +143,8 @@ pub struct LinkModel<P> {
     cut_timing: Option<CutTiming>,
     schedule: Vec<RateStep>,
     loss: Option<RandomLoss>,
+    /// A trace-driven link's next delivery opportunity.
+    trace: Option<TraceCursor>,
     rng: Rng,
     offered: Counter,
     delivered: Counter,
@@ -183,6 +187,7 @@ impl<P> LinkModel<P> {
             cut_timing: config.cut_timing(),
             schedule: config.rate_schedule.clone(),
             loss: config.loss,
+            trace: config.trace.as_ref().map(TraceCursor::new),
             rng,
             offered: Counter::default(),
             delivered: Counter::default(),
@@ -360,13 +365,21 @@ impl<P> LinkModel<P> {
     }
 
     fn start_tx(&mut self, now: u64, f: Frame<P>, d: &mut impl LinkDriver) {
-        if !(self.anchor_valid && self.last_done == now) {
-            self.anchor_valid = true;
-            self.anchor_time = now;
-            self.anchor_bits = 0;
-        }
-        self.anchor_bits += f.wire * 8;
-        let done = self.anchor_time + serialization_ns(self.anchor_bits, self.rate);
+        let done = match &mut self.trace {
+            // A trace-driven link: the packet leaves at the next unused
+            // delivery opportunity (it counts as in transmission, and the
+            // link as busy, while it waits for it).
+            Some(trace) => trace.take(now),
+            None => {
+                if !(self.anchor_valid && self.last_done == now) {
+                    self.anchor_valid = true;
+                    self.anchor_time = now;
+                    self.anchor_bits = 0;
+                }
+                self.anchor_bits += f.wire * 8;
+                self.anchor_time + serialization_ns(self.anchor_bits, self.rate)
+            }
+        };
         self.last_done = done;
         let lost = match self.loss {
             None => false,

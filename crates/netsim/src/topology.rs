@@ -306,8 +306,33 @@ pub struct Dumbbell {
 impl Dumbbell {
     /// Builds the dumbbell; fails on zero pairs or an invalid link.
     pub fn build(config: &DumbbellConfig) -> Result<Dumbbell, Error> {
+        Self::build_with_access(config, &vec![config.access.clone(); config.pairs])
+    }
+
+    /// Builds the dumbbell with its own access links for each pair:
+    /// `access[i]` replaces [`DumbbellConfig::access`] for pair `i` (both
+    /// of its access links, both ways), so pairs can differ in round-trip
+    /// time, `2 * (bottleneck delay + 2 * access delay)`. Links get the same
+    /// ids as with [`Dumbbell::build`]; `access` must hold one link per pair.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use tput_netsim::{Dumbbell, DumbbellConfig, LinkConfig};
+    /// let link = |ms| LinkConfig::new(100_000_000, Duration::from_millis(ms));
+    /// let config = DumbbellConfig { pairs: 2, access: link(1), bottleneck: link(5), reverse_bottleneck: None };
+    /// // Round trips of 2 * (5 + 2 * 1) = 14 ms and 2 * (5 + 2 * 10) = 50 ms.
+    /// let d = Dumbbell::build_with_access(&config, &[link(1), link(10)]).unwrap();
+    /// assert_eq!(d.topology.link(d.sender_access[1].0).unwrap().2.delay, Duration::from_millis(10));
+    /// ```
+    pub fn build_with_access(config: &DumbbellConfig, access: &[LinkConfig]) -> Result<Dumbbell, Error> {
         if config.pairs == 0 {
             return Err(Error::NoPairs);
+        }
+        if access.len() != config.pairs {
+            return Err(Error::AccessCount {
+                pairs: config.pairs,
+                got: access.len(),
+            });
         }
         let mut t = Topology::new();
         let left = t.add_node();
@@ -328,13 +353,11 @@ impl Dumbbell {
             sender_access: Vec::with_capacity(config.pairs),
             receiver_access: Vec::with_capacity(config.pairs),
         };
-        for _ in 0..config.pairs {
+        for a in access {
             let s = t.add_node();
             let r = t.add_node();
-            d.sender_access
-                .push(t.add_duplex(s, left, config.access.clone(), config.access.clone())?);
-            d.receiver_access
-                .push(t.add_duplex(right, r, config.access.clone(), config.access.clone())?);
+            d.sender_access.push(t.add_duplex(s, left, a.clone(), a.clone())?);
+            d.receiver_access.push(t.add_duplex(right, r, a.clone(), a.clone())?);
             d.senders.push(s);
             d.receivers.push(r);
         }
@@ -396,6 +419,104 @@ impl Chain {
     }
 }
 
+/// One sender/receiver pair of a [`ParkingLot`]: the hops it crosses and
+/// its access links.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ParkingLotPair {
+    /// First hop crossed (0-based): the sender hangs off router `first_hop`.
+    pub first_hop: usize,
+    /// Last hop crossed (inclusive): the receiver hangs off router `last_hop + 1`.
+    pub last_hop: usize,
+    /// Both access links of the pair (sender and receiver side), both ways.
+    pub access: LinkConfig,
+}
+
+impl ParkingLotPair {
+    /// A pair crossing hops `first_hop..=last_hop` with `access` links.
+    pub fn new(first_hop: usize, last_hop: usize, access: LinkConfig) -> Self {
+        ParkingLotPair {
+            first_hop,
+            last_hop,
+            access,
+        }
+    }
+}
+
+/// A built parking lot: routers `routers[0] -> ... -> routers[k]` joined by
+/// `k` hops, and one sender/receiver pair per [`ParkingLotPair`], the sender
+/// on the router where its path enters, the receiver on the router where it
+/// leaves. The classic multi-bottleneck test: a long flow crossing every hop
+/// competes on each with cross traffic that crosses only that one (Floyd,
+/// "Connections with multiple congested gateways in packet-switched
+/// networks, part 1: one-way traffic", 1991).
+#[derive(Clone, Debug)]
+pub struct ParkingLot {
+    /// The network (pass it to [`crate::Simulator::new`]).
+    pub topology: Topology,
+    /// The routers in path order.
+    pub routers: Vec<NodeId>,
+    /// `routers[i] -> routers[i+1]`, with the given configurations.
+    pub forward: Vec<LinkId>,
+    /// `routers[i+1] -> routers[i]`, the same links without impairments.
+    pub reverse: Vec<LinkId>,
+    /// Sender nodes, one per pair.
+    pub senders: Vec<NodeId>,
+    /// Receiver nodes, one per pair.
+    pub receivers: Vec<NodeId>,
+}
+
+impl ParkingLot {
+    /// Builds the parking lot; fails on no hop, a pair whose hops are out of
+    /// order or past the last hop, or an invalid link. The reverse hops mirror
+    /// the forward ones without impairments.
+    pub fn build(hops: &[LinkConfig], pairs: &[ParkingLotPair]) -> Result<ParkingLot, Error> {
+        if hops.is_empty() {
+            return Err(Error::EmptyChain);
+        }
+        if pairs.is_empty() {
+            return Err(Error::NoPairs);
+        }
+        if let Some(p) = pairs
+            .iter()
+            .find(|p| p.first_hop > p.last_hop || p.last_hop >= hops.len())
+        {
+            return Err(Error::BadPairHops {
+                first: p.first_hop,
+                last: p.last_hop,
+                hops: hops.len(),
+            });
+        }
+        let mut t = Topology::new();
+        let routers: Vec<NodeId> = (0..=hops.len()).map(|_| t.add_node()).collect();
+        let mut forward = Vec::with_capacity(hops.len());
+        let mut reverse = Vec::with_capacity(hops.len());
+        for (i, cfg) in hops.iter().enumerate() {
+            let (f, r) = t.add_duplex(routers[i], routers[i + 1], cfg.clone(), cfg.without_impairments())?;
+            forward.push(f);
+            reverse.push(r);
+        }
+        let mut senders = Vec::with_capacity(pairs.len());
+        let mut receivers = Vec::with_capacity(pairs.len());
+        for p in pairs {
+            let s = t.add_node();
+            let r = t.add_node();
+            t.add_duplex(s, routers[p.first_hop], p.access.clone(), p.access.clone())?;
+            t.add_duplex(routers[p.last_hop + 1], r, p.access.clone(), p.access.clone())?;
+            senders.push(s);
+            receivers.push(r);
+        }
+        Ok(ParkingLot {
+            topology: t,
+            routers,
+            forward,
+            reverse,
+            senders,
+            receivers,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +574,71 @@ mod tests {
         assert_eq!(table2.route(a.index(), c.index()), ab.0);
         assert_eq!(table2.route(a.index(), d.index()), ab.0);
         assert_eq!(table2.route(d.index(), c.index()), t2.link_count() as u32 - 2);
+    }
+
+    #[test]
+    fn parking_lot_paths_cross_their_hops_only() {
+        let hops = [cfg(), cfg(), cfg()];
+        let pairs = [
+            ParkingLotPair::new(0, 2, cfg()),
+            ParkingLotPair::new(1, 1, cfg()),
+            ParkingLotPair::new(2, 2, cfg()),
+        ];
+        let p = ParkingLot::build(&hops, &pairs).unwrap();
+        let t = &p.topology;
+        let table = t.routing_table();
+        // Follow the routes from each sender to its receiver.
+        let path = |i: usize| {
+            let (mut at, dst) = (p.senders[i], p.receivers[i]);
+            let mut links = Vec::new();
+            while at != dst {
+                let l = LinkId(table.route(at.index(), dst.index()));
+                links.push(l);
+                at = t.link(l).unwrap().1;
+            }
+            links.into_iter().filter(|l| p.forward.contains(l)).collect::<Vec<_>>()
+        };
+        assert_eq!(path(0), p.forward);
+        assert_eq!(path(1), [p.forward[1]]);
+        assert_eq!(path(2), [p.forward[2]]);
+        assert_eq!(
+            ParkingLot::build(&hops, &[ParkingLotPair::new(1, 3, cfg())]).unwrap_err(),
+            Error::BadPairHops {
+                first: 1,
+                last: 3,
+                hops: 3
+            }
+        );
+        assert!(ParkingLot::build(&hops, &[ParkingLotPair::new(2, 1, cfg())]).is_err());
+        assert_eq!(ParkingLot::build(&[], &pairs).unwrap_err(), Error::EmptyChain);
+    }
+
+    #[test]
+    fn per_pair_access_links_keep_the_link_ids() {
+        let c = DumbbellConfig {
+            pairs: 2,
+            access: cfg(),
+            bottleneck: cfg(),
+            reverse_bottleneck: None,
+        };
+        let plain = Dumbbell::build(&c).unwrap();
+        let slow = LinkConfig::new(1_000_000, Duration::from_millis(50));
+        let d = Dumbbell::build_with_access(&c, &[cfg(), slow.clone()]).unwrap();
+        assert_eq!(d.sender_access, plain.sender_access);
+        assert_eq!(d.receiver_access, plain.receiver_access);
+        for l in [
+            d.sender_access[1].0,
+            d.sender_access[1].1,
+            d.receiver_access[1].0,
+            d.receiver_access[1].1,
+        ] {
+            assert_eq!(d.topology.link(l).unwrap().2, &slow);
+        }
+        assert_eq!(d.topology.link(d.sender_access[0].0).unwrap().2, &cfg());
+        assert_eq!(
+            Dumbbell::build_with_access(&c, &[cfg()]).unwrap_err().to_string(),
+            "a dumbbell with 2 pairs needs 2 access links, got 1"
+        );
     }
 
     #[test]

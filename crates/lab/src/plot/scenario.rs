@@ -262,7 +262,16 @@ pub fn scenario_charts(s: &Scenario, r: &ScenarioResult) -> ScenarioCharts {
             vec![panel("k (packets per RTT)", k_traces), panel("s (RTTs)", s_traces)],
         ),
         queue: figure(
-            "Bottleneck queue",
+            &if r.hops.len() > 1 {
+                format!(
+                    "Queue of hop {} of {} ({})",
+                    r.headline.hop,
+                    r.hops.len(),
+                    r.headline.why.describe()
+                )
+            } else {
+                "Bottleneck queue".into()
+            },
             vec![panel(
                 &format!(
                     "packets (sampled every {})",

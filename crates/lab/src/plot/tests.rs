@@ -365,6 +365,8 @@ fn hand_made() -> (Scenario, ScenarioResult) {
         simulated_secs: 15.0,
         aggregates: Vec::new(),
         window: Default::default(),
+        hops: Vec::new(),
+        headline: Default::default(),
     };
     (s, r)
 }

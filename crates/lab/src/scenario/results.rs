@@ -1,7 +1,7 @@
 //! What a run produced: per flow, per aggregate group, per link.
 
 use serde::{Deserialize, Serialize};
-use tput_netsim::{FlowSample, LinkStats, QueueSample};
+use tput_netsim::{FlowSample, LinkId, LinkStats, QueueSample};
 
 use tput_transport::{IntervalStats, SlotStats};
 
@@ -72,11 +72,11 @@ pub struct ScenarioResult {
     pub name: Option<String>,
     /// Per flow, in flow-id order.
     pub flows: Vec<FlowResult>,
-    /// The forward bottleneck (the first hop of a chain).
+    /// The headline link ([`ScenarioResult::headline`]) over the whole run.
     pub bottleneck: LinkStats,
     /// Every link's counters, in link-id order.
     pub links: Vec<LinkStats>,
-    /// Queue-length samples of the forward bottleneck.
+    /// Queue-length samples of the headline link.
     pub queue: Vec<QueueSample>,
     /// Delivered bytes per flow per interval.
     pub delivered: Vec<FlowSample>,
@@ -97,6 +97,100 @@ pub struct ScenarioResult {
     /// `bottleneck` and `links` above cover the whole run.
     #[serde(default)]
     pub window: MeasuredWindow,
+    /// The forward links between the routers, in path order: a dumbbell's
+    /// bottleneck, a chain's or a parking lot's hops (their counters are in
+    /// `links` and `window.links`).
+    #[serde(default)]
+    pub hops: Vec<LinkId>,
+    /// Which hop the headline figures (`bottleneck`, `window.bottleneck`,
+    /// `queue`) are taken from, and why.
+    #[serde(default)]
+    pub headline: Headline,
+}
+
+/// The link a run's headline figures come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Headline {
+    /// Index of the hop in [`ScenarioResult::hops`].
+    pub hop: usize,
+    /// The link.
+    pub link: LinkId,
+    /// Why this one.
+    pub why: HeadlineWhy,
+}
+
+/// Why a hop is the headline link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadlineWhy {
+    /// The topology has one bottleneck (a dumbbell, a one-hop chain).
+    #[default]
+    Only,
+    /// The scenario names it (`topology.headline_hop`).
+    Named,
+    /// It dropped the most packets over the measured window.
+    MostDrops,
+    /// No hop dropped more than it, and it was the busiest.
+    HighestUtilisation,
+}
+
+impl HeadlineWhy {
+    /// A few words for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            HeadlineWhy::Only => "the only bottleneck",
+            HeadlineWhy::Named => "named by the scenario",
+            HeadlineWhy::MostDrops => "most drops",
+            HeadlineWhy::HighestUtilisation => "highest utilisation",
+        }
+    }
+}
+
+impl Headline {
+    /// The scenario's `named` hop, else the most congested of `hops` over
+    /// the measured `window`: the most packets dropped (every cause), then
+    /// the highest utilisation, then the first.
+    pub fn choose(named: Option<usize>, hops: &[LinkId], window: &MeasuredWindow) -> Headline {
+        let stats = |h: usize| window.links.get(hops[h].index()).cloned().unwrap_or_default();
+        if let Some(hop) = named.filter(|&h| h < hops.len()) {
+            return Headline {
+                hop,
+                link: hops[hop],
+                why: HeadlineWhy::Named,
+            };
+        }
+        if hops.len() <= 1 {
+            return Headline {
+                hop: 0,
+                link: hops.first().copied().unwrap_or_default(),
+                why: HeadlineWhy::Only,
+            };
+        }
+        let drops = |h: usize| stats(h).dropped().packets;
+        let max_drops = (0..hops.len()).map(drops).max().unwrap_or(0);
+        let tied: Vec<usize> = (0..hops.len()).filter(|&h| drops(h) == max_drops).collect();
+        // The first of the busiest among the hops with the most drops.
+        let hop = tied
+            .iter()
+            .copied()
+            .reduce(|a, b| {
+                if stats(b).utilisation > stats(a).utilisation {
+                    b
+                } else {
+                    a
+                }
+            })
+            .unwrap_or(0);
+        Headline {
+            hop,
+            link: hops[hop],
+            why: if tied.len() == 1 {
+                HeadlineWhy::MostDrops
+            } else {
+                HeadlineWhy::HighestUtilisation
+            },
+        }
+    }
 }
 
 /// The scenario's measured window: from time 0 to its `duration`, the time
@@ -108,7 +202,7 @@ pub struct ScenarioResult {
 pub struct MeasuredWindow {
     /// End of the window (it starts at 0), seconds: the scenario's duration.
     pub end_secs: f64,
-    /// The forward bottleneck's counters at the end of the window
+    /// The headline link's counters at the end of the window
     /// (`utilisation` = busy time / `end_secs`).
     pub bottleneck: LinkStats,
     /// Every link's counters at the end of the window, in link-id order.

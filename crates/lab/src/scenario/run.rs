@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tput_cc::{Aggregate, BandwidthSource, ControllerSpec};
-use tput_netsim::{Addr, FileArrivals, LinkId, Rng, SimTime, Simulator};
+use tput_netsim::{Addr, FileArrivals, LinkId, LinkStats, Rng, SimTime, Simulator};
 
 use tput_transport::{
     BufferPool, Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SimOptions,
@@ -13,7 +13,7 @@ use tput_transport::{
 };
 
 use super::build::{Net, build};
-use super::results::{AggregateResult, FlowResult, MeasuredWindow, ScenarioResult};
+use super::results::{AggregateResult, FlowResult, Headline, MeasuredWindow, ScenarioResult};
 use super::schema::{FilesSpec, FlowGroup, Scenario, Transport};
 use super::validate::validate;
 use crate::Error;
@@ -162,9 +162,11 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     net.sim
         .set_sample_interval(s.interval)
         .map_err(|e| Error::Invalid(e.to_string()))?;
-    net.sim
-        .watch_queue(net.bottleneck)
-        .map_err(|e| Error::Invalid(e.to_string()))?;
+    // Every hop's queue is sampled (sampling is not a simulator event and
+    // leaves the trace hash alone); the headline hop's samples are kept.
+    for &hop in &net.hops {
+        net.sim.watch_queue(hop).map_err(|e| Error::Invalid(e.to_string()))?;
+    }
 
     // Flow ids are 1-based, in group order.
     let mut group_of = Vec::with_capacity(total);
@@ -194,6 +196,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
 
     let window = simulate(s, &mut net, &mut progress);
     progress(1.0);
+    let headline = Headline::choose(s.topology.headline_hop(), &net.hops, &window);
 
     let mut flows = Vec::with_capacity(total);
     for (i, &fh) in hosts.iter().enumerate() {
@@ -220,17 +223,28 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
         aggregates,
         name: s.name.clone(),
         flows,
-        bottleneck: net.sim.link_stats(net.bottleneck),
+        bottleneck: net.sim.link_stats(headline.link),
         links: (0..net.sim.link_count())
             .map(|i| net.sim.link_stats(LinkId(i as u32)))
             .collect(),
-        queue: net.sim.queue_samples().to_vec(),
+        queue: net
+            .sim
+            .queue_samples()
+            .iter()
+            .filter(|q| q.link == headline.link)
+            .copied()
+            .collect(),
+        window: MeasuredWindow {
+            bottleneck: window.links[headline.link.index()].clone(),
+            ..window
+        },
+        hops: net.hops.clone(),
+        headline,
         delivered: net.sim.flow_samples().to_vec(),
         trace_hash: net.sim.trace_hash(),
         link_packets: net.sim.link_packets(),
         events_processed: net.sim.events_processed(),
         simulated_secs: net.sim.now().as_secs_f64(),
-        window,
     })
 }
 
@@ -251,7 +265,7 @@ fn add_oracle(s: &Scenario, net: &mut Net, group_of: &[usize]) -> Result<Option<
     }
     let h = net
         .sim
-        .add_oracle(net.bottleneck, own.iter().copied(), s.oracle_window)
+        .add_oracle(net.oracle_link, own.iter().copied(), s.oracle_window)
         .map_err(|e| Error::Invalid(e.to_string()))?;
     Ok(Some(Arc::new(OracleBandwidth(h))))
 }
@@ -264,9 +278,10 @@ fn simulate(s: &Scenario, net: &mut Net, progress: &mut impl FnMut(f64)) -> Meas
     net.sim.run_until_with(end, step, |sim| {
         progress(sim.now().as_secs_f64() / s.duration.as_secs_f64())
     });
+    // `bottleneck` is set once the headline hop is chosen from `links`.
     let window = MeasuredWindow {
         end_secs: s.duration.as_secs_f64(),
-        bottleneck: net.sim.link_stats(net.bottleneck),
+        bottleneck: LinkStats::default(),
         links: (0..net.sim.link_count())
             .map(|i| net.sim.link_stats(LinkId(i as u32)))
             .collect(),

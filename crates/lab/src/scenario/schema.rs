@@ -71,10 +71,42 @@ impl Scenario {
     pub fn from_toml_file(path: &std::path::Path) -> Result<Self, Error> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
-        Self::parse_toml(&text).map_err(|(line, msg)| match line {
+        let mut s = Self::parse_toml(&text).map_err(|(line, msg)| match line {
             Some(l) => Error::Invalid(format!("{}:{l}: {msg}", path.display())),
             None => Error::Invalid(format!("{}: {msg}", path.display())),
-        })
+        })?;
+        if let Some(dir) = path.parent() {
+            s.resolve_paths(dir);
+        }
+        Ok(s)
+    }
+
+    /// Makes every relative path in the scenario (links' `trace`) relative
+    /// to `dir` instead of the current directory.
+    pub fn resolve_paths(&mut self, dir: &std::path::Path) {
+        let mut links: Vec<&mut LinkSpec> = match &mut self.topology {
+            TopologySpec::Dumbbell {
+                bottleneck,
+                access,
+                reverse_bottleneck,
+            } => {
+                let mut v = vec![bottleneck, access];
+                v.extend(reverse_bottleneck.as_mut());
+                v
+            }
+            TopologySpec::Chain { hops, .. } => hops.iter_mut().collect(),
+            TopologySpec::ParkingLot { hops, access, .. } => {
+                let mut v: Vec<&mut LinkSpec> = hops.iter_mut().collect();
+                v.push(access);
+                v
+            }
+        };
+        links.extend(self.flows.iter_mut().filter_map(|g| g.access.as_mut()));
+        for l in links {
+            if let Some(t) = l.trace.as_mut().filter(|t| t.is_relative()) {
+                *t = dir.join(&*t);
+            }
+        }
     }
 
     fn parse_toml(text: &str) -> Result<Self, (Option<usize>, String)> {
@@ -120,6 +152,24 @@ pub enum TopologySpec {
     Chain {
         /// The links from sender side to receiver side; the reverse path mirrors them without impairments.
         hops: Vec<LinkSpec>,
+        /// The hop (0-based) the run's headline figures (utilisation, drops,
+        /// queue plot) come from; default: the most congested one (most
+        /// drops over the measured window, then the highest utilisation).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        headline_hop: Option<usize>,
+    },
+    /// A parking lot: routers joined by `hops` in a row; each flow has its
+    /// own sender and receiver, entering at hop `first_hop` and leaving after
+    /// hop `last_hop` (its group's keys; default: every hop), so a long group
+    /// crosses every congested hop and cross-traffic groups one or a few.
+    ParkingLot {
+        /// The hops in path order; the reverse path mirrors them without impairments.
+        hops: Vec<LinkSpec>,
+        /// Every access link, both directions (a group's `access` replaces it).
+        access: LinkSpec,
+        /// The hop the headline figures come from, as for a chain.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        headline_hop: Option<usize>,
     },
 }
 
@@ -130,6 +180,41 @@ impl TopologySpec {
             bottleneck,
             access,
             reverse_bottleneck: None,
+        }
+    }
+
+    /// A chain of `hops`, its headline hop chosen by congestion.
+    pub fn chain(hops: Vec<LinkSpec>) -> Self {
+        Self::Chain {
+            hops,
+            headline_hop: None,
+        }
+    }
+
+    /// A parking lot of `hops` with `access` links, its headline hop chosen
+    /// by congestion.
+    pub fn parking_lot(hops: Vec<LinkSpec>, access: LinkSpec) -> Self {
+        Self::ParkingLot {
+            hops,
+            access,
+            headline_hop: None,
+        }
+    }
+
+    /// The links flows cross between the routers, in path order: the
+    /// forward bottleneck of a dumbbell, the hops of a chain or a parking lot.
+    pub fn hops(&self) -> &[LinkSpec] {
+        match self {
+            Self::Dumbbell { bottleneck, .. } => std::slice::from_ref(bottleneck),
+            Self::Chain { hops, .. } | Self::ParkingLot { hops, .. } => hops,
+        }
+    }
+
+    /// The hop the scenario names for its headline figures, if any.
+    pub fn headline_hop(&self) -> Option<usize> {
+        match self {
+            Self::Dumbbell { .. } => None,
+            Self::Chain { headline_hop, .. } | Self::ParkingLot { headline_hop, .. } => *headline_hop,
         }
     }
 }
@@ -164,6 +249,12 @@ pub struct LinkSpec {
     /// Bit error rate, 0..1.
     #[serde(default)]
     pub ber: Option<f64>,
+    /// A packet-delivery trace in Mahimahi's format ([`tput_netsim::DeliveryTrace`]):
+    /// the link delivers at the trace's opportunities instead of at `rate`
+    /// (which the reverse direction keeps). A relative path is relative to
+    /// the scenario file ([`Scenario::from_toml_file`] resolves it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<std::path::PathBuf>,
 }
 
 impl LinkSpec {
@@ -180,6 +271,7 @@ impl LinkSpec {
             rate_schedule: Vec::new(),
             loss: None,
             ber: None,
+            trace: None,
         }
     }
 
@@ -325,6 +417,19 @@ pub struct FlowGroup {
     /// name it `quinn-bbr-paced`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub quinn_paced: bool,
+    /// The `[flows.access]` table: the group's own access links (dumbbell
+    /// and parking lot), replacing `topology.access` for its flows, both
+    /// sides and both ways. In a dumbbell the group's base round-trip time
+    /// is `2 * (bottleneck delay + 2 * access delay)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<LinkSpec>,
+    /// Parking lot: the first hop (0-based) the group's flows cross (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_hop: Option<usize>,
+    /// Parking lot: the last hop the group's flows cross, inclusive
+    /// (default: the last hop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hop: Option<usize>,
 }
 
 /// Default of [`FlowGroup::buffer_size`]: the paper's 512 KB buffers
@@ -483,7 +588,29 @@ impl FlowGroup {
             receive_window: None,
             quinn: false,
             quinn_paced: false,
+            access: None,
+            first_hop: None,
+            last_hop: None,
         }
+    }
+
+    /// With its own access links (see [`FlowGroup::access`]).
+    pub fn with_access(mut self, access: LinkSpec) -> Self {
+        self.access = Some(access);
+        self
+    }
+
+    /// Crossing hops `first..=last` of a parking lot.
+    pub fn crossing(mut self, first: usize, last: usize) -> Self {
+        self.first_hop = Some(first);
+        self.last_hop = Some(last);
+        self
+    }
+
+    /// The hops `first..=last` this group's flows cross in a topology of
+    /// `hops` hops (a dumbbell has one: its bottleneck).
+    pub fn hop_range(&self, hops: usize) -> std::ops::RangeInclusive<usize> {
+        self.first_hop.unwrap_or(0)..=self.last_hop.unwrap_or(hops.saturating_sub(1))
     }
 
     /// With `count` application buffers of `size` bytes in flight (see [`FlowGroup::buffers`]).

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use tput_cc::units::format_duration;
-use tput_netsim::{CutMode, CutOff, LinkConfig, QueueLimit, RandomLoss, RateStep, SimTime};
+use tput_netsim::{CutMode, CutOff, DeliveryTrace, LinkConfig, QueueLimit, RandomLoss, RateStep, SimTime};
 
 use tput_transport::{Direction, EvalSlot};
 
@@ -55,6 +55,13 @@ pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
         (Some(p), None) => c = c.with_loss(RandomLoss::PacketLoss(p)),
         (None, Some(b)) => c = c.with_loss(RandomLoss::BitErrorRate(b)),
         (None, None) => {}
+    }
+    if let Some(path) = &l.trace {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Invalid(format!("{what}.trace: cannot read {}: {e}", path.display())))?;
+        let trace = DeliveryTrace::parse(&text)
+            .map_err(|e| Error::Invalid(format!("{what}.trace: {}: {e}", path.display())))?;
+        c = c.with_trace(trace);
     }
     c.validate().map_err(|e| bad(e.to_string()))?;
     Ok(c)
@@ -198,13 +205,67 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
                 link_config(r, "topology.reverse_bottleneck")?;
             }
         }
-        TopologySpec::Chain { hops } => {
+        TopologySpec::Chain { hops, .. } => {
             if hops.is_empty() {
                 return Err(Error::Invalid("topology.hops: a chain needs at least one link".into()));
             }
-            for (i, h) in hops.iter().enumerate() {
-                link_config(h, &format!("topology.hops[{i}]"))?;
+        }
+        TopologySpec::ParkingLot { hops, access, .. } => {
+            if hops.is_empty() {
+                return Err(Error::Invalid(
+                    "topology.hops: a parking lot needs at least one link".into(),
+                ));
             }
+            link_config(access, "topology.access")?;
+        }
+    }
+    let hops = s.topology.hops();
+    if !matches!(s.topology, TopologySpec::Dumbbell { .. }) {
+        for (i, h) in hops.iter().enumerate() {
+            link_config(h, &format!("topology.hops[{i}]"))?;
+        }
+    }
+    if let Some(h) = s.topology.headline_hop().filter(|&h| h >= hops.len()) {
+        return Err(Error::Invalid(format!(
+            "topology.headline_hop: {h} is past the last hop ({})",
+            hops.len() - 1
+        )));
+    }
+    for (i, g) in s.flows.iter().enumerate() {
+        let what = format!("flows[{i}]");
+        if let Some(a) = &g.access {
+            if matches!(s.topology, TopologySpec::Chain { .. }) {
+                return Err(Error::Invalid(format!(
+                    "{what}.access: a chain's flows share its end hosts; per-group access links need a dumbbell or a parking lot"
+                )));
+            }
+            link_config(a, &format!("{what}.access"))?;
+        }
+        if !matches!(s.topology, TopologySpec::ParkingLot { .. }) {
+            for (key, v) in [("first_hop", g.first_hop), ("last_hop", g.last_hop)] {
+                if v.is_some() {
+                    return Err(Error::Invalid(format!(
+                        "{what}.{key}: only flows of a parking lot choose their hops"
+                    )));
+                }
+            }
+            continue;
+        }
+        for (key, v) in [("first_hop", g.first_hop), ("last_hop", g.last_hop)] {
+            if let Some(h) = v.filter(|&h| h >= hops.len()) {
+                return Err(Error::Invalid(format!(
+                    "{what}.{key}: {h} is past the last hop ({})",
+                    hops.len() - 1
+                )));
+            }
+        }
+        let range = g.hop_range(hops.len());
+        if range.start() > range.end() {
+            return Err(Error::Invalid(format!(
+                "{what}.first_hop: {} comes after last_hop {}",
+                range.start(),
+                range.end()
+            )));
         }
     }
     Ok(())
