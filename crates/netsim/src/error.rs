@@ -62,6 +62,14 @@ pub enum Error {
     /// A chain with no link.
     #[error("a chain needs at least 1 link, got 0")]
     EmptyChain,
+    /// A bad queue-discipline parameter.
+    #[error("queue.{key}: {reason}")]
+    BadQueueParameter {
+        /// The parameter's key.
+        key: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A zero sampling interval or oracle window.
     #[error("{what} must be greater than 0, got {value:?}")]
     ZeroDuration {
