@@ -22,7 +22,7 @@ const SECS: u64 = 3;
 
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
-    ("fq-codel-ecn", "50b9dbfb5badaa23", 136281, 185330),
+    ("fq-codel-ecn", "24a873d755a8db74", 135840, 184664),
     ("guarantee-n30", "4d57ceaee5516fe3", 137726, 199657),
     ("seed000-fig4", "c2003930daa261da", 561347, 781708),
     ("seed000-fig6-n30", "a25a1d5f6e29552a", 136514, 198260),
