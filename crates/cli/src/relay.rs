@@ -30,13 +30,27 @@ A link is a comma-separated key=value list with the keys of a scenario's link ta
   trace=FILE           deliver at the opportunities of a Mahimahi packet-delivery trace (one line
                        per MTU-sized packet, in ms from the relay's start, repeating) instead of at
                        rate (which --reverse keeps), e.g. scenarios/traces/lte-markov-a.trace
+  aqm=drop_tail|codel|fq_codel|red
+                       the queue discipline (default drop_tail), limited by queue_packets/queue_bytes:
+                       CoDel (RFC 8289), FQ-CoDel (RFC 8290), RED (Floyd & Jacobson 1993, as ns-2)
+  aqm.target=DUR, aqm.interval=DUR
+                       codel, fq_codel: target (default 5ms) and interval (default 100ms)
+  aqm.ecn=true|false   mark ECN-capable packets instead of dropping (default: fq_codel on, others off)
+  aqm.quantum=BYTES, aqm.flows=N
+                       fq_codel: DRR quantum (default 1514) and flow queues (default 1024; flows are
+                       told apart by client address and port)
+  aqm.min_th=P, aqm.max_th=P, aqm.max_p=X, aqm.weight=W, aqm.gentle=BOOL, aqm.bytes=BOOL,
+  aqm.mean_packet=BYTES, aqm.wait=BOOL
+                       red: thresholds in packets (default 5, 15), max_p (0.1), queue weight (0.002),
+                       gentle (true), byte mode (false), mean packet size (1000), wait (true)
 Example: tputctl relay --listen 127.0.0.1:4434 --to 127.0.0.1:4433 \\
            --forward \"rate=36.864Mbit/s,delay=50ms,queue_bytes=64KiB,ber=1e-8\"
 --reverse defaults to --forward without its impairments (cut-off, rate schedule, loss, trace).
 --config FILE holds [forward] and [reverse] tables with the same keys (cutoff as a table,
 rate_schedule as [{ at = \"5s\", rate = \"10Mbit/s\" }]).
 Every --interval: delivered rate and counters per direction; at exit (Ctrl-C or --time):
-totals, drops by cause (queue, cutoff, random, overload = the relay could not keep up),
+totals, drops by cause (queue = overflow, aqm, cutoff, random, overload = the relay could not
+keep up),
 the queue's high-water mark and how late departures left (p50, p99, max).
 -v logs every cut-off and rate step.
 Units: durations as 250us, 5ms, 2s (bare numbers: seconds); sizes as 1000B, 64KiB.";
@@ -171,12 +185,13 @@ pub(crate) fn print_relay_interval(last: &RelayStats, now: &RelayStats) {
     ] {
         let bits = (b.delivered.bytes - a.delivered.bytes) as f64 * 8.0;
         outln!(
-            "{:7.2}-{:<7.2} s {name} {:>9.3} Mbit/s {:>7} pkts  drops queue {} cutoff {} random {} overload {}  queue max {} pkts {} B",
+            "{:7.2}-{:<7.2} s {name} {:>9.3} Mbit/s {:>7} pkts  drops queue {} aqm {} cutoff {} random {} overload {}  queue max {} pkts {} B",
             last.elapsed_secs,
             now.elapsed_secs,
             bits / secs / 1e6,
             b.delivered.packets - a.delivered.packets,
             b.dropped_queue.packets - a.dropped_queue.packets,
+            b.dropped_aqm.packets - a.dropped_aqm.packets,
             b.dropped_cutoff.packets - a.dropped_cutoff.packets,
             b.dropped_random.packets - a.dropped_random.packets,
             b.dropped_overload.packets - a.dropped_overload.packets,
@@ -195,13 +210,14 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
     );
     for (name, d) in [("forward", &s.forward), ("reverse", &s.reverse)] {
         outln!(
-            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s); drops queue {} cutoff {} random {} overload {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
+            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s); drops queue {} aqm {} cutoff {} random {} overload {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
             d.offered.packets,
             d.offered.bytes,
             d.delivered.packets,
             d.delivered.bytes,
             d.delivered.bytes as f64 * 8.0 / s.elapsed_secs.max(1e-9) / 1e6,
             d.dropped_queue.packets,
+            d.dropped_aqm.packets,
             d.dropped_cutoff.packets,
             d.dropped_random.packets,
             d.dropped_overload.packets,

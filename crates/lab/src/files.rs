@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use bytes::{BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use tput_cc::{BandwidthSource, ControllerSpec};
-use tput_netsim::{Addr, Datagram, FileArrivals, FlowId, Host, SimTime};
+use tput_netsim::{Addr, Datagram, Ecn, FileArrivals, FlowId, Host, SimTime};
 
 use crate::tcp::{Amount, TcpConfig, TcpSender, TcpSink, TcpTransfer};
 
@@ -259,13 +259,13 @@ impl Host for TcpFileClient {
         self.start_due(now);
     }
 
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
         if payload.len() < ACK_PREFIX {
             return;
         }
         let conn = u32::from_be_bytes(payload[..ACK_PREFIX].try_into().expect("4 bytes"));
         if let Some((_, s)) = self.active.iter_mut().find(|(c, _)| *c == conn) {
-            s.on_datagram(now, from, flow, payload.slice(ACK_PREFIX..));
+            s.on_datagram(now, from, flow, ecn, payload.slice(ACK_PREFIX..));
         }
         self.drop_finished();
     }
@@ -284,6 +284,7 @@ impl Host for TcpFileClient {
                 return Some(Datagram {
                     dst: d.dst,
                     flow: d.flow,
+                    ecn: Ecn::NotEct,
                     payload: prefixed(&prefix, &d.payload),
                 });
             }
@@ -357,6 +358,7 @@ impl TcpFileServer {
             self.out.push_back(Datagram {
                 dst: d.dst,
                 flow: d.flow,
+                ecn: Ecn::NotEct,
                 payload: prefixed(&conn.to_be_bytes(), &d.payload),
             });
         }
@@ -364,7 +366,7 @@ impl TcpFileServer {
 }
 
 impl Host for TcpFileServer {
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
         if payload.len() < DATA_PREFIX {
             self.corrupt += 1;
             return;
@@ -379,7 +381,7 @@ impl Host for TcpFileServer {
             first: now,
             done: None,
         });
-        c.sink.on_datagram(now, from, flow, payload.slice(DATA_PREFIX..));
+        c.sink.on_datagram(now, from, flow, ecn, payload.slice(DATA_PREFIX..));
         self.drain(conn, now);
     }
 

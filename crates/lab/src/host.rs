@@ -15,7 +15,7 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 use tput_cc::{AlgorithmState, BandwidthSource, BbrMode, Snapshot};
-use tput_netsim::{Addr, Datagram, FileArrivals, FlowId, Host, OracleHandle, SimTime};
+use tput_netsim::{Addr, Datagram, Ecn, FileArrivals, FlowId, Host, OracleHandle, SimTime};
 
 use tput_transport::{Direction, IntervalStats, Node, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
 
@@ -196,6 +196,8 @@ pub struct QuicHost {
     pending: VecDeque<Datagram>,
     /// Files of the file workload whose connection was created.
     files_started: u64,
+    /// Whether datagrams carry quinn-proto's ECN codepoints both ways.
+    ecn: bool,
 }
 
 impl std::fmt::Debug for QuicHost {
@@ -225,7 +227,18 @@ impl QuicHost {
             tracing: true,
             pending: VecDeque::new(),
             files_started: 0,
+            ecn: false,
         }
+    }
+
+    /// Speak ECN (RFC 9000 §13.4): send every datagram with the codepoint
+    /// quinn-proto asks for and hand quinn-proto the codepoint each datagram
+    /// arrived with. Off by default: datagrams are Not-ECT and quinn-proto
+    /// hears of no codepoint, so its ECN validation fails and it sends
+    /// Not-ECT too.
+    pub fn with_ecn(mut self) -> Self {
+        self.ecn = true;
+        self
     }
 
     /// Keep no controller traces ([`cc_traces`](Self::cc_traces) stays empty).
@@ -371,12 +384,18 @@ impl Host for QuicHost {
         self.start_due(now);
     }
 
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
         // quinn-proto decrypts in place; this is the datagram's only copy when
         // the sender still shares the buffer.
         let data = payload.try_into_mut().unwrap_or_else(|b| BytesMut::from(&b[..]));
         let at = self.instant(now);
-        self.node.handle_datagram(at, from.to_socket_addr(), flow, data);
+        let ecn = if self.ecn {
+            quinn_proto::EcnCodepoint::from_bits(ecn.bits())
+        } else {
+            None
+        };
+        self.node
+            .handle_datagram_ecn(at, from.to_socket_addr(), flow, ecn, data);
         self.trace(now);
         self.collect();
     }
@@ -387,18 +406,24 @@ impl Host for QuicHost {
                 return Some(d);
             }
             let out = self.node.poll_transmit()?;
+            let ecn = match out.ecn {
+                Some(e) if self.ecn => Ecn::from_bits(e as u8),
+                _ => Ecn::NotEct,
+            };
             match Addr::from_socket_addr(out.destination) {
                 // One datagram, the simulator's usual case (the node is left at one segment).
                 Some(dst) if out.segment_size.is_none() => {
                     return Some(Datagram {
                         dst,
                         flow: out.flow,
+                        ecn,
                         payload: out.payload,
                     });
                 }
                 Some(dst) => self.pending.extend(out.datagrams().map(|payload| Datagram {
                     dst,
                     flow: out.flow,
+                    ecn,
                     payload,
                 })),
                 None => tracing::warn!(dst = %out.destination, "dropping a datagram to a non-simulator address"),

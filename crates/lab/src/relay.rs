@@ -30,7 +30,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
-use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, SimTime, Verdict, serialization_ns};
+use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, PacketTag, SimTime, Verdict, serialization_ns};
 
 use crate::Error;
 use crate::scenario::{LinkSpec, link_config};
@@ -61,6 +61,20 @@ const KEYS: &[(&str, Kind)] = &[
     ("cutoff.pause_lead", Kind::Text),
     ("rate_schedule", Kind::Schedule),
     ("trace", Kind::Text),
+    ("queue.kind", Kind::Text),
+    ("queue.target", Kind::Text),
+    ("queue.interval", Kind::Text),
+    ("queue.ecn", Kind::Bool),
+    ("queue.quantum", Kind::Int),
+    ("queue.flows", Kind::Int),
+    ("queue.min_th", Kind::Float),
+    ("queue.max_th", Kind::Float),
+    ("queue.max_p", Kind::Float),
+    ("queue.weight", Kind::Float),
+    ("queue.gentle", Kind::Bool),
+    ("queue.bytes", Kind::Bool),
+    ("queue.mean_packet", Kind::Int),
+    ("queue.wait", Kind::Bool),
 ];
 
 #[derive(Clone, Copy)]
@@ -68,6 +82,7 @@ enum Kind {
     Text,
     Int,
     Float,
+    Bool,
     Schedule,
 }
 
@@ -77,6 +92,10 @@ enum Kind {
 /// `cutoff.connected`, `cutoff.mode`, `cutoff.phase`, `cutoff.pause_lead`,
 /// `rate_schedule=AT:RATE;AT:RATE...` and `trace=FILE` (a Mahimahi
 /// packet-delivery trace, relative to the current directory). Example:
+/// `rate_schedule=AT:RATE;AT:RATE...`, and a queue discipline as
+/// `aqm=KIND` (`drop_tail`, `codel`, `fq_codel`, `red`; the same as
+/// `queue.kind=KIND`) with its parameters as `aqm.KEY=VALUE` (the keys of
+/// the `queue` table: `aqm.target=5ms`, `aqm.ecn=true`...). Example:
 /// `rate=36.864Mbit/s,delay=50ms,queue_bytes=64KiB,ber=1e-8`. `what` names
 /// the list in errors (`--forward`), which are one line naming the bad key
 /// or value.
@@ -88,6 +107,15 @@ pub fn parse_link_list(text: &str, what: &str) -> Result<LinkSpec, Error> {
             return Err(bad(format!("`{item}` is not key=value")));
         };
         let (key, value) = (key.trim(), value.trim());
+        // `aqm=KIND` and `aqm.KEY` are the `queue` table's `kind` and `KEY`.
+        let key = match key {
+            "aqm" => "queue.kind".to_string(),
+            k => match k.strip_prefix("aqm.") {
+                Some(rest) => format!("queue.{rest}"),
+                None => k.to_string(),
+            },
+        };
+        let key = key.as_str();
         let Some(&(_, kind)) = KEYS.iter().find(|(k, _)| *k == key) else {
             let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
             return Err(bad(format!(
@@ -106,6 +134,11 @@ pub fn parse_link_list(text: &str, what: &str) -> Result<LinkSpec, Error> {
                 value
                     .parse()
                     .map_err(|_| bad(format!("`{key}`: `{value}` is not a number")))?,
+            ),
+            Kind::Bool => toml::Value::Boolean(
+                value
+                    .parse()
+                    .map_err(|_| bad(format!("`{key}`: `{value}` is not true or false")))?,
             ),
             Kind::Schedule => {
                 let mut steps = Vec::new();
@@ -210,8 +243,13 @@ pub struct DirectionStats {
     pub offered: Counter,
     /// Datagrams that left the link and were sent on.
     pub delivered: Counter,
-    /// Arrivals that found the DropTail queue full.
+    /// Arrivals that found the queue full (overflow).
     pub dropped_queue: Counter,
+    /// Dropped by the queue discipline's AQM (CoDel, RED; 0 with DropTail).
+    pub dropped_aqm: Counter,
+    /// Marked CE by the queue discipline (live datagrams are Not-ECT: the
+    /// relay does not read their ECN field, so 0 unless that changes).
+    pub marked: Counter,
     /// Lost to a cut-off.
     pub dropped_cutoff: Counter,
     /// Lost to random loss.
@@ -321,6 +359,24 @@ impl Histogram {
     }
 }
 
+/// The flow hash of a client's datagrams (both directions): FQ-CoDel gives
+/// each client address and port its own queue (RFC 8290 §4.1.1; the
+/// relay's other end is always the one server). FNV-1a over the address.
+fn peer_hash(peer: SocketAddr) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: &[u8]| {
+        for &x in b {
+            h = (h ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    match peer.ip() {
+        IpAddr::V4(a) => eat(&a.octets()),
+        IpAddr::V6(a) => eat(&a.octets()),
+    }
+    eat(&peer.port().to_be_bytes());
+    h
+}
+
 /// One direction: its link and what the relay saw.
 struct Direction {
     /// Each datagram with its client and the time it was offered.
@@ -342,6 +398,8 @@ impl Direction {
                 bytes: s.delivered.bytes - self.overload.bytes,
             },
             dropped_queue: s.dropped_queue,
+            dropped_aqm: s.dropped_aqm,
+            marked: s.marked,
             dropped_cutoff: s.dropped_cutoff,
             dropped_random: s.dropped_random,
             dropped_overload: self.overload,
@@ -517,13 +575,15 @@ impl Relay {
                         slot.insert(up);
                     }
                     let len = m.payload.len() as u64;
-                    let v = fwd.link.offer(t, len, (m.peer, m.payload, t));
+                    let tag = PacketTag::new(0).with_hash(peer_hash(m.peer));
+                    let v = fwd.link.offer_tagged(t, len, tag, (m.peer, m.payload, t));
                     if v != Verdict::Accepted {
                         tracing::trace!(?v, "relay: forward drop");
                     }
                 } else {
                     let len = m.payload.len() as u64;
-                    rev.link.offer(t, len, (m.peer, m.payload, t));
+                    let tag = PacketTag::new(0).with_hash(peer_hash(m.peer));
+                    rev.link.offer_tagged(t, len, tag, (m.peer, m.payload, t));
                 }
             }
             // Send everything that is due.
@@ -859,6 +919,20 @@ mod tests {
         let c = s.cutoff.unwrap();
         assert_eq!(c.period, Duration::from_millis(10));
         assert_eq!(c.connected, 0.5);
+        // A queue discipline: `aqm=` and `aqm.KEY=` are the `queue` table.
+        let s = parse_link_list(
+            "rate=10Mbit/s,delay=5ms,aqm=fq_codel,aqm.target=2ms,aqm.ecn=false,aqm.quantum=300",
+            "--forward",
+        )
+        .unwrap();
+        let q = s.queue.clone().unwrap();
+        assert_eq!(q.kind, crate::scenario::QueueKind::FqCodel);
+        assert_eq!(
+            (q.target, q.ecn, q.quantum),
+            (Some(Duration::from_millis(2)), Some(false), Some(300))
+        );
+        let cfg = link_config(&s, "--forward").unwrap();
+        assert_eq!(cfg.discipline.name(), "fq_codel");
     }
 
     /// `trace=FILE` gives the forward link the trace's opportunities; the
@@ -908,6 +982,16 @@ mod tests {
         assert!(e("rate=1Mbit/s").contains("delay"));
         assert!(e("rate=1Mbit/s,rate=2Mbit/s,delay=1ms").contains("`rate` given twice"));
         assert!(e("rate").contains("not key=value"));
+        assert_eq!(
+            e("rate=1Mbit/s,delay=1ms,aqm=red,aqm.target=5ms"),
+            "--forward.queue.target: not a parameter of kind = \"red\""
+        );
+        assert!(e("rate=1Mbit/s,delay=1ms,aqm=pie").contains("pie"));
+        assert!(e("rate=1Mbit/s,delay=1ms,aqm=codel,aqm.ecn=yes").contains("`queue.ecn`: `yes` is not true or false"));
+        assert_eq!(
+            e("rate=1Mbit/s,delay=1ms,aqm=red,aqm.max_p=2"),
+            "--forward.queue.max_p: must be in (0, 1], got 2"
+        );
         for msg in [e("rate=1Mbit/s,delay=1ms,qeue=3"), e("rate=10Mbits,delay=1ms")] {
             assert!(msg.starts_with("--forward: ") && !msg.contains('\n'), "{msg}");
         }

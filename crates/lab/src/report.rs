@@ -81,8 +81,20 @@ pub struct BottleneckSummary {
     pub window_secs: f64,
     /// Packets delivered in the window.
     pub delivered_packets: u64,
-    /// Packets dropped by the full DropTail queue in the window.
+    /// Packets dropped by the full queue (overflow) in the window.
     pub dropped_queue: u64,
+    /// Packets dropped by the queue discipline's AQM in the window (0 with DropTail).
+    #[serde(default)]
+    pub dropped_aqm: u64,
+    /// Packets marked CE by the queue discipline in the window.
+    #[serde(default)]
+    pub marked: u64,
+    /// Median queueing delay (sojourn time) of the window's packets, ms.
+    #[serde(default)]
+    pub sojourn_p50_ms: f64,
+    /// 99th percentile of the queueing delay, ms.
+    #[serde(default)]
+    pub sojourn_p99_ms: f64,
     /// Packets lost to cut-offs in the window.
     pub dropped_cutoff: u64,
     /// Packets lost to random loss in the window.
@@ -252,6 +264,10 @@ impl Summary {
                 window_secs: r.window.end_secs,
                 delivered_packets: r.window.bottleneck.delivered.packets,
                 dropped_queue: r.window.bottleneck.dropped_queue.packets,
+                dropped_aqm: r.window.bottleneck.dropped_aqm.packets,
+                marked: r.window.bottleneck.marked.packets,
+                sojourn_p50_ms: r.window.bottleneck.sojourn_p50_ns as f64 / 1e6,
+                sojourn_p99_ms: r.window.bottleneck.sojourn_p99_ns as f64 / 1e6,
                 dropped_cutoff: r.window.bottleneck.dropped_cutoff.packets,
                 dropped_random: r.window.bottleneck.dropped_random.packets,
             },
@@ -313,6 +329,13 @@ impl Summary {
                 out += "\n";
             }
         }
+        out += &format!(
+            "bottleneck queue: sojourn p50 {:.2} ms p99 {:.2} ms, AQM drops {}, ECN marks {}\n",
+            self.bottleneck.sojourn_p50_ms,
+            self.bottleneck.sojourn_p99_ms,
+            self.bottleneck.dropped_aqm,
+            self.bottleneck.marked
+        );
         out += &format!(
             "{:>5} {:<40} {:>14} {:>9} {:>12} {:>16}\n",
             "flow", "controller", "goodput", "active", "success", "files (mean s)"
@@ -512,6 +535,12 @@ struct LinkRow {
     delivered_bytes: u64,
     dropped_queue_packets: u64,
     dropped_queue_bytes: u64,
+    dropped_aqm_packets: u64,
+    dropped_aqm_bytes: u64,
+    marked_packets: u64,
+    marked_bytes: u64,
+    sojourn_p50_ns: u64,
+    sojourn_p99_ns: u64,
     dropped_cutoff_packets: u64,
     dropped_cutoff_bytes: u64,
     dropped_random_packets: u64,
@@ -600,6 +629,12 @@ pub fn render_outputs(
         delivered_bytes: l.delivered.bytes,
         dropped_queue_packets: l.dropped_queue.packets,
         dropped_queue_bytes: l.dropped_queue.bytes,
+        dropped_aqm_packets: l.dropped_aqm.packets,
+        dropped_aqm_bytes: l.dropped_aqm.bytes,
+        marked_packets: l.marked.packets,
+        marked_bytes: l.marked.bytes,
+        sojourn_p50_ns: l.sojourn_p50_ns,
+        sojourn_p99_ns: l.sojourn_p99_ns,
         dropped_cutoff_packets: l.dropped_cutoff.packets,
         dropped_cutoff_bytes: l.dropped_cutoff.bytes,
         dropped_random_packets: l.dropped_random.packets,

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tput_cc::{AlgorithmState, QuinnCc};
 use tput_lab::host::QuicHost;
-use tput_netsim::{Addr, Datagram, Dumbbell, DumbbellConfig, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator};
+use tput_netsim::{
+    Addr, Datagram, Dumbbell, DumbbellConfig, Ecn, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator,
+};
 use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
 /// One datagram the sender handed to the simulator.
@@ -29,8 +31,8 @@ impl Host for Recording {
     fn on_attach(&mut self, now: SimTime, local: Addr) {
         self.inner.on_attach(now, local)
     }
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
-        self.inner.on_datagram(now, from, flow, payload)
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
+        self.inner.on_datagram(now, from, flow, ecn, payload)
     }
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         let d = self.inner.poll_transmit(now)?;

@@ -256,3 +256,24 @@ fn live_and_simulated_transfers_stay_within_the_link_rate() {
     );
     assert!(s.forward.delivered.packets > 0 && s.clients == 1, "{s:?}");
 }
+
+/// The relay applies the forward link's queue discipline to live
+/// datagrams: 300 datagrams sent as fast as possible into a 1 Mbit/s link
+/// (8 ms each: a standing queue of seconds) with CoDel on it. CoDel drops
+/// some (its sojourn time stays above target for more than an interval);
+/// the 1000-packet limit is never reached, so no drop is an overflow. Only
+/// counts are checked, never a time.
+#[test]
+fn the_relay_applies_an_aqm() {
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let relay = start_relay(
+        sink.local_addr().unwrap(),
+        "rate=1Mbit/s,delay=1ms,aqm=codel,aqm.target=5ms,aqm.interval=50ms",
+    );
+    let got = probe::blast(relay.addr(), &sink, 992, 1e6, 300, Duration::from_secs(2)).unwrap();
+    let s = relay.stop().unwrap();
+    let f = &s.forward;
+    assert!(f.dropped_aqm.packets > 0, "{f:?}");
+    assert_eq!(f.dropped_queue.packets, 0, "{f:?}");
+    assert!((got.len() as u64) < 300, "{} of 300 arrived", got.len());
+}

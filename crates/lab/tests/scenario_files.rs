@@ -214,3 +214,54 @@ fn collect_keys(v: &serde_json::Value, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+#[test]
+fn queue_tables_parse_and_bad_parameters_name_the_key() {
+    let s = load(&with_bottleneck_line(
+        "queue = { kind = \"fq_codel\", target = \"2ms\", interval = \"50ms\", ecn = false, quantum = 300 }",
+    ))
+    .expect("valid");
+    let TopologySpec::Dumbbell { bottleneck, .. } = &s.topology else {
+        panic!("a dumbbell")
+    };
+    let cfg = tput_lab::scenario::link_config(bottleneck, "b").expect("valid link");
+    match cfg.discipline {
+        tput_netsim::QueueDiscipline::FqCodel(c) => {
+            assert_eq!(
+                (c.target, c.interval, c.ecn, c.quantum, c.flows),
+                (
+                    std::time::Duration::from_millis(2),
+                    std::time::Duration::from_millis(50),
+                    false,
+                    300,
+                    1024
+                )
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = load(&with_bottleneck_line("queue = { kind = \"codel\", quantum = 300 }")).unwrap_err();
+    assert_eq!(
+        e,
+        "topology.bottleneck.queue.quantum: not a parameter of kind = \"codel\""
+    );
+    let e = load(&with_bottleneck_line(
+        "queue = { kind = \"red\", min_th = 20, max_th = 10 }",
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "topology.bottleneck.queue.max_th: must be greater than min_th (20), got 10"
+    );
+    let e = load(&with_bottleneck_line("queue = { kind = \"codel\", target = \"0s\" }")).unwrap_err();
+    assert_eq!(e, "topology.bottleneck.queue.target: must be greater than 0");
+    let e = load(&with_bottleneck_line("queue = { kind = \"pie\" }")).unwrap_err();
+    assert!(e.contains("pie"), "{e}");
+    let e = load(&with_bottleneck_line("queue = { kind = \"red\", colour = 1 }")).unwrap_err();
+    assert!(e.contains("colour"), "{e}");
+    let e = load(
+        &with_bottleneck_line("").replace("cc = \"newreno\"", "cc = \"newreno\"\ntransport = \"tcp\"\necn = true"),
+    )
+    .unwrap_err();
+    assert!(e.starts_with("flows[0].ecn: QUIC only"), "{e}");
+}

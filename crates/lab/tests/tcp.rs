@@ -95,9 +95,9 @@ fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration
         if heap.peek().is_some_and(|Reverse(e)| e.0 == now) {
             let Reverse((_, _, to_sink, p)) = heap.pop().unwrap();
             if to_sink {
-                sink.on_datagram(now, a, 1, Bytes::from(p));
+                sink.on_datagram(now, a, 1, tput_netsim::Ecn::NotEct, Bytes::from(p));
             } else {
-                sender.on_datagram(now, b, 1, Bytes::from(p));
+                sender.on_datagram(now, b, 1, tput_netsim::Ecn::NotEct, Bytes::from(p));
             }
         } else {
             if sender.poll_timeout().is_some_and(|t| t <= now) {

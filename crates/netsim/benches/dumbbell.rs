@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use tput_netsim::{Addr, Datagram, Dumbbell, DumbbellConfig, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator};
+use tput_netsim::{
+    Addr, Datagram, Dumbbell, DumbbellConfig, Ecn, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator,
+};
 
 struct Source {
     dst: Addr,
@@ -25,7 +27,7 @@ struct Source {
 }
 
 impl Host for Source {
-    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Bytes) {
+    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Ecn, _: Bytes) {
         self.in_flight -= 1;
     }
     fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
@@ -37,6 +39,7 @@ impl Host for Source {
         Some(Datagram {
             dst: self.dst,
             flow: self.flow,
+            ecn: Ecn::NotEct,
             payload: self.payload.clone(),
         })
     }
@@ -52,7 +55,7 @@ struct Sink {
 }
 
 impl Host for Sink {
-    fn on_datagram(&mut self, _: SimTime, from: Addr, flow: FlowId, _: Bytes) {
+    fn on_datagram(&mut self, _: SimTime, from: Addr, flow: FlowId, _: Ecn, _: Bytes) {
         self.pending = Some((from, flow));
     }
     fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
@@ -60,6 +63,7 @@ impl Host for Sink {
         Some(Datagram {
             dst,
             flow,
+            ecn: Ecn::NotEct,
             payload: self.ack.clone(),
         })
     }

@@ -87,6 +87,14 @@ pub enum Error {
     /// A trace-driven link with a cut-off or a rate schedule.
     #[error("a trace-driven link takes its timing from the trace: no cutoff or rate_schedule with it")]
     TraceWithSchedule,
+    /// A bad queue-discipline parameter.
+    #[error("queue.{key}: {reason}")]
+    BadQueueParameter {
+        /// The parameter's key.
+        key: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A zero sampling interval or oracle window.
     #[error("{what} must be greater than 0, got {value:?}")]
     ZeroDuration {

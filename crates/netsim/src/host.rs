@@ -68,16 +68,92 @@ impl HostId {
     }
 }
 
+/// The ECN codepoint of a datagram's IP header (RFC 3168 §5: the two bits
+/// of the ECN field), carried from sender to receiver through every link.
+///
+/// A queue discipline with ECN on marks an ECN-capable (`ECT(0)`/`ECT(1)`)
+/// datagram [`Ecn::Ce`] where it would otherwise drop it; a `Not-ECT`
+/// datagram is dropped. Hosts that know nothing of ECN send `Not-ECT` (the
+/// default).
+///
+/// ```
+/// use tput_netsim::Ecn;
+/// assert_eq!(Ecn::from_bits(0b10), Ecn::Ect0);
+/// assert!(Ecn::Ect1.is_ect() && !Ecn::Ce.is_ect());
+/// assert_eq!(Ecn::default(), Ecn::NotEct);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ecn {
+    /// `00`: not ECN-capable.
+    #[default]
+    NotEct,
+    /// `01`: ECN-capable transport, codepoint 1.
+    Ect1,
+    /// `10`: ECN-capable transport, codepoint 0.
+    Ect0,
+    /// `11`: congestion experienced (set by a router).
+    Ce,
+}
+
+impl Ecn {
+    /// The codepoint of the two low bits of `bits` (RFC 3168 §5).
+    pub const fn from_bits(bits: u8) -> Self {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The two bits of the ECN field.
+    pub const fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
+    }
+
+    /// `ECT(0)` or `ECT(1)`: a router may mark it CE instead of dropping it.
+    pub const fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
 /// A datagram a host hands to the network.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Datagram {
     /// Destination address.
     pub dst: Addr,
     /// Flow the datagram belongs to (chosen by the sender).
     pub flow: FlowId,
+    /// The ECN codepoint it is sent with ([`Ecn::NotEct`] unless the host
+    /// speaks ECN).
+    pub ecn: Ecn,
     /// UDP payload. The simulator moves it, never copies it; the link adds
     /// its header overhead to the size for timing and byte counts.
     pub payload: Bytes,
+}
+
+impl Datagram {
+    /// A `Not-ECT` datagram of `flow` to `dst`.
+    pub fn new(dst: Addr, flow: FlowId, payload: Bytes) -> Self {
+        Datagram {
+            dst,
+            flow,
+            ecn: Ecn::NotEct,
+            payload,
+        }
+    }
+
+    /// The same datagram with ECN codepoint `ecn`.
+    pub fn with_ecn(mut self, ecn: Ecn) -> Self {
+        self.ecn = ecn;
+        self
+    }
 }
 
 /// An endpoint hosted by the simulator (sans-IO, in virtual time).
@@ -95,10 +171,11 @@ pub trait Host: 'static {
         let _ = (now, local);
     }
 
-    /// A datagram from `from` (flow `flow`) arrived at `now`. The payload is
-    /// the sender's buffer itself; `Bytes::try_into_mut` succeeds without a
-    /// copy when the sender built it from an owned buffer.
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes);
+    /// A datagram from `from` (flow `flow`) arrived at `now` with ECN
+    /// codepoint `ecn` (the sender's, or [`Ecn::Ce`] if a queue marked it).
+    /// The payload is the sender's buffer itself; `Bytes::try_into_mut`
+    /// succeeds without a copy when the sender built it from an owned buffer.
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes);
 
     /// The next datagram to send at `now`, if any.
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram>;
@@ -130,8 +207,8 @@ impl<H: Host + ?Sized> Host for Box<H> {
     fn on_attach(&mut self, now: SimTime, local: Addr) {
         (**self).on_attach(now, local)
     }
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
-        (**self).on_datagram(now, from, flow, payload)
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
+        (**self).on_datagram(now, from, flow, ecn, payload)
     }
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         (**self).poll_transmit(now)

@@ -9,7 +9,9 @@
 //!   to send, report the next wake-up. Datagrams are [`bytes::Bytes`], moved,
 //!   never copied, and tagged with a [`FlowId`].
 //! - **Links** ([`LinkConfig`]) are unidirectional: rate, propagation delay,
-//!   per-packet header overhead (28 B IPv4+UDP by default), a DropTail queue,
+//!   per-packet header overhead (28 B IPv4+UDP by default), a queue (DropTail
+//!   by default, or CoDel, FQ-CoDel or RED with ECN marking: [`QueueDiscipline`];
+//!   datagrams carry their [`Ecn`] codepoint end to end),
 //!   and impairments: a periodic [`CutOff`] (modes in [`CutMode`], after
 //!   Morokoshi and Yakoh's S-TDMA switch ("The effect of periodic data-link cut-offs on TCP throughput") and IEEE 802.3x PAUSE), a [`RateStep`] schedule
 //!   (power-saving ports, Araki 2011) and [`RandomLoss`] (bit error rate, Miyake, Kato and Suzuki 1995).
@@ -39,11 +41,11 @@
 //! /// Sends `left` datagrams of 972 bytes at time zero.
 //! struct Blaster { to: Addr, left: u32 }
 //! impl Host for Blaster {
-//!     fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Bytes) {}
+//!     fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Ecn, _: Bytes) {}
 //!     fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
 //!         if self.left == 0 { return None; }
 //!         self.left -= 1;
-//!         Some(Datagram { dst: self.to, flow: 1, payload: Bytes::from(vec![0u8; 972]) })
+//!         Some(Datagram::new(self.to, 1, Bytes::from(vec![0u8; 972])))
 //!     }
 //!     fn poll_timeout(&mut self) -> Option<SimTime> { None }
 //!     fn on_timeout(&mut self, _: SimTime) {}
@@ -53,7 +55,7 @@
 //! #[derive(Default)]
 //! struct Sink { bytes: u64, last: SimTime }
 //! impl Host for Sink {
-//!     fn on_datagram(&mut self, now: SimTime, _: Addr, _: FlowId, p: Bytes) {
+//!     fn on_datagram(&mut self, now: SimTime, _: Addr, _: FlowId, _: Ecn, p: Bytes) {
 //!         self.bytes += p.len() as u64;
 //!         self.last = now;
 //!     }
@@ -89,6 +91,7 @@
 #[doc = include_str!("../README.md")]
 struct CrateReadmeDoctests;
 
+mod aqm;
 mod delivery_trace;
 mod error;
 mod host;
@@ -103,15 +106,16 @@ mod time;
 mod topology;
 mod traffic;
 
+pub use aqm::{CodelConfig, FqCodelConfig, QueueDiscipline, RedConfig};
 pub use delivery_trace::{DeliveryTrace, TRACE_PACKET_BYTES};
 pub use error::Error;
-pub use host::{Addr, Datagram, FlowId, Host, HostId};
+pub use host::{Addr, Datagram, Ecn, FlowId, Host, HostId};
 pub use link::{
     CutMode, CutOff, DEFAULT_OVERHEAD_BYTES, LinkConfig, PAUSE_MAX_FRAME_BYTES, QueueLimit, RandomLoss, RateStep,
     serialization_ns,
 };
 pub use metrics::{Counter, FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
-pub use model::{Frame, LinkDriver, LinkEvent, LinkModel, LinkOutput, LinkRunner, LinkTrace, Verdict};
+pub use model::{Frame, LinkDriver, LinkEvent, LinkModel, LinkOutput, LinkRunner, LinkTrace, PacketTag, Verdict};
 pub use oracle::OracleHandle;
 pub use rng::{Exponential, Pareto, Rng};
 pub use sim::Simulator;

@@ -165,8 +165,11 @@ pub struct LinkConfig {
     /// (serialization time, byte counters and byte queue limits use
     /// payload + overhead). Default [`DEFAULT_OVERHEAD_BYTES`].
     pub overhead_bytes: u32,
-    /// DropTail queue capacity.
+    /// Queue capacity (every discipline's hard limit).
     pub queue: QueueLimit,
+    /// Queue discipline (default DropTail).
+    #[serde(default)]
+    pub discipline: crate::QueueDiscipline,
     /// Optional periodic cut-off.
     pub cutoff: Option<CutOff>,
     /// Rate changes, in increasing time order.
@@ -189,6 +192,7 @@ impl LinkConfig {
             delay,
             overhead_bytes: DEFAULT_OVERHEAD_BYTES,
             queue: QueueLimit::Packets(100),
+            discipline: crate::QueueDiscipline::DropTail,
             cutoff: None,
             rate_schedule: Vec::new(),
             loss: None,
@@ -206,6 +210,12 @@ impl LinkConfig {
     /// Sets the queue limit.
     pub fn with_queue(mut self, queue: QueueLimit) -> Self {
         self.queue = queue;
+        self
+    }
+
+    /// Sets the queue discipline.
+    pub fn with_discipline(mut self, discipline: crate::QueueDiscipline) -> Self {
+        self.discipline = discipline;
         self
     }
 
@@ -253,6 +263,18 @@ impl LinkConfig {
         match self.queue {
             QueueLimit::Packets(0) | QueueLimit::Bytes(0) => return Err(Error::ZeroQueue),
             _ => {}
+        }
+        self.discipline.validate()?;
+        if self.discipline != crate::QueueDiscipline::DropTail
+            && self.cutoff.as_ref().is_some_and(|c| c.mode == CutMode::Hold)
+        {
+            return Err(Error::BadQueueParameter {
+                key: "kind",
+                reason: format!(
+                    "{} cannot be combined with a `hold` cut-off (its guard needs the next packet's size before dequeuing)",
+                    self.discipline.name()
+                ),
+            });
         }
         if let Some(c) = &self.cutoff {
             if c.period.is_zero() {

@@ -30,8 +30,8 @@ impl Counter {
 /// A link's counters. Bytes are wire bytes (payload + header overhead).
 ///
 /// Conservation, at every instant:
-/// `offered = delivered + dropped_queue + dropped_cutoff + dropped_random
-///  + queued + in_transmission + in_flight`.
+/// `offered = delivered + dropped_queue + dropped_aqm + dropped_cutoff
+///  + dropped_random + queued + in_transmission + in_flight`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LinkStats {
     /// The link.
@@ -40,8 +40,24 @@ pub struct LinkStats {
     pub offered: Counter,
     /// Packets that reached the far end.
     pub delivered: Counter,
-    /// Arrivals that found the DropTail queue full.
+    /// Overflow drops: arrivals that found the queue full (with FQ-CoDel,
+    /// packets of the fattest flow dropped to make room).
     pub dropped_queue: Counter,
+    /// Drops decided by the queue discipline's AQM (CoDel's control law,
+    /// RED's probability), apart from overflow; 0 with DropTail.
+    #[serde(default)]
+    pub dropped_aqm: Counter,
+    /// Packets the queue discipline marked CE instead of dropping them.
+    #[serde(default)]
+    pub marked: Counter,
+    /// Median time packets waited in the queue before their transmission
+    /// started, in ns (0 before the first; within 6.25 %: a log-linear
+    /// histogram).
+    #[serde(default)]
+    pub sojourn_p50_ns: u64,
+    /// 99th percentile of the same, in ns.
+    #[serde(default)]
+    pub sojourn_p99_ns: u64,
     /// Lost to a cut-off (arrivals in `drop` mode, packets on the wire when a
     /// cut began).
     pub dropped_cutoff: Counter,
@@ -70,8 +86,14 @@ impl LinkStats {
     /// Sum of all drop causes.
     pub fn dropped(&self) -> Counter {
         Counter {
-            packets: self.dropped_queue.packets + self.dropped_cutoff.packets + self.dropped_random.packets,
-            bytes: self.dropped_queue.bytes + self.dropped_cutoff.bytes + self.dropped_random.bytes,
+            packets: self.dropped_queue.packets
+                + self.dropped_aqm.packets
+                + self.dropped_cutoff.packets
+                + self.dropped_random.packets,
+            bytes: self.dropped_queue.bytes
+                + self.dropped_aqm.bytes
+                + self.dropped_cutoff.bytes
+                + self.dropped_random.bytes,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! One unidirectional link as a sans-IO state machine: the transmitter with
-//! its serialization timing, the DropTail queue, propagation, periodic
-//! cut-offs, rate steps, seeded random loss, and trace-driven delivery
-//! opportunities ([`crate::DeliveryTrace`]).
+//! its serialization timing, the queue (DropTail, or an AQM: [`crate::QueueDiscipline`]),
+//! propagation, periodic cut-offs, rate steps, seeded random loss, and
+//! trace-driven delivery opportunities ([`crate::DeliveryTrace`]).
 //!
 //! [`LinkModel`] owns the state and every transition; it reads no clock and
 //! keeps no timers. Each transition takes `now` and a [`LinkDriver`], which it
@@ -15,11 +15,12 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::aqm::{DropCause, Histogram, Limits, Out, Queue};
 use crate::delivery_trace::TraceCursor;
 use crate::link::{CutMode, CutTiming, RandomLoss, RateStep, serialization_ns};
 use crate::metrics::{Counter, LinkStats};
 use crate::time::duration_to_nanos;
-use crate::{FlowId, LinkConfig, QueueLimit, Rng, SimTime};
+use crate::{Ecn, FlowId, LinkConfig, QueueLimit, Rng, SimTime};
 
 /// A transition a [`LinkModel`] asks its driver to run at a given time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,8 +45,13 @@ pub enum LinkEvent {
 pub enum LinkTrace {
     /// A packet was accepted into the queue.
     Offer,
-    /// An arrival found the DropTail queue full.
+    /// An arrival found the queue full (or, with FQ-CoDel, a packet of the
+    /// fattest flow was dropped to make room).
     DropQueue,
+    /// The queue discipline's AQM dropped a packet (never with DropTail).
+    DropAqm,
+    /// The queue discipline marked a packet CE (never with DropTail).
+    Mark,
     /// A packet was lost to a cut-off.
     DropCutoff,
     /// A packet was lost to random loss.
@@ -79,15 +85,63 @@ pub trait LinkDriver {
 }
 
 /// A packet on a link: its wire bytes (payload plus the link's overhead),
-/// its flow, and the caller's item.
+/// its flow, its ECN codepoint (CE if this link's queue marked it), and the
+/// caller's item.
 #[derive(Debug)]
 pub struct Frame<P> {
     /// Wire bytes on this link.
     pub wire: u64,
     /// The flow it belongs to.
     pub flow: FlowId,
+    /// Its ECN codepoint.
+    pub ecn: Ecn,
     /// The caller's packet.
     pub item: P,
+    /// The hash FQ-CoDel classifies it by.
+    pub(crate) hash: u64,
+    /// When it entered the queue (ns).
+    pub(crate) enqueued: u64,
+}
+
+/// What a link knows of a packet besides its size: its flow, its ECN
+/// codepoint and the hash of its addresses and ports that a flow-queueing
+/// discipline ([`crate::QueueDiscipline::FqCodel`]) classifies it by.
+///
+/// ```
+/// use tput_netsim::{Ecn, PacketTag};
+/// let t = PacketTag::new(3).with_ecn(Ecn::Ect0).with_hash(0xfeed);
+/// assert_eq!((t.flow, t.ecn, t.hash), (3, Ecn::Ect0, 0xfeed));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PacketTag {
+    /// The flow (per-flow metrics, the bandwidth oracle).
+    pub flow: FlowId,
+    /// The ECN codepoint.
+    pub ecn: Ecn,
+    /// Flow-queue hash (default: the flow id).
+    pub hash: u64,
+}
+
+impl PacketTag {
+    /// A `Not-ECT` packet of `flow`, hashed by its flow id.
+    pub fn new(flow: FlowId) -> Self {
+        PacketTag {
+            flow,
+            ecn: Ecn::NotEct,
+            hash: flow as u64,
+        }
+    }
+    /// With ECN codepoint `ecn`.
+    pub fn with_ecn(mut self, ecn: Ecn) -> Self {
+        self.ecn = ecn;
+        self
+    }
+    /// With flow-queue hash `hash`.
+    pub fn with_hash(mut self, hash: u64) -> Self {
+        self.hash = hash;
+        self
+    }
 }
 
 /// The outcome of [`LinkModel::offer`].
@@ -95,8 +149,11 @@ pub struct Frame<P> {
 pub enum Verdict {
     /// Accepted: queued or being serialized.
     Accepted,
-    /// Dropped: the DropTail queue was full.
+    /// Dropped: the queue was full.
     DroppedQueue,
+    /// Dropped (or, with ECN, marked and queued: then [`Verdict::Accepted`])
+    /// by the queue discipline's AQM on arrival (RED).
+    DroppedAqm,
     /// Dropped: the link is cut in [`CutMode::Drop`].
     DroppedCutoff,
 }
@@ -119,7 +176,9 @@ pub struct LinkModel<P> {
     overhead: u64,
     limit_packets: u64,
     limit_bytes: u64,
-    queue: VecDeque<Frame<P>>,
+    queue: Queue<P>,
+    /// The discipline is not DropTail (the DropTail path stays as it was).
+    aqm: bool,
     /// The packet being serialized (its item is already at the tail of
     /// `prop` unless it is doomed by random loss). Completion is settled
     /// lazily: at the next touch of the link at or after `done`.
@@ -151,6 +210,9 @@ pub struct LinkModel<P> {
     dropped_queue: Counter,
     dropped_cutoff: Counter,
     dropped_random: Counter,
+    dropped_aqm: Counter,
+    marked: Counter,
+    sojourn: Histogram,
     queued: Counter,
     queued_max: Counter,
     in_transmission: Counter,
@@ -167,13 +229,18 @@ impl<P> LinkModel<P> {
             QueueLimit::Packets(p) => (p as u64, u64::MAX),
             QueueLimit::Bytes(b) => (u64::MAX, b),
         };
+        let limits = Limits {
+            packets: limit_packets,
+            bytes: limit_bytes,
+        };
         LinkModel {
             rate: config.rate_bps,
             delay: duration_to_nanos(config.delay),
             overhead: config.overhead_bytes as u64,
             limit_packets,
             limit_bytes,
-            queue: VecDeque::new(),
+            queue: Queue::new(&config.discipline, limits, &rng),
+            aqm: !matches!(config.discipline, crate::QueueDiscipline::DropTail),
             tx: None,
             last_done: 0,
             tx_gen: 0,
@@ -194,6 +261,9 @@ impl<P> LinkModel<P> {
             dropped_queue: Counter::default(),
             dropped_cutoff: Counter::default(),
             dropped_random: Counter::default(),
+            dropped_aqm: Counter::default(),
+            marked: Counter::default(),
+            sojourn: Histogram::default(),
             queued: Counter::default(),
             queued_max: Counter::default(),
             in_transmission: Counter::default(),
@@ -261,14 +331,28 @@ impl<P> LinkModel<P> {
         self.queued_max
     }
 
-    /// Hands the link a packet of `payload_bytes` (the link adds its
-    /// overhead) at `now`.
+    /// Hands the link a `Not-ECT` packet of `flow` and `payload_bytes` (the
+    /// link adds its overhead) at `now`.
     #[inline]
     pub fn offer(
         &mut self,
         now: SimTime,
         payload_bytes: u64,
         flow: FlowId,
+        item: P,
+        d: &mut impl LinkDriver,
+    ) -> Verdict {
+        self.offer_tagged(now, payload_bytes, PacketTag::new(flow), item, d)
+    }
+
+    /// Hands the link a packet of `payload_bytes` (the link adds its
+    /// overhead) with its flow, ECN codepoint and flow hash at `now`.
+    #[inline]
+    pub fn offer_tagged(
+        &mut self,
+        now: SimTime,
+        payload_bytes: u64,
+        tag: PacketTag,
         item: P,
         d: &mut impl LinkDriver,
     ) -> Verdict {
@@ -280,6 +364,17 @@ impl<P> LinkModel<P> {
             self.dropped_cutoff.add(wire);
             d.trace(now, LinkTrace::DropCutoff, wire);
             return Verdict::DroppedCutoff;
+        }
+        let f = Frame {
+            wire,
+            flow: tag.flow,
+            ecn: tag.ecn,
+            item,
+            hash: tag.hash,
+            enqueued: t,
+        };
+        if self.aqm {
+            return self.offer_aqm(now, f, d);
         }
         // After `pump`, an idle transmitter that may send has an empty queue:
         // the packet goes straight through.
@@ -296,8 +391,47 @@ impl<P> LinkModel<P> {
         self.queued.add(wire);
         self.queued_max.packets = self.queued_max.packets.max(self.queued.packets);
         self.queued_max.bytes = self.queued_max.bytes.max(self.queued.bytes);
-        self.queue.push_back(Frame { wire, flow, item });
+        if let Queue::DropTail(q) = &mut self.queue {
+            q.push_back(f);
+        }
         d.trace(SimTime::from_nanos(t), LinkTrace::Offer, wire);
+        self.pump(now, d);
+        Verdict::Accepted
+    }
+
+    /// An arrival into an AQM discipline, which may drop or mark it (RED),
+    /// or drop another packet to make room (FQ-CoDel).
+    fn offer_aqm(&mut self, now: SimTime, f: Frame<P>, d: &mut impl LinkDriver) -> Verdict {
+        let wire = f.wire;
+        // Counted in before the discipline sees it, so that its drops of
+        // queued packets (this one included) count out.
+        self.queued.add(wire);
+        let mut acct = Acct {
+            now,
+            d: &mut *d,
+            queued: &mut self.queued,
+            dropped_queue: &mut self.dropped_queue,
+            dropped_aqm: &mut self.dropped_aqm,
+            marked: &mut self.marked,
+        };
+        if let Err((_, cause)) = self.queue.enqueue(now.as_nanos(), self.rate, f, &mut acct) {
+            self.queued.sub(wire);
+            return match cause {
+                DropCause::Overflow => {
+                    self.dropped_queue.add(wire);
+                    d.trace(now, LinkTrace::DropQueue, wire);
+                    Verdict::DroppedQueue
+                }
+                DropCause::Aqm => {
+                    self.dropped_aqm.add(wire);
+                    d.trace(now, LinkTrace::DropAqm, wire);
+                    Verdict::DroppedAqm
+                }
+            };
+        }
+        self.queued_max.packets = self.queued_max.packets.max(self.queued.packets);
+        self.queued_max.bytes = self.queued_max.bytes.max(self.queued.bytes);
+        d.trace(now, LinkTrace::Offer, wire);
         self.pump(now, d);
         Verdict::Accepted
     }
@@ -310,16 +444,28 @@ impl<P> LinkModel<P> {
     #[inline]
     pub fn pump(&mut self, now: SimTime, d: &mut impl LinkDriver) {
         self.settle(now, d);
-        if self.tx.is_none()
-            && self.can_send()
-            && self
-                .queue
-                .front()
-                .is_some_and(|f| self.fits_before_cut(now.as_nanos(), f.wire))
-            && let Some(f) = self.queue.pop_front()
-        {
-            self.queued.sub(f.wire);
-            self.start_tx(now.as_nanos(), f, d);
+        if self.tx.is_none() && self.can_send() && !self.queue.is_empty() {
+            let t = now.as_nanos();
+            let next = if self.aqm {
+                let mut acct = Acct {
+                    now,
+                    d: &mut *d,
+                    queued: &mut self.queued,
+                    dropped_queue: &mut self.dropped_queue,
+                    dropped_aqm: &mut self.dropped_aqm,
+                    marked: &mut self.marked,
+                };
+                self.queue.dequeue(t, self.rate, &mut acct)
+            } else if self.queue.front_wire().is_some_and(|w| self.fits_before_cut(t, w)) {
+                self.queue.dequeue(t, self.rate, &mut Silent)
+            } else {
+                None
+            };
+            if let Some(f) = next {
+                self.queued.sub(f.wire);
+                self.sojourn.record(t - f.enqueued);
+                self.start_tx(t, f, d);
+            }
         }
         if let Some(tx) = &self.tx
             && !self.kick_armed
@@ -529,6 +675,10 @@ impl<P> LinkModel<P> {
             dropped_queue: self.dropped_queue,
             dropped_cutoff: self.dropped_cutoff,
             dropped_random,
+            dropped_aqm: self.dropped_aqm,
+            marked: self.marked,
+            sojourn_p50_ns: self.sojourn.quantile(0.5),
+            sojourn_p99_ns: self.sojourn.quantile(0.99),
             queued: self.queued,
             in_transmission: in_tx,
             in_flight,
@@ -539,6 +689,46 @@ impl<P> LinkModel<P> {
             ..LinkStats::default()
         }
     }
+}
+
+/// The link's accounting of what its discipline does to queued packets.
+struct Acct<'a, D> {
+    now: SimTime,
+    d: &'a mut D,
+    queued: &'a mut Counter,
+    dropped_queue: &'a mut Counter,
+    dropped_aqm: &'a mut Counter,
+    marked: &'a mut Counter,
+}
+
+impl<P, D: LinkDriver> Out<P> for Acct<'_, D> {
+    #[inline]
+    fn dropped(&mut self, f: Frame<P>, cause: DropCause) {
+        self.queued.sub(f.wire);
+        match cause {
+            DropCause::Overflow => {
+                self.dropped_queue.add(f.wire);
+                self.d.trace(self.now, LinkTrace::DropQueue, f.wire);
+            }
+            DropCause::Aqm => {
+                self.dropped_aqm.add(f.wire);
+                self.d.trace(self.now, LinkTrace::DropAqm, f.wire);
+            }
+        }
+    }
+    #[inline]
+    fn marked(&mut self, wire: u64) {
+        self.marked.add(wire);
+        self.d.trace(self.now, LinkTrace::Mark, wire);
+    }
+}
+
+/// DropTail reports nothing.
+struct Silent;
+
+impl<P> Out<P> for Silent {
+    fn dropped(&mut self, _: Frame<P>, _: DropCause) {}
+    fn marked(&mut self, _: u64) {}
 }
 
 /// A timer heap ordered by (time, order of scheduling).
@@ -628,8 +818,14 @@ impl<P> LinkRunner<P> {
     /// Hands the link a packet of `payload_bytes` at `now`, after running
     /// every event due by then.
     pub fn offer(&mut self, now: SimTime, payload_bytes: u64, item: P) -> Verdict {
+        self.offer_tagged(now, payload_bytes, PacketTag::new(0), item)
+    }
+
+    /// [`LinkRunner::offer`] with the packet's ECN codepoint and flow hash
+    /// (for FQ-CoDel).
+    pub fn offer_tagged(&mut self, now: SimTime, payload_bytes: u64, tag: PacketTag, item: P) -> Verdict {
         let now = self.advance(now);
-        self.model.offer(now, payload_bytes, 0, item, &mut self.timers)
+        self.model.offer_tagged(now, payload_bytes, tag, item, &mut self.timers)
     }
 
     fn advance(&mut self, now: SimTime) -> SimTime {

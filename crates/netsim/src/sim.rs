@@ -7,11 +7,11 @@ use bytes::Bytes;
 
 use crate::host::AnyHost;
 use crate::metrics::{FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
-use crate::model::{LinkDriver, LinkEvent, LinkModel, LinkTrace};
+use crate::model::{LinkDriver, LinkEvent, LinkModel, LinkTrace, PacketTag};
 use crate::oracle::OracleState;
 use crate::queue::{Ev, EventQueue};
 use crate::time::duration_to_nanos;
-use crate::{Addr, Datagram, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rng, SimTime, Topology};
+use crate::{Addr, Datagram, Ecn, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rng, SimTime, Topology};
 
 const NO_ROUTE: u32 = u32::MAX;
 /// Flow ids below this live in a vector; larger ones in a map.
@@ -47,6 +47,8 @@ enum TraceKind {
     DropRandom,
     Arrive,
     Deliver,
+    DropAqm,
+    Mark,
 }
 
 impl Ev {
@@ -79,6 +81,20 @@ struct Packet {
     src: Addr,
     dst: Addr,
     payload: Bytes,
+}
+
+impl Packet {
+    /// The hash of its addresses and ports that FQ-CoDel classifies it by
+    /// (RFC 8290 §4.1.1; SplitMix64's finaliser over the 4-tuple).
+    #[inline]
+    fn flow_hash(&self) -> u64 {
+        let a = (self.src.node.0 as u64) << 16 | self.src.port as u64;
+        let b = (self.dst.node.0 as u64) << 16 | self.dst.port as u64;
+        let mut z = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
 }
 
 struct LinkRt {
@@ -147,6 +163,8 @@ impl LinkDriver for SimDriver<'_> {
             LinkTrace::DropQueue => TraceKind::DropQueue,
             LinkTrace::DropCutoff => TraceKind::DropCut,
             LinkTrace::DropRandom => TraceKind::DropRandom,
+            LinkTrace::DropAqm => TraceKind::DropAqm,
+            LinkTrace::Mark => TraceKind::Mark,
         };
         fold_trace(self.trace, time.as_nanos(), kind, self.li, wire);
     }
@@ -478,23 +496,23 @@ impl Simulator {
             dst: d.dst,
             payload: d.payload,
         };
-        self.enqueue(route as usize, d.flow, pkt);
+        self.enqueue(route as usize, d.flow, d.ecn, pkt);
     }
 
-    fn arrive_at_node(&mut self, node: NodeId, flow: FlowId, pkt: Packet) {
+    fn arrive_at_node(&mut self, node: NodeId, flow: FlowId, ecn: Ecn, pkt: Packet) {
         if pkt.dst.node == node {
-            self.deliver(flow, pkt);
+            self.deliver(flow, ecn, pkt);
             return;
         }
         let route = self.routes.route(node.index(), pkt.dst.node.index());
         if route == NO_ROUTE {
             self.unroutable += 1;
         } else {
-            self.enqueue(route as usize, flow, pkt);
+            self.enqueue(route as usize, flow, ecn, pkt);
         }
     }
 
-    fn deliver(&mut self, flow: FlowId, pkt: Packet) {
+    fn deliver(&mut self, flow: FlowId, ecn: Ecn, pkt: Packet) {
         let slots = &self.node_hosts[pkt.dst.node.index()];
         let h = slots
             .binary_search_by_key(&pkt.dst.port, |&(p, _)| p)
@@ -508,18 +526,19 @@ impl Simulator {
         self.flows.entry(flow).stats.delivered.add(len);
         self.trace(self.now, TraceKind::Deliver, h as u32, len);
         let now = self.now();
-        self.hosts[h].host.on_datagram(now, pkt.src, flow, pkt.payload);
+        self.hosts[h].host.on_datagram(now, pkt.src, flow, ecn, pkt.payload);
         self.service(h);
     }
 
     // ----- links -------------------------------------------------------
 
     #[inline]
-    fn enqueue(&mut self, li: usize, flow: FlowId, pkt: Packet) {
+    fn enqueue(&mut self, li: usize, flow: FlowId, ecn: Ecn, pkt: Packet) {
         let now = self.now();
         let len = pkt.payload.len() as u64;
+        let tag = PacketTag::new(flow).with_ecn(ecn).with_hash(pkt.flow_hash());
         let (l, mut d) = self.link_ctx(li);
-        l.offer(now, len, flow, pkt, &mut d);
+        l.offer_tagged(now, len, tag, pkt, &mut d);
     }
 
     #[inline]
@@ -535,7 +554,7 @@ impl Simulator {
         let Some(f) = l.on_arrive(now, &mut d) else { return };
         let to = self.links[li].to;
         self.trace(self.now, TraceKind::Arrive, li as u32, f.wire);
-        self.arrive_at_node(to, f.flow, f.item);
+        self.arrive_at_node(to, f.flow, f.ecn, f.item);
     }
 
     fn on_rate_change(&mut self, li: usize, step: u32) {

@@ -364,13 +364,14 @@ fn bit_error_rate_loss_frequency() {
     // One shared payload, cloned by reference count.
     struct Burst(u64, Addr, bytes::Bytes);
     impl Host for Burst {
-        fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: bytes::Bytes) {}
+        fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Ecn, _: bytes::Bytes) {}
         fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
             (self.0 > 0).then(|| {
                 self.0 -= 1;
                 Datagram {
                     dst: self.1,
                     flow: 3,
+                    ecn: Ecn::NotEct,
                     payload: self.2.clone(),
                 }
             })
@@ -424,7 +425,7 @@ struct Sleeper {
 }
 
 impl Host for Sleeper {
-    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: bytes::Bytes) {}
+    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Ecn, _: bytes::Bytes) {}
     fn poll_transmit(&mut self, _: SimTime) -> Option<Datagram> {
         None
     }

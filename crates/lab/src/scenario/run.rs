@@ -390,7 +390,11 @@ impl Setup<'_> {
         }
         let mut server = Node::simulated(server_cfg, Some(&self.identity), self.sim_options(seed ^ 1))?;
         server.share_buffers(self.buffers.clone());
-        sim.attach(dst, QuicHost::new(server, self.epoch, self.trust.clone()))
+        let mut server_host = QuicHost::new(server, self.epoch, self.trust.clone());
+        if g.ecn {
+            server_host = server_host.with_ecn();
+        }
+        sim.attach(dst, server_host)
             .map_err(|e| Error::Invalid(e.to_string()))?;
         let spec = TransferSpec::new(direction, g.cc.clone())
             .with_bytes(g.bytes)
@@ -415,6 +419,9 @@ impl Setup<'_> {
         let mut client = QuicHost::new(client_node, self.epoch, self.trust.clone());
         if self.options.no_cc_trace {
             client = client.without_cc_traces();
+        }
+        if g.ecn {
+            client = client.with_ecn();
         }
         match &g.files {
             None => client.schedule(SimTime::from_duration(start), dst, spec),

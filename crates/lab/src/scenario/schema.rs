@@ -255,6 +255,165 @@ pub struct LinkSpec {
     /// the scenario file ([`Scenario::from_toml_file`] resolves it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<std::path::PathBuf>,
+    /// Queue discipline (default DropTail), e.g.
+    /// `queue = { kind = "fq_codel", target = "5ms", ecn = true }`; its
+    /// limit is `queue_packets` / `queue_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<Box<QueueSpec>>,
+}
+
+/// The `queue` table of a link: a queue discipline and its parameters.
+/// Every parameter is optional (the defaults are the RFC's or ns-2's); a
+/// parameter of another discipline is an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// `drop_tail`, `codel` (RFC 8289), `fq_codel` (RFC 8290) or `red`
+    /// (Floyd and Jacobson 1993, as ns-2).
+    pub kind: QueueKind,
+    /// CoDel / FQ-CoDel: target sojourn time (default 5 ms).
+    #[serde(default, with = "human_duration::option", skip_serializing_if = "Option::is_none")]
+    pub target: Option<Duration>,
+    /// CoDel / FQ-CoDel: interval (default 100 ms).
+    #[serde(default, with = "human_duration::option", skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+    /// Mark ECN-capable packets CE instead of dropping them (default: on for
+    /// `fq_codel`, off for `codel` and `red`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// FQ-CoDel: DRR quantum, bytes (default 1514).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<u32>,
+    /// FQ-CoDel: number of flow queues (default 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<u32>,
+    /// RED: minimum threshold, packets (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_th: Option<f64>,
+    /// RED: maximum threshold, packets (default 15).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_th: Option<f64>,
+    /// RED: drop probability at `max_th` (default 0.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_p: Option<f64>,
+    /// RED: weight of the average queue (default 0.002).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// RED: gentle mode (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gentle: Option<bool>,
+    /// RED: byte mode (default off: packet mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<bool>,
+    /// RED: mean packet size in wire bytes (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_packet: Option<u32>,
+    /// RED: wait between drops (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<bool>,
+}
+
+/// A queue discipline's name in a scenario.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueKind {
+    /// A FIFO that drops arrivals when full (the default).
+    #[default]
+    DropTail,
+    /// CoDel, RFC 8289.
+    Codel,
+    /// FQ-CoDel, RFC 8290.
+    FqCodel,
+    /// RED, Floyd and Jacobson 1993 (ns-2's `Queue/RED`).
+    Red,
+}
+
+impl QueueSpec {
+    /// A queue table of `kind` with every parameter at its default.
+    pub fn new(kind: QueueKind) -> Self {
+        QueueSpec {
+            kind,
+            ..QueueSpec::default()
+        }
+    }
+
+    /// The simulator's discipline; the error names the bad key (`queue.KEY: ...`).
+    pub fn discipline(&self) -> Result<tput_netsim::QueueDiscipline, String> {
+        use tput_netsim::{CodelConfig, FqCodelConfig, QueueDiscipline, RedConfig};
+        let kind = match self.kind {
+            QueueKind::DropTail => "drop_tail",
+            QueueKind::Codel => "codel",
+            QueueKind::FqCodel => "fq_codel",
+            QueueKind::Red => "red",
+        };
+        let codel_keys = [("target", self.target.is_some()), ("interval", self.interval.is_some())];
+        let fq_keys = [("quantum", self.quantum.is_some()), ("flows", self.flows.is_some())];
+        let red_keys = [
+            ("min_th", self.min_th.is_some()),
+            ("max_th", self.max_th.is_some()),
+            ("max_p", self.max_p.is_some()),
+            ("weight", self.weight.is_some()),
+            ("gentle", self.gentle.is_some()),
+            ("bytes", self.bytes.is_some()),
+            ("mean_packet", self.mean_packet.is_some()),
+            ("wait", self.wait.is_some()),
+        ];
+        let allowed: &[&str] = match self.kind {
+            QueueKind::DropTail => &[],
+            QueueKind::Codel => &["target", "interval", "ecn"],
+            QueueKind::FqCodel => &["target", "interval", "ecn", "quantum", "flows"],
+            QueueKind::Red => &[
+                "min_th",
+                "max_th",
+                "max_p",
+                "weight",
+                "gentle",
+                "bytes",
+                "mean_packet",
+                "wait",
+                "ecn",
+            ],
+        };
+        let ecn_key = [("ecn", self.ecn.is_some())];
+        let given = codel_keys.iter().chain(&fq_keys).chain(&red_keys).chain(&ecn_key);
+        for (key, set) in given {
+            if *set && !allowed.contains(key) {
+                return Err(format!("queue.{key}: not a parameter of kind = \"{kind}\""));
+            }
+        }
+        let d = match self.kind {
+            QueueKind::DropTail => QueueDiscipline::DropTail,
+            QueueKind::Codel => {
+                let mut c = CodelConfig::default();
+                c = c.with_ecn(self.ecn.unwrap_or(c.ecn));
+                c = c.with_target(self.target.unwrap_or(c.target));
+                QueueDiscipline::Codel(c.with_interval(self.interval.unwrap_or(c.interval)))
+            }
+            QueueKind::FqCodel => {
+                let mut c = FqCodelConfig::default();
+                c = c.with_ecn(self.ecn.unwrap_or(c.ecn));
+                c = c.with_target(self.target.unwrap_or(c.target));
+                c = c.with_interval(self.interval.unwrap_or(c.interval));
+                c = c.with_quantum(self.quantum.unwrap_or(c.quantum));
+                QueueDiscipline::FqCodel(c.with_flows(self.flows.unwrap_or(c.flows)))
+            }
+            QueueKind::Red => {
+                let c = RedConfig::default();
+                let c = c
+                    .with_thresholds(self.min_th.unwrap_or(c.min_th), self.max_th.unwrap_or(c.max_th))
+                    .with_max_p(self.max_p.unwrap_or(c.max_p))
+                    .with_weight(self.weight.unwrap_or(c.weight))
+                    .with_gentle(self.gentle.unwrap_or(c.gentle))
+                    .with_bytes(self.bytes.unwrap_or(c.bytes))
+                    .with_mean_packet(self.mean_packet.unwrap_or(c.mean_packet))
+                    .with_wait(self.wait.unwrap_or(c.wait))
+                    .with_ecn(self.ecn.unwrap_or(c.ecn));
+                QueueDiscipline::Red(c)
+            }
+        };
+        d.validate().map_err(|e| e.to_string())?;
+        Ok(d)
+    }
 }
 
 impl LinkSpec {
@@ -272,7 +431,14 @@ impl LinkSpec {
             loss: None,
             ber: None,
             trace: None,
+            queue: None,
         }
+    }
+
+    /// The same link with queue discipline `queue`.
+    pub fn with_queue(mut self, queue: QueueSpec) -> Self {
+        self.queue = Some(Box::new(queue));
+        self
     }
 
     /// The same link with a DropTail queue of `packets`.
@@ -430,6 +596,13 @@ pub struct FlowGroup {
     /// (default: the last hop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_hop: Option<usize>,
+    /// The group's QUIC endpoints use ECN (RFC 9000 §13.4, as quinn-proto
+    /// implements it): they send the codepoint quinn-proto asks for (ECT(0)
+    /// once validated) and hand it the codepoint each datagram arrived with,
+    /// so queues with `ecn` mark instead of dropping and the ACK frames
+    /// carry ECN counts (default off: Not-ECT, as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 /// Default of [`FlowGroup::buffer_size`]: the paper's 512 KB buffers
@@ -591,6 +764,7 @@ impl FlowGroup {
             access: None,
             first_hop: None,
             last_hop: None,
+            ecn: false,
         }
     }
 

@@ -63,7 +63,16 @@ pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
             .map_err(|e| Error::Invalid(format!("{what}.trace: {}: {e}", path.display())))?;
         c = c.with_trace(trace);
     }
-    c.validate().map_err(|e| bad(e.to_string()))?;
+    if let Some(q) = &l.queue {
+        let d = q.discipline().map_err(|e| Error::Invalid(format!("{what}.{e}")))?;
+        c = c.with_discipline(d);
+    }
+    c.validate().map_err(|e| match e {
+        tput_netsim::Error::BadQueueParameter { key, reason } => {
+            Error::Invalid(format!("{what}.queue.{key}: {reason}"))
+        }
+        e => bad(e.to_string()),
+    })?;
     Ok(c)
 }
 
@@ -152,6 +161,11 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
             if g.direction == Some(Direction::Download) {
                 return refuse("uploads only");
             }
+        }
+        if g.ecn && g.transport == Transport::Tcp {
+            return Err(Error::Invalid(format!(
+                "{what}.ecn: QUIC only (the TCP model does not negotiate ECN)"
+            )));
         }
         if g.tcp.is_some() && g.transport != Transport::Tcp {
             return Err(Error::Invalid(format!("{what}.tcp: needs transport = \"tcp\"")));

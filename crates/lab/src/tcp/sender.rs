@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tput_cc::{Ack, Congestion, CongestionController, CongestionKind, RttSample};
-use tput_netsim::{Addr, Datagram, FlowId, Host, SimTime};
+use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 use tput_transport::IntervalStats;
 
 use super::wire::{AckPacket, decode_ack, encode_data};
@@ -785,13 +785,14 @@ impl TcpSender {
         Datagram {
             dst: self.dst,
             flow: self.flow,
+            ecn: Ecn::NotEct,
             payload: encode_data(seq, len as usize, self.cfg.timestamps.then(|| now.as_nanos())),
         }
     }
 }
 
 impl Host for TcpSender {
-    fn on_datagram(&mut self, now: SimTime, _from: Addr, _flow: FlowId, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, _from: Addr, _flow: FlowId, _: Ecn, payload: Bytes) {
         self.advance(now);
         if let Some(a) = decode_ack(&payload)
             && self.stats.finished_secs.is_none()

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde::Serialize;
-use tput_netsim::{Addr, Datagram, FlowId, Host, SimTime};
+use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 use tput_transport::SlotStats;
 
 use super::wire::{AckPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
@@ -171,6 +171,7 @@ impl TcpSink {
         self.out.push_back(Datagram {
             dst,
             flow,
+            ecn: Ecn::NotEct,
             payload: encode_ack(&a),
         });
         self.report.acks_sent += 1;
@@ -272,7 +273,7 @@ impl TcpSink {
 }
 
 impl Host for TcpSink {
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, _: Ecn, payload: Bytes) {
         self.peer = Some((from, flow));
         match decode_data(&payload) {
             Some((seq, tsval, data)) => self.on_segment(now, seq, tsval, data),

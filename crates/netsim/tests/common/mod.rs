@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
-use tput_netsim::{Addr, Datagram, FlowId, Host, Rng, SimTime};
+use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, Rng, SimTime};
 
 /// Sends scripted datagrams at scripted times. Payload byte 0..4 carries the
 /// sequence number (little endian) when the payload is at least 4 bytes.
@@ -34,7 +34,7 @@ pub fn payload(seq: u32, len: usize) -> Bytes {
 }
 
 impl Host for Scripted {
-    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Bytes) {}
+    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Ecn, _: Bytes) {}
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         let &(t, dst, flow, len) = self.script.front()?;
         if t > now {
@@ -44,6 +44,7 @@ impl Host for Scripted {
         let d = Datagram {
             dst,
             flow,
+            ecn: Ecn::NotEct,
             payload: payload(self.seq, len),
         };
         self.seq += 1;
@@ -71,7 +72,7 @@ impl Recorder {
 }
 
 impl Host for Recorder {
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, p: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, _: Ecn, p: Bytes) {
         let seq = if p.len() >= 4 {
             u32::from_le_bytes(p[..4].try_into().unwrap())
         } else {
@@ -117,7 +118,7 @@ impl Pacer {
 }
 
 impl Host for Pacer {
-    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Bytes) {}
+    fn on_datagram(&mut self, _: SimTime, _: Addr, _: FlowId, _: Ecn, _: Bytes) {}
     fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
         if self.next > now || self.next >= self.stop {
             return None;
@@ -127,6 +128,7 @@ impl Host for Pacer {
         Some(Datagram {
             dst: self.dst,
             flow: self.flow,
+            ecn: Ecn::NotEct,
             payload: Bytes::from(vec![0u8; self.size]),
         })
     }
@@ -175,7 +177,7 @@ impl WindowSender {
 }
 
 impl Host for WindowSender {
-    fn on_datagram(&mut self, now: SimTime, _: Addr, _: FlowId, _: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, _: Addr, _: FlowId, _: Ecn, _: Bytes) {
         self.outstanding = self.outstanding.saturating_sub(1);
         self.acked += 1;
         self.last_progress = now;
@@ -189,6 +191,7 @@ impl Host for WindowSender {
         Some(Datagram {
             dst: self.dst,
             flow: self.flow,
+            ecn: Ecn::NotEct,
             payload: payload(self.seq, self.size),
         })
     }
@@ -228,7 +231,7 @@ impl Acker {
 }
 
 impl Host for Acker {
-    fn on_datagram(&mut self, _: SimTime, from: Addr, flow: FlowId, _: Bytes) {
+    fn on_datagram(&mut self, _: SimTime, from: Addr, flow: FlowId, _: Ecn, _: Bytes) {
         self.received += 1;
         self.pending.push_back((from, flow | 0x8000));
     }
@@ -237,6 +240,7 @@ impl Host for Acker {
         Some(Datagram {
             dst,
             flow,
+            ecn: Ecn::NotEct,
             payload: Bytes::from(vec![0u8; self.size]),
         })
     }

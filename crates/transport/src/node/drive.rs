@@ -127,6 +127,7 @@ impl Node {
             flow: c.flow,
             payload: buf.into(),
             segment_size: t.segment_size,
+            ecn: t.ecn,
         })
     }
 
@@ -246,6 +247,7 @@ impl Node {
                             flow: c.flow,
                             payload: buf.into(),
                             segment_size: t.segment_size,
+                            ecn: t.ecn,
                         });
                         any = true;
                     }

@@ -36,6 +36,11 @@ pub struct Outgoing {
     /// last may be shorter), to be sent with one GSO call; only produced after
     /// [`Node::set_max_segments`] allowed more than one. [`Outgoing::datagrams`] splits them.
     pub segment_size: Option<usize>,
+    /// The ECN codepoint quinn-proto asks the datagrams to carry (RFC 9000
+    /// §13.4: ECT(0) while the path's ECN is validated or being tested;
+    /// `None`: Not-ECT). A driver that cannot set the IP header's ECN field
+    /// ignores it (then quinn-proto's validation turns ECN off).
+    pub ecn: Option<quinn_proto::EcnCodepoint>,
 }
 
 impl Outgoing {
@@ -149,7 +154,22 @@ impl Node {
     }
 
     /// A datagram arrived from `from`; `flow` is the simulator's flow id (0 on real sockets).
-    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, flow: u32, mut data: BytesMut) {
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, flow: u32, data: BytesMut) {
+        self.handle_datagram_ecn(now, from, flow, None, data);
+    }
+
+    /// [`handle_datagram`](Self::handle_datagram) for a datagram that
+    /// arrived with ECN codepoint `ecn` (`None`: Not-ECT, or unknown):
+    /// quinn-proto counts it into the ECN counts of its ACK frames (RFC 9000
+    /// §13.4.1).
+    pub fn handle_datagram_ecn(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        flow: u32,
+        ecn: Option<quinn_proto::EcnCodepoint>,
+        mut data: BytesMut,
+    ) {
         // A short datagram (an acknowledgement, mostly) is read at once and
         // dropped inside quinn-proto: with a pool, give its full-size buffer
         // back now and let a small copy go in its place.
@@ -160,7 +180,7 @@ impl Node {
             pool.recycle_mut(std::mem::replace(&mut data, small));
         }
         let mut buf = std::mem::take(&mut self.buf);
-        match self.endpoint.handle(now, from, None, None, data, &mut buf) {
+        match self.endpoint.handle(now, from, None, ecn, data, &mut buf) {
             Some(DatagramEvent::ConnectionEvent(h, ev)) => {
                 if let Some(c) = self.conns.get_mut(&h) {
                     c.last_heard = now;
@@ -190,6 +210,7 @@ impl Node {
                             flow,
                             payload: Bytes::copy_from_slice(&buf[..t.size]),
                             segment_size: None,
+                            ecn: None,
                         }),
                         Err(e) => {
                             self.endpoint.ignore(e.into_incoming());
@@ -207,6 +228,7 @@ impl Node {
                         flow,
                         payload: Bytes::copy_from_slice(&buf[..t.size]),
                         segment_size: None,
+                        ecn: None,
                     });
                 } else {
                     // Past the per-address limit the handshake still runs, so
@@ -270,6 +292,7 @@ impl Node {
                                     flow,
                                     payload: Bytes::copy_from_slice(&buf[..t.size]),
                                     segment_size: None,
+                                    ecn: None,
                                 });
                             }
                         }
@@ -282,6 +305,7 @@ impl Node {
                     flow,
                     payload: Bytes::copy_from_slice(&buf[..t.size]),
                     segment_size: None,
+                    ecn: None,
                 });
             }
             None => {}
@@ -375,6 +399,7 @@ mod tests {
             flow: 0,
             payload: (0..len).map(|i| i as u8).collect::<Vec<u8>>().into(),
             segment_size,
+            ecn: None,
         }
     }
 
