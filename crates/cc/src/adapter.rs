@@ -27,7 +27,7 @@ use crate::aggregate::Aggregate;
 use crate::bandwidth::BandwidthSource;
 #[cfg(doc)]
 use crate::controller::AlgorithmState;
-use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, Snapshot, WindowUse};
+use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, WindowUse};
 use crate::spec::ControllerSpec;
 
 /// A shared handle to the latest [`Snapshot`] of the controllers a
@@ -460,7 +460,11 @@ impl Controller for QuinnController {
             min: rtt.min().min(latest),
         };
         // RFC 9002 §7.8: no growth while the window is not used.
-        let app_limited = app_limited || !self.usage.window_used(self.inner.window());
+        let inner = &self.inner;
+        let used = self
+            .usage
+            .window_used(inner.window(), || inner.snapshot().phase == Phase::SlowStart);
+        let app_limited = app_limited || !used;
         self.inner.on_ack(
             now,
             &Ack {

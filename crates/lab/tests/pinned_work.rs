@@ -22,12 +22,12 @@ const SECS: u64 = 3;
 
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
-    ("guarantee-n30", "3ed10e8825fb9190", 138229, 200293),
-    ("seed000-fig4", "36caf8949ccc19d9", 546263, 761320),
-    ("seed000-fig6-n30", "18392ba300f2d486", 137174, 199087),
+    ("guarantee-n30", "4d57ceaee5516fe3", 137726, 199657),
+    ("seed000-fig4", "c2003930daa261da", 561347, 781708),
+    ("seed000-fig6-n30", "a25a1d5f6e29552a", 136514, 198260),
     ("seed001-cutoff", "4a969f0268dcc559", 13698, 32458),
-    ("seed002-buffers", "1b9c30ff1b360237", 36981, 51987),
-    ("seed003-files", "2431c4699155b11d", 65940, 91535),
+    ("seed002-buffers", "6b68673770c84e62", 36981, 52168),
+    ("seed003-files", "1e03b9b2944e0bfb", 65973, 91579),
 ];
 
 fn repo() -> PathBuf {
