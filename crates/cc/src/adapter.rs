@@ -27,7 +27,7 @@ use crate::aggregate::Aggregate;
 use crate::bandwidth::BandwidthSource;
 #[cfg(doc)]
 use crate::controller::AlgorithmState;
-use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, Snapshot};
+use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, WindowUse};
 use crate::spec::ControllerSpec;
 
 /// A shared handle to the latest [`Snapshot`] of the controllers a
@@ -384,7 +384,12 @@ impl ControllerFactory for QuinnFactory {
             p.store(inner.snapshot());
             p.store_pacing(&*inner);
         }
-        Box::new(QuinnController { inner, probe, switch })
+        Box::new(QuinnController {
+            inner,
+            probe,
+            switch,
+            usage: WindowUse::new(),
+        })
     }
 }
 
@@ -394,6 +399,11 @@ pub struct QuinnController {
     inner: Box<dyn CongestionController>,
     probe: Option<ControllerProbe>,
     switch: Option<ControllerSwitch>,
+    /// Whether the window is used (RFC 9002 §7.8): quinn-proto's
+    /// `app_limited` is false for a sender held back by the CPU or its own
+    /// rate limit, so an ACK is also marked application-limited when the
+    /// flight before it was under half the window.
+    usage: WindowUse,
 }
 
 impl QuinnController {
@@ -403,6 +413,7 @@ impl QuinnController {
             inner,
             probe: None,
             switch: None,
+            usage: WindowUse::new(),
         }
     }
     /// The wrapped controller.
@@ -433,6 +444,7 @@ impl QuinnController {
 impl Controller for QuinnController {
     fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
         self.switch();
+        self.usage.on_sent(bytes);
         self.inner.on_sent(now, bytes);
         self.report_pacing();
     }
@@ -447,6 +459,12 @@ impl Controller for QuinnController {
             smoothed: rtt.get(),
             min: rtt.min().min(latest),
         };
+        // RFC 9002 §7.8: no growth while the window is not used.
+        let inner = &self.inner;
+        let used = self
+            .usage
+            .window_used(inner.window(), || inner.snapshot().phase == Phase::SlowStart);
+        let app_limited = app_limited || !used;
         self.inner.on_ack(
             now,
             &Ack {
@@ -460,6 +478,7 @@ impl Controller for QuinnController {
 
     fn on_end_acks(&mut self, now: Instant, in_flight: u64, app_limited: bool, _largest_acked: Option<u64>) {
         self.switch();
+        self.usage.on_end_acks(in_flight);
         self.inner.on_end_acks(now, in_flight, app_limited);
         self.report();
     }
@@ -473,6 +492,7 @@ impl Controller for QuinnController {
         } else {
             CongestionKind::Loss
         };
+        self.usage.on_lost(lost_bytes);
         self.inner.on_congestion(now, &Congestion { kind, sent, lost_bytes });
         self.report();
     }
@@ -510,6 +530,8 @@ impl Controller for QuinnController {
             inner: self.inner.clone_box(),
             probe: self.probe.clone(),
             switch: self.switch.clone(),
+            // The new path has nothing in flight yet.
+            usage: WindowUse::new(),
         })
     }
 

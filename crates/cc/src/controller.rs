@@ -87,6 +87,87 @@ impl Ack {
     }
 }
 
+/// Whether a sender is using its congestion window, for RFC 9002 §7.8: "When
+/// bytes in flight is smaller than the congestion window and sending is not
+/// pacing limited, the congestion window is underutilized. ... When this
+/// occurs, the congestion window SHOULD NOT be increased in either slow start
+/// or congestion avoidance." A sender that is held back by the CPU, by its
+/// own rate limit or by flow control is not application-limited in
+/// quinn-proto's sense (it had data to send), yet leaves the window unused,
+/// and a window that grows there grows without bound.
+///
+/// The rule is RFC 7661's (Fairhurst, Sathiaseelan, Secchi, "Updating TCP
+/// to Support Rate-Limited Traffic", 2015, §4.3): the window counts as used
+/// while the flight is at least half of it (`pipeACK >= cwnd / 2`). In slow
+/// start a third suffices: RFC 9002 §7.8 exempts a pacing-limited sender,
+/// and quinn-proto's pacer (1.25 x cwnd / srtt, which it does not report)
+/// lets the flight of a bulk sender fall to about 0.6 of a window that
+/// doubles every round trip, and at times under half of it (with a half,
+/// the shipped bulk scenarios' slow starts changed; with a third they do
+/// not). The flight measured is the one just before an ACK batch: bytes in
+/// flight at the end of the previous batch, plus bytes sent since, minus
+/// bytes declared lost since.
+///
+/// A transport calls [`on_sent`](Self::on_sent),
+/// [`on_lost`](Self::on_lost) and [`on_end_acks`](Self::on_end_acks) as it
+/// calls the controller, and marks an [`Ack`] application-limited when
+/// [`window_used`](Self::window_used) says no; quinn-proto's adapter does.
+///
+/// ```
+/// use tput_cc::WindowUse;
+/// let mut usage = WindowUse::new();
+/// usage.on_sent(12_000);
+/// assert!(usage.window_used(20_000, || false)); // 12 kB in flight of a 20 kB window
+/// usage.on_end_acks(6_000); // that ACK batch left 6 kB in flight
+/// assert!(!usage.window_used(20_000, || false)); // under half of the window
+/// usage.on_end_acks(7_000);
+/// assert!(usage.window_used(20_000, || true)); // over a third, in slow start
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowUse {
+    /// Bytes in flight at the end of the last ACK batch, plus bytes sent
+    /// since, minus bytes declared lost since.
+    in_flight: u64,
+    /// The verdict for the ACK batch under way, fixed at its first
+    /// acknowledgement (the flight then is the flight before the batch).
+    batch: Option<bool>,
+}
+
+impl WindowUse {
+    /// Nothing in flight yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `bytes` were sent.
+    pub fn on_sent(&mut self, bytes: u64) {
+        self.in_flight = self.in_flight.saturating_add(bytes);
+    }
+
+    /// `bytes` were declared lost (no longer in flight).
+    pub fn on_lost(&mut self, bytes: u64) {
+        self.in_flight = self.in_flight.saturating_sub(bytes);
+    }
+
+    /// Whether the sender used a congestion window of `window` bytes before
+    /// the ACK batch under way: its flight then was at least half of it
+    /// (RFC 7661 §4.3), or a third while `slow_start()` says the controller
+    /// is in slow start (asked only when needed). Every call until
+    /// [`on_end_acks`](Self::on_end_acks) gives the first call's answer.
+    pub fn window_used(&mut self, window: u64, slow_start: impl FnOnce() -> bool) -> bool {
+        let in_flight = self.in_flight;
+        *self.batch.get_or_insert_with(|| {
+            in_flight.saturating_mul(2) >= window || (in_flight.saturating_mul(3) >= window && slow_start())
+        })
+    }
+
+    /// The ACK batch ended with `bytes_in_flight` still unacknowledged.
+    pub fn on_end_acks(&mut self, bytes_in_flight: u64) {
+        self.in_flight = bytes_in_flight;
+        self.batch = None;
+    }
+}
+
 /// What kind of congestion signal a [`Congestion`] event carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]

@@ -75,8 +75,8 @@ pub use bandwidth::{BandwidthSource, SharedBandwidth};
 pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use compound::{Compound, CompoundConfig};
 pub use controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, WindowUse,
+    initial_window, minimum_window,
 };
 pub use cubic::{Cubic, CubicConfig};
 pub use delivery_rate::{DeliveryRateSampler, LostPacket, RateSample};

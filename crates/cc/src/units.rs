@@ -90,6 +90,15 @@ fn bin_prefix(p: &str) -> Option<f64> {
 }
 
 /// A data rate, stored exactly in bits per second.
+///
+/// Parsed from `100Mbit/s`, `100Mbps`, `12.5MB/s` (bytes), or iperf3's
+/// form, bits per second with a k/K, M, G or T (1000^n) and no unit:
+///
+/// ```
+/// use tput_cc::units::Rate;
+/// assert_eq!("10M".parse::<Rate>().unwrap(), "10Mbit/s".parse().unwrap());
+/// assert_eq!("1MB/s".parse::<Rate>().unwrap().bits_per_sec(), 8_000_000);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(try_from = "String", into = "String"))]
@@ -135,11 +144,15 @@ impl FromStr for Rate {
             (p, 1.0)
         } else if let Some(p) = unit.strip_suffix("B/s") {
             (p, 8.0)
+        } else if !unit.is_empty() && si_prefix(unit).is_some() {
+            // iperf3's form (`-b 10M`): bits per second, k/K, M, G, T = 1000^n.
+            // A bare number stays an error: `rate=20` is too easily meant as Mbit/s.
+            (unit, 1.0)
         } else {
             return Err(UnitError::new(
                 WHAT,
                 text,
-                "expected a unit such as bit/s, kbit/s, Mbit/s, Gbit/s, B/s or MB/s",
+                "expected a unit such as bit/s, kbit/s, Mbit/s, Gbit/s, B/s or MB/s, or iperf3's 10M",
             ));
         };
         let mult = si_prefix(prefix).ok_or_else(|| UnitError::new(WHAT, text, "unknown prefix (use k, M, G or T)"))?;
@@ -295,6 +308,21 @@ mod tests {
             let rate = Rate::from_bits_per_sec(r);
             assert_eq!(rate.to_string().parse::<Rate>().unwrap(), rate, "{r}");
         }
+    }
+
+    #[test]
+    fn iperf3_rates_are_bits_per_second() {
+        for (text, bps) in [
+            ("10M", 10_000_000),
+            ("1.5G", 1_500_000_000),
+            ("64k", 64_000),
+            ("64K", 64_000),
+        ] {
+            assert_eq!(text.parse::<Rate>().unwrap().bits_per_sec(), bps, "{text}");
+        }
+        assert!("10X".parse::<Rate>().is_err());
+        assert!("10m".parse::<Rate>().is_err(), "m is not a prefix");
+        assert!("100".parse::<Rate>().is_err(), "a bare number has no unit");
     }
 
     #[test]

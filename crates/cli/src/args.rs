@@ -5,39 +5,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tput_cc::units::{Rate, parse_duration, parse_size};
-use tput_cc::{ControllerSpec, QuinnCc};
+use tput_cc::{ControllerSpec, QuinnCc, SpecErrorKind};
 use tput_transport::{EvalSlot, Fingerprint};
 
 use crate::Failure;
 
+/// A rate, as everywhere a rate is read (`Rate`'s one parser): 100Mbit/s,
+/// 12.5MB/s, or iperf3's 100M (bit/s, k/M/G/T = 1000^n).
 pub(crate) fn parse_rate(s: &str) -> Result<Rate, String> {
     s.parse::<Rate>().map_err(|e| e.to_string())
-}
-
-/// A rate, or iperf3's bare form: a number of bit/s with an optional k/K, M, G or T (1000^n).
-pub(crate) fn parse_bitrate(s: &str) -> Result<Rate, String> {
-    let t = s.trim();
-    let (num, suffix) = match t.char_indices().last() {
-        Some((i, c)) if "kKMGT".contains(c) => (&t[..i], Some(c)),
-        _ => (t, None),
-    };
-    match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => {
-            let mult = match suffix {
-                Some('k' | 'K') => 1e3,
-                Some('M') => 1e6,
-                Some('G') => 1e9,
-                Some('T') => 1e12,
-                _ => 1.0,
-            };
-            let bps = (v * mult).round();
-            if bps > u64::MAX as f64 {
-                return Err(format!("rate `{s}` is too large"));
-            }
-            Ok(Rate::from_bits_per_sec(bps as u64))
-        }
-        _ => parse_rate(s),
-    }
 }
 
 /// A duration, or a bare number of seconds (iperf3's -t and -i).
@@ -47,6 +23,19 @@ pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
             .map_err(|_| format!("duration `{s}` must be a non-negative number of seconds")),
         Err(_) => parse_duration(s).map_err(|e| e.to_string()),
     }
+}
+
+/// A transfer's duration (`-t`): positive. iperf3 reads `-t 0` as "no
+/// limit"; tputctl has no unlimited transfer and says so in one line.
+pub(crate) fn parse_transfer_time(s: &str) -> Result<Duration, String> {
+    let d = parse_secs(s)?;
+    if d.is_zero() {
+        return Err(format!(
+            "`{s}`: a transfer needs a positive duration (iperf3's -t 0, no limit, is not supported): \
+             give e.g. -t 10, or a size with -n"
+        ));
+    }
+    Ok(d)
 }
 
 /// An idle timeout: a duration from 1 s to 1 h.
@@ -75,10 +64,6 @@ pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
         return Err(format!("size `{s}` must be positive"));
     }
     Ok(bytes)
-}
-
-pub(crate) fn parse_spec(s: &str) -> Result<ControllerSpec, String> {
-    s.parse::<ControllerSpec>().map_err(|e| e.to_string())
 }
 
 /// A sender's controller as `--cc` names it: one of this workspace's specs,
@@ -110,10 +95,14 @@ pub(crate) fn parse_cc_choice(s: &str) -> Result<CcChoice, String> {
             quinn: Some(q),
         });
     }
-    Ok(CcChoice {
-        spec: parse_spec(s)?,
-        quinn: None,
-    })
+    let spec = s.parse::<ControllerSpec>().map_err(|e| match e.kind() {
+        // `--cc` takes quinn-proto's own controllers too: list them.
+        SpecErrorKind::UnknownController { .. } => {
+            format!("{e}; quinn-proto's own: {}", QuinnCc::ALL.map(|q| q.name()).join(", "))
+        }
+        _ => e.to_string(),
+    })?;
+    Ok(CcChoice { spec, quinn: None })
 }
 
 pub(crate) fn parse_pin(s: &str) -> Result<Fingerprint, String> {

@@ -30,10 +30,11 @@ use sim::{SIM_AFTER_HELP, SimArgs};
 use sweep::{SWEEP_AFTER_HELP, SweepCmd};
 
 const AFTER_HELP: &str = "\
-Units: rates as 100Mbit/s, 12.5MB/s, 1.5Gbit/s (k, M, G = 1000^n; bit/s or B/s);
-durations as 250us, 5ms, 2s, 1.5min; sizes as 1000B, 64KiB, 5MB, 5Mbit.
-As in iperf3, bare numbers work too: -t 10 (seconds), -i 0.5 (seconds),
--b 100M (bit/s, k/M/G = 1000^n), -n 50M (bytes, K/M/G = 1024^n).
+Units: rates as 100Mbit/s, 12.5MB/s, 1.5Gbit/s (k, M, G = 1000^n; bit/s or B/s),
+or as iperf3 writes them, 100M (bit/s), wherever a rate is read (-b, --target,
+relay and scenario links); durations as 250us, 5ms, 2s, 1.5min; sizes as
+1000B, 64KiB, 5MB, 5Mbit. As in iperf3, bare numbers work too: -t 10
+(seconds), -i 0.5 (seconds), -n 50M (bytes, K/M/G = 1024^n).
 Logging: -v (info), -vv (debug), -vvv (trace); RUST_LOG overrides, e.g. RUST_LOG=quinn_proto=debug.
 SSLKEYLOGFILE=FILE writes the TLS secrets for Wireshark.
 Controllers: see `tputctl cc list`.";
@@ -179,6 +180,8 @@ fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour only for a terminal: a redirected file gets plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(true)
         .try_init();
 }

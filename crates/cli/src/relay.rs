@@ -14,9 +14,10 @@ use crate::{Failure, outln};
 
 pub(crate) const RELAY_AFTER_HELP: &str = "\
 A link is a comma-separated key=value list with the keys of a scenario's link table
-(docs/scenarios.md):
-  rate=RATE            link rate, e.g. 36.864Mbit/s, 1Gbit/s (k, M, G = 1000^n; bit/s or B/s)
-  delay=DUR            one-way propagation delay, e.g. 50ms, 250us
+(docs/scenarios.md); rate and delay are required:
+  rate=RATE            link rate (required), e.g. 36.864Mbit/s, 1Gbit/s or iperf3's 10M
+                       (k, M, G = 1000^n; bit/s or B/s)
+  delay=DUR            one-way propagation delay (required), e.g. 50ms, 250us
   queue_packets=N      DropTail capacity in packets (default 1000), or
   queue_bytes=SIZE     DropTail capacity in wire bytes, e.g. 64KiB
   overhead_bytes=N     header bytes added to each datagram on the link (default 28: IPv4 + UDP)
@@ -210,12 +211,13 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
     );
     for (name, d) in [("forward", &s.forward), ("reverse", &s.reverse)] {
         outln!(
-            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s); drops queue {} aqm {} cutoff {} random {} overload {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
+            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s over {:.2} s active); drops queue {} aqm {} cutoff {} random {} overload {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
             d.offered.packets,
             d.offered.bytes,
             d.delivered.packets,
             d.delivered.bytes,
-            d.delivered.bytes as f64 * 8.0 / s.elapsed_secs.max(1e-9) / 1e6,
+            d.delivered_bps / 1e6,
+            d.active_secs,
             d.dropped_queue.packets,
             d.dropped_aqm.packets,
             d.dropped_cutoff.packets,

@@ -17,10 +17,12 @@ use crate::{Failure, out, outln};
 
 #[derive(Args, Clone)]
 pub(crate) struct SendOpts {
-    /// Send for this long, e.g. 10s or 10 [default: 10s unless --bytes].
-    #[arg(short = 't', long, value_parser = parse_secs, conflicts_with = "bytes")]
+    /// Send for this long, e.g. 10s or 10; positive (there is no -t 0 for
+    /// no limit) [default: 10s unless --bytes].
+    #[arg(short = 't', long, value_parser = parse_transfer_time, conflicts_with = "bytes")]
     time: Option<Duration>,
-    /// Send this many bytes, e.g. 100MB, 64KiB or 50M (iperf3: MiB).
+    /// Send this many bytes per connection, e.g. 100MB, 64KiB or 50M (iperf3:
+    /// MiB); with -P N, N times as many in all (iperf3's -n is the total).
     #[arg(short = 'n', long, value_parser = parse_bytes)]
     bytes: Option<u64>,
     /// Congestion controller spec of the sender (the server's, with -R).
@@ -35,7 +37,8 @@ pub(crate) struct SendOpts {
     ///
     /// The receiver judges goodput (verified payload). A guarantee controller
     /// (`--cc guarantee:target=R`) pursues its own target on acknowledged QUIC
-    /// bytes, headers included (about 2.7% more at 1200-byte datagrams).
+    /// bytes, headers included: 35 bytes per 1200-byte datagram, 3.0% more than
+    /// the payload.
     #[arg(long, value_parser = parse_rate)]
     target: Option<Rate>,
     /// Evaluation slot: a duration (1s) or a number of RTTs (32rtt).
@@ -51,7 +54,7 @@ pub(crate) struct SendOpts {
     #[arg(short = 'R', long)]
     reverse: bool,
     /// Application rate limit of each sender, e.g. 50Mbit/s or 50M (the server, with -R).
-    #[arg(short = 'b', long, value_parser = parse_bitrate)]
+    #[arg(short = 'b', long, value_parser = parse_rate)]
     rate_limit: Option<Rate>,
     /// Print one JSON document at the end (schema: docs/cli.md) instead of text.
     #[arg(short = 'J', long)]
@@ -61,7 +64,8 @@ pub(crate) struct SendOpts {
     qlog: Option<PathBuf>,
     /// Application buffers in flight (uploads): send the payload as buffers
     /// of --buffer-size bytes, one QUIC stream each, and open the next only
-    /// when an earlier one is fully acknowledged (at most 64).
+    /// when an earlier one is fully acknowledged (at most 64) [default: no
+    /// buffers: one stream, written as fast as the connection takes it].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "reverse")]
     buffers: Option<u32>,
     /// Bytes per application buffer, e.g. 512KiB [default: 512KiB].
@@ -192,6 +196,11 @@ pub(crate) async fn run_send(
     client_identity: Option<Identity>,
 ) -> Result<bool, Failure> {
     let specs = transfer_specs(opts);
+    // Every request is checked before anything is printed: bad input is
+    // one line on stderr, with no header above it.
+    for spec in &specs {
+        spec.validate().map_err(|e| Failure::Input(e.to_string()))?;
+    }
     if !opts.json {
         outln!(
             "{command}: {} connection(s) to {server}, controller {}",

@@ -31,7 +31,8 @@ pub(crate) struct ServeArgs {
     /// Clients served at once; further ones are refused.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     max_clients: u32,
-    /// One JSON object per finished transfer instead of a text line.
+    /// One JSON object per finished transfer instead of a text line; stdout
+    /// carries only these (the greeting goes to stderr).
     #[arg(short = 'J', long)]
     json: bool,
     /// Write a qlog trace (JSON-SEQ, for qvis) per connection into this directory.
@@ -44,7 +45,8 @@ pub(crate) struct ServeArgs {
     /// with --client-ca, either suffices).
     #[arg(long, value_name = "SHA256", value_parser = parse_pin)]
     allow_client: Vec<Fingerprint>,
-    /// Longest transfer a client may ask for; longer requests are refused (or clamped with --clamp).
+    /// Longest transfer a client may ask for; longer requests are refused (or
+    /// clamped with --clamp); 0 for no limit.
     #[arg(long, default_value = "10min", value_parser = parse_secs)]
     max_time: Duration,
     /// Most bytes a client may ask for [default: no limit].
@@ -52,7 +54,7 @@ pub(crate) struct ServeArgs {
     max_bytes: Option<u64>,
     /// Fastest this server sends a download (a client must ask for a rate limit
     /// at or below it, or is refused; clamped with --clamp) [default: no limit].
-    #[arg(long, value_parser = parse_bitrate)]
+    #[arg(long, value_parser = parse_rate)]
     max_rate: Option<Rate>,
     /// Clamp a download's duration and rate to the limits instead of refusing it.
     #[arg(long)]
@@ -85,7 +87,29 @@ pub(crate) struct ServeArgs {
     max_mtu: u16,
 }
 
+/// The command a client runs, as the server suggests it: an unspecified
+/// listening address (0.0.0.0, ::) is no address a client can reach, so it
+/// becomes the placeholder `HOST`; a server that authenticates its clients
+/// needs their `--cert`/`--key`.
+fn client_command(local: SocketAddr, pin: &Fingerprint, client_auth: bool) -> String {
+    let addr = if local.ip().is_unspecified() {
+        format!("HOST:{}", local.port())
+    } else {
+        local.to_string()
+    };
+    let mut cmd = format!("tputctl send {addr} --pin {pin}");
+    if client_auth {
+        cmd += " --cert CLIENT.pem --key CLIENT.key";
+    }
+    if local.ip().is_unspecified() {
+        cmd += "   (HOST: this server's name or address)";
+    }
+    cmd
+}
+
 pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
+    // Every input is checked before the socket is bound and before anything
+    // is printed: a bad file is named whatever the port's state.
     let identity = match (&args.cert, &args.key) {
         (Some(c), Some(k)) => Identity::from_pem_files(c, k).map_err(|e| Failure::Input(e.to_string()))?,
         _ => Identity::self_signed(&["localhost"]).context("generating a certificate")?,
@@ -94,19 +118,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
         Some(p) => SocketAddr::new(args.listen.ip(), p),
         None => args.listen,
     };
-    let socket = udp::bind_server(listen)
-        .await
-        .map_err(|e| Failure::Input(e.to_string()))?;
-    let local = socket.local_addr().context("reading the local address")?;
-    outln!("listening on {local}");
-    outln!("certificate SHA-256 {}", identity.fingerprint());
-    outln!("clients: tputctl send {local} --pin {}", identity.fingerprint());
     let client_auth = if args.client_ca.is_none() && args.allow_client.is_empty() {
-        if !listen.ip().is_loopback() {
-            eprintln!(
-                "tputctl: warning: serving on {listen} to any client: restrict it with --allow-client or --client-ca (docs/security.md)"
-            );
-        }
         None
     } else {
         let mut auth = ClientAuth {
@@ -119,10 +131,36 @@ pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
         }
         Some(auth)
     };
+    let qlog = qlog_dir(args.qlog.as_deref())?;
+    let socket = udp::bind_server(listen)
+        .await
+        .map_err(|e| Failure::Input(e.to_string()))?;
+    let local = socket.local_addr().context("reading the local address")?;
+    let greeting = [
+        format!("listening on {local}"),
+        format!("certificate SHA-256 {}", identity.fingerprint()),
+        format!(
+            "clients: {}",
+            client_command(local, &identity.fingerprint(), client_auth.is_some())
+        ),
+    ];
+    for line in greeting {
+        // With -J, stdout carries JSON only.
+        if args.json {
+            eprintln!("{line}");
+        } else {
+            outln!("{line}");
+        }
+    }
+    if client_auth.is_none() && !listen.ip().is_loopback() {
+        eprintln!(
+            "tputctl: warning: serving on {listen} to any client: restrict it with --allow-client or --client-ca (docs/security.md)"
+        );
+    }
     let config = NodeConfig::default()
         .with_client_auth(client_auth)
         .with_max_connections(args.max_clients as usize)
-        .with_qlog_dir(qlog_dir(args.qlog.as_deref())?)
+        .with_qlog_dir(qlog)
         .with_limits(
             ServerLimits::default()
                 .with_max_duration((!args.max_time.is_zero()).then_some(args.max_time))

@@ -33,7 +33,8 @@ pub(crate) enum SweepCmd {
         #[arg(long, value_parser = parse_seed_list)]
         seeds: Option<SeedList>,
     },
-    /// Run one point (--index) or all of them (--jobs) and write point-NNNNNN.json files into --out.
+    /// Run one point (--index) or all of them (on --jobs threads, by default
+    /// one per core) and write point-NNNNNN.json files into --out.
     Run {
         /// The plan (JSON lines from `sweep plan`).
         plan: PathBuf,

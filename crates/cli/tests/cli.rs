@@ -564,8 +564,17 @@ fn a_request_beyond_the_servers_limits_is_refused_with_its_reason() {
         "{}",
         stdout(&long)
     );
+    // A refused transfer prints no rate in its summary.
+    let long_out = stdout(&long);
+    let sum: Vec<&str> = long_out.lines().filter(|l| l.starts_with("[SUM]")).collect();
+    assert!(!sum.is_empty() && sum.iter().all(|l| !l.contains("bit/s")), "{sum:?}");
     assert_eq!(fast.status.code(), Some(1), "{}", stdout(&fast));
-    assert!(stdout(&fast).contains("limit of 50Mbit/s"), "{}", stdout(&fast));
+    // No -b: the refusal says that is what is missing.
+    assert!(
+        stdout(&fast).contains("asked for no rate limit") && stdout(&fast).contains("-b/--rate-limit 50Mbit/s or less"),
+        "{}",
+        stdout(&fast)
+    );
     assert!(fine.status.success(), "{}{}", stdout(&fine), stderr(&fine));
 }
 
@@ -679,7 +688,12 @@ fn relay_runs_for_its_time_and_prints_json() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["command"], "relay");
-    assert_eq!(v["stats"]["forward"]["rate_bps"], 10_000_000);
+    // The configured rate is named as such; nothing was carried, so the
+    // delivered rate is 0, not the link's rate.
+    assert_eq!(v["stats"]["forward"]["link_rate_bps"], 10_000_000);
+    assert_eq!(v["stats"]["forward"]["delivered_bps"], 0.0);
+    assert_eq!(v["stats"]["forward"]["active_secs"], 0.0);
+    assert!(v["stats"]["forward"].get("rate_bps").is_none());
     assert!(v["stats"]["elapsed_secs"].as_f64().unwrap() >= 0.3);
 }
 

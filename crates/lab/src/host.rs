@@ -106,6 +106,36 @@ impl CcSample {
     }
 }
 
+/// The time-weighted mean window of a trace over `[from, to)` seconds,
+/// bytes: a sample's window holds until the next sample (the trace is a
+/// step function), so each counts for the time it held. The plain mean of
+/// the samples is biased: a reduction is always kept, while growth is kept
+/// at most once per [`TRACE_MIN_GAP_SECS`]. `None` if no sample is at or
+/// before `from` or the span is empty.
+///
+/// ```
+/// use tput_lab::host::{CcSample, cc_time_average};
+/// let at = |t: f64, w: u64| CcSample { time_secs: t, cwnd_bytes: w, ..CcSample::default() };
+/// // 10 kB for 0.9 s, then three quick samples in 0.1 s.
+/// let trace = [at(0.0, 10_000), at(0.9, 20_000), at(0.95, 20_000), at(0.99, 20_000)];
+/// let avg = cc_time_average(&trace, 0.0, 1.0).unwrap();
+/// assert!((avg - 11_000.0).abs() < 1e-6, "{avg}"); // the plain mean: 17 500
+/// ```
+pub fn cc_time_average(samples: &[CcSample], from: f64, to: f64) -> Option<f64> {
+    if to <= from || samples.first().is_none_or(|s| s.time_secs > from) {
+        return None;
+    }
+    let mut area = 0.0;
+    for (i, s) in samples.iter().enumerate() {
+        let start = s.time_secs.max(from);
+        let end = samples.get(i + 1).map_or(to, |n| n.time_secs).min(to);
+        if end > start {
+            area += s.cwnd_bytes as f64 * (end - start);
+        }
+    }
+    Some(area / (to - from))
+}
+
 /// Minimum simulated time between two kept samples of pure window growth (see [`CcSample`]).
 pub const TRACE_MIN_GAP_SECS: f64 = 1e-3;
 

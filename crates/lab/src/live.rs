@@ -62,7 +62,7 @@ pub struct TransferSummary {
     pub bytes: u64,
     /// The longest transfer, seconds.
     pub seconds: f64,
-    /// `bytes * 8 / seconds`.
+    /// `bytes * 8 / seconds`; 0 when a transfer failed (no rate is printed then).
     pub goodput_bps: f64,
     /// Evaluation slots judged (all transfers).
     pub slots: usize,
@@ -127,11 +127,12 @@ impl TransferSummary {
             )
         };
         let all = || outcomes.iter().flat_map(|o| &o.intervals);
+        let ok = !outcomes.is_empty() && outcomes.iter().all(TransferOutcome::ok);
         TransferSummary {
-            ok: !outcomes.is_empty() && outcomes.iter().all(TransferOutcome::ok),
+            ok,
             bytes,
             seconds,
-            goodput_bps: if seconds > 0.0 {
+            goodput_bps: if seconds > 0.0 && ok {
                 bytes as f64 * 8.0 / seconds
             } else {
                 0.0
@@ -163,11 +164,17 @@ impl TransferSummary {
 
     /// The summary as text lines (`[SUM]` lines, as iperf3 prints them).
     pub fn lines(&self) -> String {
+        // A failed or refused transfer has no rate: its bytes and time
+        // describe an attempt, not a transfer.
+        let rate = if self.ok {
+            crate::report::mbps(self.goodput_bps)
+        } else {
+            "FAILED (no rate)".to_string()
+        };
         let mut out = format!(
-            "[SUM] {} in {:.2} s, {}{}\n",
+            "[SUM] {} in {:.2} s, {rate}{}\n",
             human_bytes(self.bytes),
             self.seconds,
-            crate::report::mbps(self.goodput_bps),
             self.success_ratio.map_or(String::new(), |x| format!(
                 ", success ratio {x:.2} ({}/{} slots)",
                 self.slots_met, self.slots
@@ -294,6 +301,12 @@ pub fn outcome_lines(o: &TransferOutcome) -> String {
                 crate::report::mbps(o.bytes as f64 * 8.0 / o.elapsed_secs.max(1e-9)),
                 r.map_or(0, |r| r.bytes)
             );
+            // A download's client received the bytes: what it counted per
+            // interval (its own clock, from the request).
+            if let Some(r) = r.filter(|r| !o.local_sender && !r.interval_bytes.is_empty()) {
+                let counts: Vec<String> = r.interval_bytes.iter().map(|&b| human_bytes(b)).collect();
+                out += &format!("[{:>2}]  received per interval: {}\n", o.id, counts.join(", "));
+            }
             if let Some(r) = r.filter(|r| !r.slots.is_empty()) {
                 let met = r.slots.iter().filter(|s| s.met).count();
                 out += &format!(
@@ -449,5 +462,36 @@ mod tests {
         assert_eq!(s.rtt_mean_ms, None);
         assert!(!s.lines().contains("RTT"));
         assert!(!TransferSummary::new(&[], None).ok);
+    }
+
+    #[test]
+    fn a_download_prints_what_it_received_per_interval() {
+        let mut down = outcome(Vec::new(), 30_000, 2.0);
+        down.local_sender = false;
+        down.receiver = Some(ReceiverReport {
+            bytes: 30_000,
+            duration_secs: 2.0,
+            interval_bytes: vec![20_000, 10_000],
+            slots: Vec::new(),
+            success_ratio: None,
+            cpu_secs: None,
+        });
+        let text = outcome_lines(&down);
+        assert!(text.contains("received per interval: 20.0 kB, 10.0 kB"), "{text}");
+        let mut up = down.clone();
+        up.local_sender = true;
+        assert!(!outcome_lines(&up).contains("per interval"));
+    }
+
+    #[test]
+    fn a_failed_transfer_prints_no_rate() {
+        let mut refused = outcome(Vec::new(), 52_300, 0.001);
+        refused.error = Some("refused: the server is busy".into());
+        let s = TransferSummary::new(&[refused], None);
+        assert!(!s.ok);
+        assert_eq!(s.goodput_bps, 0.0);
+        let text = s.lines();
+        assert!(text.starts_with("[SUM] 52.3 kB in 0.00 s, FAILED (no rate)"), "{text}");
+        assert!(!text.contains("bit/s"), "{text}");
     }
 }

@@ -259,8 +259,17 @@ pub struct DirectionStats {
     pub dropped_overload: Counter,
     /// The most packets and the most bytes the queue has held.
     pub queue_high_water: Counter,
-    /// The link's rate now, in bits per second.
+    /// The link's configured rate now, in bits per second (what the link
+    /// spec or its rate schedule says, not what was carried: that is
+    /// `delivered_bps`).
+    #[serde(rename = "link_rate_bps")]
     pub rate_bps: u64,
+    /// Seconds this direction carried traffic: from the offer of the first
+    /// datagram it delivered to the departure of the last.
+    pub active_secs: f64,
+    /// What this direction delivered, bits per second of wire bytes over
+    /// `active_secs` (0 before two deliveries).
+    pub delivered_bps: f64,
     /// How late departures left, in microseconds: the 50th, 99th
     /// percentile and the maximum.
     pub late_p50_us: f64,
@@ -386,6 +395,8 @@ struct Direction {
     overload: Counter,
     late: Histogram,
     queueing: Histogram,
+    /// Offer time of the first delivered datagram and departure of the last.
+    active: Option<(SimTime, SimTime)>,
 }
 
 impl Direction {
@@ -405,6 +416,12 @@ impl Direction {
             dropped_overload: self.overload,
             queue_high_water: self.link.model().queue_high_water(),
             rate_bps: self.link.model().rate_bps(),
+            active_secs: self.active_secs(),
+            delivered_bps: {
+                let secs = self.active_secs();
+                let bytes = s.delivered.bytes - self.overload.bytes;
+                if secs > 0.0 { bytes as f64 * 8.0 / secs } else { 0.0 }
+            },
             late_p50_us: self.late.quantile_us(0.5),
             late_p99_us: self.late.quantile_us(0.99),
             late_max_us: self.late.max_ns as f64 / 1000.0,
@@ -421,6 +438,15 @@ impl Direction {
             overload: Counter::default(),
             late: Histogram::lateness(),
             queueing: Histogram::queueing(),
+            active: None,
+        })
+    }
+
+    /// Seconds from the offer of the first delivered datagram to the
+    /// departure of the last.
+    fn active_secs(&self) -> f64 {
+        self.active.map_or(0.0, |(from, to)| {
+            to.as_nanos().saturating_sub(from.as_nanos()) as f64 / 1e9
         })
     }
 
@@ -610,6 +636,8 @@ impl Relay {
                             };
                             if sent {
                                 dir.late.record(late);
+                                let from = dir.active.map_or(offered, |(f, _)| f);
+                                dir.active = Some((from, at));
                             } else {
                                 count(&mut dir.overload, frame.wire);
                             }

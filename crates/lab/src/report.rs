@@ -144,8 +144,8 @@ pub struct FlowSummary {
     pub cc: String,
     /// Payload bytes delivered and verified.
     pub bytes: u64,
-    /// Seconds the flow was active (receiver: request to last verified byte,
-    /// summed over its transfers).
+    /// Seconds the flow was active (receiver: request to last verified byte;
+    /// a file workload, whose files overlap: its span from start to stop).
     pub active_secs: f64,
     /// `bytes * 8 / active_secs`, bits per second (0 if it never became active).
     pub goodput_bps: f64,

@@ -91,8 +91,20 @@ pub enum SpecErrorKind {
     Invalid(#[from] ConfigError),
 }
 
+/// Every name a spec may start with, aliases in parentheses:
+/// `newreno (reno), cubic, ...`.
 fn known_controllers() -> String {
-    REGISTRY.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+    REGISTRY
+        .iter()
+        .map(|c| {
+            if c.aliases.is_empty() {
+                c.name.to_string()
+            } else {
+                format!("{} ({})", c.name, c.aliases.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn unknown_parameter(controller: &str, key: &str) -> String {

@@ -98,6 +98,8 @@ fn examples_parse_and_round_trip() {
 fn errors_name_the_bad_part() {
     let cases = [
         ("bbr2", "unknown controller `bbr2`"),
+        ("bbr2", "newreno (reno), cubic"),
+        ("bbr2", "guarantee (tput)"),
         ("bbr:gain=2", "unknown parameter `gain` for bbr (known: startup_gain,"),
         ("bbr:beta=0", "beta: 0 must be in (0, 1]"),
         ("bbr:beta=x", "beta: `x` is not a number"),

@@ -23,8 +23,11 @@ pub struct FlowResult {
     /// When the flow was started, seconds of simulated time (its transfer's
     /// interval records count from here).
     pub start_secs: f64,
-    /// Seconds the flow was active: for each of its transfers, from the
-    /// moment the receiver saw the request to its last verified byte, summed.
+    /// Seconds the flow was active: for a bulk transfer, from the moment the
+    /// receiver saw the request to its last verified byte; for a file
+    /// workload (whose files overlap, so that their times summed can exceed
+    /// the run), its own span from its start to its stop. Each file's times
+    /// are in [`files`](Self::files).
     pub active_secs: f64,
     /// Sender-side interval records of its (bulk) transfer.
     pub intervals: Vec<IntervalStats>,

@@ -73,7 +73,8 @@ fn tcp_result(
         errors.push("the transfer did not finish within the drain time".into());
     }
     let mut intervals: Vec<IntervalStats> = snd.map(|s| s.intervals().to_vec()).unwrap_or_default();
-    // Record i pairs with the sink's interval i; the last takes every later byte.
+    // Record i pairs with the sink's interval i (both count from the flow's
+    // start); the last takes every later byte.
     let n = intervals.len();
     let mut counted = 0;
     for (i, rec) in intervals.iter_mut().enumerate() {
@@ -202,11 +203,18 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
     for (i, &fh) in hosts.iter().enumerate() {
         let g = &s.flows[group_of[i]];
         let (flow, group, start) = (i as u32 + 1, group_of[i], starts[i]);
-        flows.push(match fh {
+        let mut f = match fh {
             FlowHosts::Quic(client) => quic_result(&mut net.sim, client, flow, group, g, start),
             FlowHosts::TcpFiles(client, server) => tcp_files_result(&net.sim, client, server, flow, group, g, start)?,
             FlowHosts::Tcp(sender, sink) => tcp_result(&net.sim, sender, sink, flow, group, g, start),
-        });
+        };
+        if g.files.is_some() {
+            // A file workload's transfers overlap: the sum of their times
+            // can exceed the run. Its active time is its own span, from its
+            // start to its stop (each file's times are in `files`).
+            f.active_secs = g.stop.unwrap_or(s.duration).saturating_sub(start).as_secs_f64();
+        }
+        flows.push(f);
     }
     let aggregates = s
         .flows
@@ -485,7 +493,9 @@ impl Setup<'_> {
             return Ok(FlowHosts::TcpFiles(client, server));
         }
         let target_bps = g.target.map_or(0.0, |t| t.bits_per_sec() as f64);
-        let sink = TcpSink::new(cfg.clone(), self.s.interval, slot, target_bps);
+        // Intervals from the flow's start, as the sender's records count them.
+        let sink = TcpSink::new(cfg.clone(), self.s.interval, slot, target_bps)
+            .with_interval_origin(SimTime::from_duration(start));
         let sink_id = sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
         let cc =
             g.cc.for_payload_acks()

@@ -282,6 +282,52 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
             )));
         }
     }
+    schedules_within(s)
+}
+
+/// A `rate_schedule` step at or after the scenario's end would never take
+/// effect: an error naming it rather than a silent no-op.
+fn schedules_within(s: &Scenario) -> Result<(), Error> {
+    let mut links: Vec<(String, &LinkSpec)> = match &s.topology {
+        TopologySpec::Dumbbell {
+            bottleneck,
+            access,
+            reverse_bottleneck,
+        } => [
+            ("topology.bottleneck", Some(bottleneck)),
+            ("topology.access", Some(access)),
+            ("topology.reverse_bottleneck", reverse_bottleneck.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(w, l)| l.map(|l| (w.to_string(), l)))
+        .collect(),
+        TopologySpec::Chain { hops, .. } => hops
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (format!("topology.hops[{i}]"), h))
+            .collect(),
+        TopologySpec::ParkingLot { hops, access, .. } => hops
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (format!("topology.hops[{i}]"), h))
+            .chain([("topology.access".to_string(), access)])
+            .collect(),
+    };
+    links.extend(
+        s.flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.access.as_ref().map(|a| (format!("flows[{i}].access"), a))),
+    );
+    for (what, l) in links {
+        if let Some((i, r)) = l.rate_schedule.iter().enumerate().find(|(_, r)| r.at >= s.duration) {
+            return Err(Error::Invalid(format!(
+                "{what}.rate_schedule[{i}]: at = {} is not before the scenario's end ({})",
+                format_duration(r.at),
+                format_duration(s.duration)
+            )));
+        }
+    }
     Ok(())
 }
 

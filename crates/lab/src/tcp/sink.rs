@@ -18,7 +18,8 @@ pub struct SinkReport {
     pub bytes: u64,
     /// Seconds from the first segment's arrival to the last in-order delivery.
     pub active_secs: f64,
-    /// In-order bytes per interval from the first arrival (the last one partial).
+    /// In-order bytes per interval from the first arrival, or from the
+    /// origin [`TcpSink::with_interval_origin`] sets (the last one partial).
     pub interval_bytes: Vec<u64>,
     /// Complete evaluation slots from the first arrival (empty without a target).
     pub slots: Vec<SlotStats>,
@@ -54,6 +55,9 @@ pub struct TcpSink {
     first: Option<SimTime>,
     last: Option<SimTime>,
     interval: Duration,
+    /// Where interval 0 begins: the sender's start, so that interval `i`
+    /// here is the sender's interval `i`; `None`: the first arrival.
+    interval_origin: Option<SimTime>,
     interval_counts: Vec<u64>,
     slot: Duration,
     slot_counts: Vec<u64>,
@@ -80,6 +84,7 @@ impl TcpSink {
             first: None,
             last: None,
             interval,
+            interval_origin: None,
             interval_counts: Vec::new(),
             slot: if target_bps > 0.0 { slot } else { Duration::ZERO },
             slot_counts: Vec::new(),
@@ -87,6 +92,16 @@ impl TcpSink {
             report: SinkReport::default(),
             delivered_log: None,
         }
+    }
+
+    /// Count intervals from `origin` (the sender's start, where its interval
+    /// records begin) instead of from the first arrival, so that the
+    /// sender's record `i` and this count `i` cover the same time: a flow
+    /// whose first window was lost would otherwise have its bytes shifted by
+    /// its whole back-off.
+    pub fn with_interval_origin(mut self, origin: SimTime) -> Self {
+        self.interval_origin = Some(origin);
+        self
     }
 
     /// Keep a copy of every byte delivered in order (for tests).
@@ -126,10 +141,13 @@ impl TcpSink {
     fn count(&mut self, now: SimTime, bytes: u64) {
         let first = *self.first.get_or_insert(now);
         self.last = Some(now);
+        let since_origin = now
+            .saturating_duration_since(self.interval_origin.unwrap_or(first))
+            .as_nanos();
         let since = now.saturating_duration_since(first).as_nanos();
-        for (width, counts) in [
-            (self.interval, &mut self.interval_counts),
-            (self.slot, &mut self.slot_counts),
+        for (width, counts, since) in [
+            (self.interval, &mut self.interval_counts, since_origin),
+            (self.slot, &mut self.slot_counts, since),
         ] {
             if width.is_zero() {
                 continue;
@@ -293,5 +311,29 @@ impl Host for TcpSink {
         if self.ack_deadline.is_some_and(|t| t <= now) {
             self.ack_now(false);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A flow whose first window was lost delivers its first bytes seconds
+    /// late: counted from the sender's start they fall in the interval the
+    /// sender's record of that time has, not in interval 0.
+    #[test]
+    fn intervals_count_from_the_origin_the_sender_uses() {
+        let at = |ms: u64| SimTime::from_duration(Duration::from_millis(ms));
+        let sink = || TcpSink::new(TcpConfig::default(), Duration::from_secs(1), Duration::ZERO, 0.0);
+        let mut from_first = sink();
+        let mut from_start = sink().with_interval_origin(at(0));
+        for sink in [&mut from_first, &mut from_start] {
+            sink.count(at(3_500), 1000);
+            sink.count(at(4_200), 500);
+        }
+        assert_eq!(from_start.interval_counts, vec![0, 0, 0, 1000, 500]);
+        assert_eq!(from_first.interval_counts, vec![1500]);
+        // Slots are judged from the first arrival either way.
+        assert!((from_start.report().active_secs - 0.7).abs() < 1e-9);
     }
 }

@@ -229,12 +229,24 @@ pub(crate) enum Refusal {
     Bytes { asked: u64, max: u64 },
     /// A download faster than [`ServerLimits::max_rate_bps`] (`asked` 0:
     /// no rate limit).
-    #[error(
-        "refused: {} exceeds this server's limit of {} for downloads (ask with --rate-limit)",
-        if *asked == 0 { "no rate limit".to_string() } else { format!("a rate of {}", Rate::from_bits_per_sec(*asked)) },
-        Rate::from_bits_per_sec(*max)
-    )]
+    #[error("{}", rate_refusal(*asked, *max))]
     Rate { asked: u64, max: u64 },
+}
+
+/// The text of [`Refusal::Rate`]: a request without a rate limit is told so.
+fn rate_refusal(asked: u64, max: u64) -> String {
+    let max = Rate::from_bits_per_sec(max);
+    if asked == 0 {
+        format!(
+            "refused: the download asked for no rate limit, and this server sends downloads at most at {max}: \
+             ask for one (-b/--rate-limit {max} or less)"
+        )
+    } else {
+        format!(
+            "refused: a rate of {} exceeds this server's limit of {max} for downloads (ask with -b/--rate-limit)",
+            Rate::from_bits_per_sec(asked)
+        )
+    }
 }
 
 impl ServerLimits {

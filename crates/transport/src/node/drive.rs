@@ -85,10 +85,16 @@ impl Node {
                 // Before quinn-proto's timers: its idle timer may fall due
                 // at the same moment, and it closes without a word.
                 if c.silence_deadline().is_some_and(|t| t <= now) {
-                    let why = format!(
-                        "connection timed out: no packet from the peer for {} (the idle timeout)",
-                        tput_cc::units::format_duration(c.silence_limit.unwrap_or_default())
-                    );
+                    let limit = tput_cc::units::format_duration(c.silence_limit.unwrap_or_default());
+                    let why = if c.conn.stats().udp_rx.datagrams == 0 {
+                        format!(
+                            "nothing answered at {}: no packet came back in {limit} (the idle timeout; \
+                             is a server running there, and is UDP let through?)",
+                            c.conn.remote_address()
+                        )
+                    } else {
+                        format!("connection timed out: no packet from the peer for {limit} (the idle timeout)")
+                    };
                     c.fail(now, CLOSE_TIMED_OUT, why);
                     c.silenced = true;
                 }
@@ -193,7 +199,7 @@ impl Node {
                 // below: no reason for another pass (the write-ahead limit
                 // makes these frequent).
                 progressed |= !matches!(ev, Event::Stream(StreamEvent::Writable { .. }));
-                Self::on_event(c, ev, now);
+                Self::on_event(c, ev, now, self.sim.seed.is_some());
             }
             Self::app_io(c, now, &self.config, &self.sim, self.pool.as_ref(), &mut self.events);
             let mut any = false;
@@ -285,7 +291,9 @@ impl Node {
         }
     }
 
-    pub(super) fn on_event(c: &mut Conn, ev: Event, now: Instant) {
+    /// `simulated`: the node runs in the simulator, where errors name no
+    /// live command-line flag.
+    pub(super) fn on_event(c: &mut Conn, ev: Event, now: Instant, simulated: bool) {
         match ev {
             Event::Connected => {
                 if let Some(why) = c.refusal.take() {
@@ -347,16 +355,34 @@ impl Node {
                         ConnectionError::ApplicationClosed(close) => {
                             format!("peer closed the connection: {}", String::from_utf8_lossy(&close.reason))
                         }
+                        ConnectionError::TimedOut if c.conn.stats().udp_rx.datagrams == 0 => format!(
+                            "nothing answered at {}: no packet came back within the idle timeout \
+                             (is a server running there, and is UDP let through?)",
+                            c.conn.remote_address()
+                        ),
                         ConnectionError::TimedOut => "connection timed out (no packet within the idle timeout)".into(),
                         ConnectionError::ConnectionClosed(close)
                             if close.error_code == TransportErrorCode::CONNECTION_REFUSED =>
                         {
                             // What a server of ours refuses this way (see
                             // `handle_datagram`); other limits come with a reason.
-                            "refused: the server is serving as many connections as it takes at once \
-                             (tputctl serve --max-clients)"
-                                .into()
+                            if simulated {
+                                "refused: the server is serving as many connections as it takes at once".into()
+                            } else {
+                                "refused: the server is serving as many connections as it takes at once \
+                                 (tputctl serve --max-clients)"
+                                    .into()
+                            }
                         }
+                        // webpki refuses a CA certificate as the server's own
+                        // (`openssl req -x509` makes one): say what works.
+                        other if other.to_string().contains("CaUsedAsEndEntity") => format!(
+                            "connection lost: {other}: the server presents a CA certificate (CA:TRUE, \
+                             as `openssl req -x509` makes by default) as its own, which verification \
+                             against a root refuses; pin it instead (--pin with the fingerprint \
+                             `tputctl serve` prints), or give the server a leaf certificate signed \
+                             by the CA that --ca names"
+                        ),
                         other => format!("connection lost: {other}"),
                     };
                     c.error = Some(why);

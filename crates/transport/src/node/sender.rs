@@ -260,7 +260,7 @@ impl Node {
             return Err(protocol("receiver ended its stream without a report".into()));
         }
         Self::sample(s, conn, probe, now);
-        Self::emit(s, *id, events);
+        Self::emit(s, *id, now, events);
         if s.phase == SendPhase::AwaitReport && s.receiver.is_some() && s.emitted == s.records.len() {
             s.phase = SendPhase::Done;
             match &mut s.side {
@@ -442,8 +442,11 @@ impl Node {
 
     /// Report, in order, every record whose delivered bytes are known: from
     /// the receiver's count for its interval, or its report. The last record
-    /// takes whatever the report counts beyond the earlier ones.
-    pub(super) fn emit(s: &mut Sender, id: u64, events: &mut VecDeque<NodeEvent>) {
+    /// takes whatever the report counts beyond the earlier ones (what was
+    /// still queued when sending stopped) and so ends when the report
+    /// arrives (`now`), not when sending stopped: its rate is over the time
+    /// those bytes took.
+    pub(super) fn emit(s: &mut Sender, id: u64, now: Instant, events: &mut VecDeque<NodeEvent>) {
         while s.emitted < s.records.len() {
             let i = s.emitted;
             let last = s.sampled_all && i + 1 == s.records.len();
@@ -456,6 +459,10 @@ impl Node {
                 (Some(r), None) => r.interval_bytes.get(i).copied().unwrap_or(0),
                 (None, None) => return,
             };
+            if last {
+                let end = now.saturating_duration_since(s.start).as_secs_f64();
+                s.records[i].end_secs = s.records[i].end_secs.max(end);
+            }
             s.records[i].deliver(bytes);
             let rec = s.records[i].clone();
             if let SenderSide::Server { out, .. } = &mut s.side {
