@@ -1,7 +1,7 @@
 use super::floor::Floor;
 use super::*;
 use crate::bandwidth::SharedBandwidth;
-use crate::controller::{CongestionKind, Phase, minimum_window};
+use crate::controller::{CongestionKind, Phase, RttSample, minimum_window};
 use crate::testutil::*;
 
 const MS: Duration = Duration::from_millis(1);
@@ -806,4 +806,151 @@ fn aggregate_floors_share_half_the_physical_bandwidth() {
     c.cc = c.cc.with_aggregate(&group);
     c.round();
     assert!(c.cc.floor_window() >= 35_990);
+}
+
+// ---- a floor that knows its path -------------------------------------
+
+/// A path in virtual time, one round trip per step: the flow's packets fill
+/// a pipe of `share * base` bytes and a DropTail queue of `queue` bytes;
+/// whatever the window holds beyond that is dropped (the last packets of
+/// the round). The RTT is `base` plus the flow's own queueing delay.
+struct Path {
+    share: f64,
+    base: Duration,
+    queue: u64,
+}
+
+/// What [`Path::run`] saw.
+#[derive(Debug, Default)]
+struct PathRun {
+    sent: u64,
+    lost: u64,
+    /// Evaluation slots completed when the target was first declared infeasible.
+    infeasible_after: Option<u64>,
+    /// Largest floor window seen, bytes.
+    max_floor: u64,
+}
+
+impl Path {
+    fn run(&self, cc: &mut Guarantee, t0: Instant, rounds: u32) -> (PathRun, Instant) {
+        let mut now = t0;
+        let mut run = PathRun::default();
+        let pipe = self.share * self.base.as_secs_f64();
+        for _ in 0..rounds {
+            let packets = (cc.window() / MSS).max(1);
+            let fits = ((pipe as u64 + self.queue) / MSS).max(1);
+            let delivered = packets.min(fits);
+            let queued = (delivered * MSS).saturating_sub(pipe as u64);
+            let rtt = self.base + Duration::from_secs_f64(queued as f64 / self.share);
+            let start = now;
+            now += rtt;
+            let sample = RttSample::new(rtt, rtt, self.base);
+            for i in 0..delivered {
+                cc.on_ack(now, &Ack::new(start + Duration::from_nanos(i + 1), MSS, sample));
+            }
+            cc.on_end_acks(now, 0, false);
+            let lost = packets - delivered;
+            if lost > 0 {
+                let sent = start + Duration::from_nanos(packets);
+                cc.on_congestion(now, &Congestion::new(CongestionKind::Loss, sent, lost * MSS));
+            }
+            run.sent += packets;
+            run.lost += lost;
+            run.max_floor = run.max_floor.max(cc.floor_window());
+            if cc.infeasible() && run.infeasible_after.is_none() {
+                run.infeasible_after = Some(cc.evaluations().0);
+            }
+        }
+        (run, now)
+    }
+}
+
+/// Floor mode, evaluation slots of 8 RTTs (control slots of 4), for an
+/// acknowledged-byte target of `acked_bytes_per_sec`.
+fn path_config(acked_bytes_per_sec: u64) -> GuaranteeConfig {
+    GuaranteeConfig {
+        eval: EvalSlot::Rtts(8),
+        slot_rtts: Some(4),
+        ..floor_config(acked_bytes_per_sec)
+    }
+}
+
+#[test]
+fn an_infeasible_target_is_declared_within_two_slots_and_causes_no_loss_storm() {
+    // The path carries 1 MB/s for this flow (20 ms, a 10-packet queue); the
+    // target is twice that. A floor blind to its own losses holds twice what
+    // fits and loses half its packets while engaged; the breaker then trips
+    // only after 3 missed slots and retries at the full target window.
+    let path = Path {
+        share: 1_000_000.0,
+        base: RTT,
+        queue: 10 * MSS,
+    };
+    let mut cc = Guarantee::new(path_config(2_000_000), MSS, None);
+    let (run, _) = path.run(&mut cc, Instant::now(), 400);
+    let loss = run.lost as f64 / run.sent as f64;
+    assert!(loss < 0.05, "own loss {loss:.3} over the run ({run:?})");
+    assert!(run.infeasible_after.is_some_and(|n| n <= 2), "{run:?}");
+    assert!(cc.breaker_trips() >= 1);
+}
+
+#[test]
+fn a_feasible_target_still_holds_on_the_path() {
+    // The same path, a target of 80 % of what it carries: no loss rule fires.
+    let path = Path {
+        share: 1_000_000.0,
+        base: RTT,
+        queue: 10 * MSS,
+    };
+    let mut cc = Guarantee::new(path_config(800_000), MSS, None);
+    let (run, _) = path.run(&mut cc, Instant::now(), 400);
+    let (done, met) = cc.evaluations();
+    assert!(met + 1 >= done, "{met} of {done} slots met ({run:?})");
+    assert_eq!(cc.breaker_trips(), 0);
+    assert!(!cc.infeasible());
+}
+
+#[test]
+fn the_floor_never_exceeds_the_paths_bandwidth_delay_product() {
+    // P = 1 MB/s at a 20 ms minimum RTT: 20 000 bytes, whatever the target
+    // and the smoothed RTT (which the queue inflates).
+    let bw = SharedBandwidth::new();
+    bw.set_physical(bits(1_000_000));
+    let mut h = harness(floor_config(3_000_000), Some(&bw));
+    h.round();
+    h.round();
+    assert_eq!(h.cc.floor_window(), 20_000);
+    h.srtt = Some(RTT * 3);
+    h.rtt = RTT * 3;
+    h.round();
+    assert_eq!(h.cc.floor_window(), 20_000);
+    // Without P: f * bw * srtt.
+    let mut h = harness(floor_config(3_000_000), None);
+    h.round();
+    assert!(h.cc.floor_window() >= 59_990, "{}", h.cc.floor_window());
+}
+
+#[test]
+fn the_floor_yields_while_its_own_recent_loss_is_high() {
+    let mut h = harness(floor_config(1_800_000), None);
+    h.round();
+    h.round();
+    let floor = h.cc.floor_window();
+    assert!(floor > 0);
+    // A quarter of a round's packets lost: the guard holds, the floor yields
+    // and a loss halves the window as Reno's does.
+    h.lose(h.now - RTT / 2, CongestionKind::Loss);
+    h.cc.on_congestion(h.now, &Congestion::new(CongestionKind::Loss, h.now - RTT / 2, 20 * MSS));
+    assert_eq!(h.cc.floor_window(), 0);
+    assert_eq!(h.cc.k(), 1.0);
+    h.advance(RTT);
+    h.round();
+    let w = h.cc.window();
+    h.lose(h.now - RTT / 4, CongestionKind::Loss);
+    assert_eq!(h.cc.window(), (w / 2).max(minimum_window(MSS)));
+    // Clean round trips bring the rate under the limit: the floor is back.
+    for _ in 0..40 {
+        h.round();
+    }
+    assert!(h.cc.floor_window() > 0);
 }
