@@ -22,7 +22,7 @@ const SECS: u64 = 3;
 
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
-    ("guarantee-n30", "35536832a1b05dfd", 136718, 198317),
+    ("guarantee-n30", "4d57ceaee5516fe3", 137726, 199657),
     ("seed000-fig4", "c2003930daa261da", 561347, 781708),
     ("seed000-fig6-n30", "a25a1d5f6e29552a", 136514, 198260),
     ("seed001-cutoff", "4a969f0268dcc559", 13698, 32458),

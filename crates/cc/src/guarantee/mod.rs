@@ -17,16 +17,14 @@ use std::time::{Duration, Instant};
 
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Snapshot, initial_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
 use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
 use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
 
 mod floor;
-use floor::{Floor, SlotReport};
+use floor::Floor;
 
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -341,11 +339,6 @@ pub struct Guarantee {
     srtt: Duration,
     /// The floor rate as of the latest ACK, bytes per second (0 in paper mode).
     floor_rate: f64,
-    /// The path's bandwidth-delay product `P * min_rtt` as of the latest
-    /// ACK, bytes; `None` while `P` or the minimum RTT is unknown.
-    bdp: Option<u64>,
-    /// The flow's own losses, for the floor's loss rules (floor mode).
-    losses: OwnLoss,
     /// Window, threshold and recovery: Reno's, shared with [`NewReno`](crate::NewReno).
     reno: RenoCore,
     /// Current slope, packets per RTT.
@@ -368,82 +361,6 @@ pub struct Guarantee {
     evals_completed: u64,
     /// Completed evaluation slots whose throughput reached `bw`.
     evals_met: u64,
-}
-
-/// The flow's own losses, counted in bytes: over the running evaluation
-/// slot, and as a recent rate decayed per round trip.
-#[derive(Debug, Clone, Copy, Default)]
-struct OwnLoss {
-    /// Bytes acknowledged and declared lost in the running evaluation slot.
-    eval_acked: u64,
-    eval_lost: u64,
-    /// Persistent congestion was declared in the running evaluation slot.
-    eval_persistent: bool,
-    /// The loss guard held at a loss in the running evaluation slot.
-    eval_guarded: bool,
-    /// Bytes acknowledged and lost in the running round trip.
-    round_acked: u64,
-    round_lost: u64,
-    /// When the running round trip ends (`None` before the first ACK).
-    round_end: Option<Instant>,
-    /// Decayed sums over past round trips (each round weighs `DECAY` of the next).
-    recent_acked: f64,
-    recent_lost: f64,
-}
-
-impl OwnLoss {
-    /// The weight of a round trip relative to the one after it: a memory of
-    /// about 8 round trips.
-    const DECAY: f64 = 0.875;
-
-    fn on_ack(&mut self, now: Instant, bytes: u64, srtt: Duration) {
-        self.eval_acked = self.eval_acked.saturating_add(bytes);
-        self.round_acked = self.round_acked.saturating_add(bytes);
-        match self.round_end {
-            Some(end) if now < end => {}
-            _ => {
-                self.recent_acked = self.recent_acked * Self::DECAY + self.round_acked as f64;
-                self.recent_lost = self.recent_lost * Self::DECAY + self.round_lost as f64;
-                self.round_acked = 0;
-                self.round_lost = 0;
-                self.round_end = now.checked_add(srtt.max(Duration::from_micros(1)));
-            }
-        }
-    }
-
-    fn on_congestion(&mut self, event: &Congestion) {
-        self.eval_lost = self.eval_lost.saturating_add(event.lost_bytes);
-        self.round_lost = self.round_lost.saturating_add(event.lost_bytes);
-        if event.kind == CongestionKind::PersistentCongestion {
-            self.eval_persistent = true;
-        }
-    }
-
-    /// The own loss rate over the last round trips and the running one.
-    fn recent(&self) -> f64 {
-        let lost = self.recent_lost + self.round_lost as f64;
-        let all = lost + self.recent_acked + self.round_acked as f64;
-        if all > 0.0 { lost / all } else { 0.0 }
-    }
-
-    /// The evaluation slot ended with throughput `x`: its report; start the next.
-    fn end_evaluation(&mut self, x: f64) -> SlotReport {
-        let all = self.eval_acked.saturating_add(self.eval_lost);
-        let loss = if all > 0 {
-            self.eval_lost as f64 / all as f64
-        } else {
-            0.0
-        };
-        let report = SlotReport {
-            x,
-            loss,
-            persistent: self.eval_persistent,
-            guarded: self.eval_guarded,
-        };
-        (self.eval_acked, self.eval_lost) = (0, 0);
-        (self.eval_persistent, self.eval_guarded) = (false, false);
-        report
-    }
 }
 
 /// Largest `d` that [`EvalSlot::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
@@ -574,8 +491,6 @@ impl Guarantee {
             floor,
             srtt: Duration::ZERO,
             floor_rate: 0.0,
-            bdp: None,
-            losses: OwnLoss::default(),
             k: config.k_min,
             k_bw: 0.0,
             k_max: f64::INFINITY,
@@ -688,24 +603,7 @@ impl Guarantee {
     /// within an [`Aggregate`]'s admission cap (as of the latest ACK); 0 in
     /// paper mode, while the breaker is open, or before an RTT is known.
     pub fn floor_window(&self) -> u64 {
-        if self.floor.is_none() || self.guarded() {
-            return 0;
-        }
-        let window = Floor::window(self.floor_rate, self.srtt);
-        // Never more than the path's bandwidth-delay product `P * min_rtt`:
-        // a floor above it could only stand in the queue.
-        match self.bdp {
-            Some(bdp) => window.min(bdp),
-            None => window,
-        }
-    }
-
-    /// The loss guard (floor mode): the flow's own loss rate over the last
-    /// round trips is above the floor's loss limit, so the floor itself
-    /// overloads the queue: it yields (no floor, `k = k_min`) until the rate
-    /// falls back.
-    fn guarded(&self) -> bool {
-        self.floor.is_some_and(|f| self.losses.recent() > f.loss_limit())
+        Floor::window(self.floor_rate, self.srtt)
     }
 
     /// The floor rate `f * bw`, bytes per second, within an [`Aggregate`]'s admission cap.
@@ -764,10 +662,6 @@ impl Guarantee {
         }
         if self.floor.is_some() {
             self.floor_rate = self.admitted_floor_rate(now);
-            let p = self.physical(now);
-            let min_rtt = ack.rtt.min.as_secs_f64();
-            self.bdp = (p.is_finite() && min_rtt > 0.0).then_some((p * min_rtt) as u64);
-            self.losses.on_ack(now, ack.bytes, self.srtt);
         }
         let Some(slots) = self.slots.as_mut() else { return };
         slots.acked += ack.bytes;
@@ -776,8 +670,8 @@ impl Guarantee {
         if let Some(slots) = self.slots.as_ref() {
             let (k, k_bw, k_max) = self.slope(now, slots, n);
             (self.k_bw, self.k_max) = (k_bw, k_max);
-            // The breaker open, or the loss guard holding: plain Reno.
-            self.k = if self.floor.is_some_and(|f| !f.engaged()) || self.guarded() {
+            // The breaker open: plain Reno until the retry.
+            self.k = if self.floor.is_some_and(|f| !f.engaged()) {
                 self.config.k_min
             } else {
                 k
@@ -845,9 +739,8 @@ impl Guarantee {
         let secs = now.saturating_duration_since(slots.eval_start).as_secs_f64();
         let tput = slots.eval_acked as f64 / secs;
         let met = tput >= self.bw;
-        let report = self.losses.end_evaluation(tput);
         if let Some(floor) = self.floor.as_mut() {
-            floor.on_evaluation_end(report, self.bw);
+            floor.on_evaluation_end(tput, self.bw);
         }
         self.last_eval_throughput = Some(tput);
         self.evals_completed += 1;
@@ -958,12 +851,6 @@ impl CongestionController for Guarantee {
         // (persistent congestion: RFC 9002's minimum window of 2 datagrams,
         // where the paper's Reno drops to 1 packet), then slow start again.
         // In floor mode the halving stops at the floor (see `floor.rs`).
-        if self.floor.is_some() {
-            self.losses.on_congestion(event);
-            if self.guarded() {
-                self.losses.eval_guarded = true;
-            }
-        }
         self.reno.on_congestion_above(now, event, self.floor_window());
     }
 
