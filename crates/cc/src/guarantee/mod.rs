@@ -17,14 +17,16 @@ use std::time::{Duration, Instant};
 
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::controller::{
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Snapshot, initial_window,
+};
 use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
 use crate::reno::{RenoCore, WindowAdjustment};
 use crate::units::Rate;
 
 mod floor;
-use floor::Floor;
+use floor::{Floor, SlotReport};
 
 /// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -322,7 +324,12 @@ impl GuaranteeConfig {
 /// slots the breaker opens: no floor, `k = k_min`, and
 /// [`infeasible`](Self::infeasible) is true; it retries after 8 evaluation
 /// slots, doubling the wait after each failed retry up to 64; a met slot
-/// clears it. In an [`Aggregate`] the members' floors together claim at most
+/// clears it. The floor also knows its path (see `floor.rs`, "Knowing the
+/// path"): a slot losing more than 15 % of the flow's own packets never
+/// raises `f` and counts twice toward the breaker, a retry's floor starts
+/// low and ramps (with `k = k_min` while it does), a retry comes early when
+/// the path's loss rate as Reno halves, and the floor window is at most
+/// `P * min_rtt`. In an [`Aggregate`] the members' floors together claim at most
 /// [`Aggregate::FLOOR_SHARE`] of `P`.
 #[derive(Debug, Clone)]
 pub struct Guarantee {
@@ -339,6 +346,11 @@ pub struct Guarantee {
     srtt: Duration,
     /// The floor rate as of the latest ACK, bytes per second (0 in paper mode).
     floor_rate: f64,
+    /// The path's bandwidth-delay product `P * min_rtt` as of the latest
+    /// ACK, bytes; `None` while `P` or the minimum RTT is unknown.
+    bdp: Option<u64>,
+    /// The flow's own losses, for the floor's loss rules (floor mode).
+    losses: OwnLoss,
     /// Window, threshold and recovery: Reno's, shared with [`NewReno`](crate::NewReno).
     reno: RenoCore,
     /// Current slope, packets per RTT.
@@ -361,6 +373,46 @@ pub struct Guarantee {
     evals_completed: u64,
     /// Completed evaluation slots whose throughput reached `bw`.
     evals_met: u64,
+}
+
+/// The flow's own losses over the running evaluation slot, counted in bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct OwnLoss {
+    /// Bytes acknowledged and declared lost in the running evaluation slot.
+    eval_acked: u64,
+    eval_lost: u64,
+    /// Persistent congestion was declared in the running evaluation slot.
+    eval_persistent: bool,
+}
+
+impl OwnLoss {
+    fn on_ack(&mut self, bytes: u64) {
+        self.eval_acked = self.eval_acked.saturating_add(bytes);
+    }
+
+    fn on_congestion(&mut self, event: &Congestion) {
+        self.eval_lost = self.eval_lost.saturating_add(event.lost_bytes);
+        if event.kind == CongestionKind::PersistentCongestion {
+            self.eval_persistent = true;
+        }
+    }
+
+    /// The evaluation slot ended with throughput `x`: its report; start the next.
+    fn end_evaluation(&mut self, x: f64) -> SlotReport {
+        let all = self.eval_acked.saturating_add(self.eval_lost);
+        let loss = if all > 0 {
+            self.eval_lost as f64 / all as f64
+        } else {
+            0.0
+        };
+        let report = SlotReport {
+            x,
+            loss,
+            persistent: self.eval_persistent,
+        };
+        (self.eval_acked, self.eval_lost, self.eval_persistent) = (0, 0, false);
+        report
+    }
 }
 
 /// Largest `d` that [`EvalSlot::Time`] can produce: `2^MAX_EVAL_LOG2` RTTs.
@@ -491,6 +543,8 @@ impl Guarantee {
             floor,
             srtt: Duration::ZERO,
             floor_rate: 0.0,
+            bdp: None,
+            losses: OwnLoss::default(),
             k: config.k_min,
             k_bw: 0.0,
             k_max: f64::INFINITY,
@@ -603,7 +657,16 @@ impl Guarantee {
     /// within an [`Aggregate`]'s admission cap (as of the latest ACK); 0 in
     /// paper mode, while the breaker is open, or before an RTT is known.
     pub fn floor_window(&self) -> u64 {
-        Floor::window(self.floor_rate, self.srtt)
+        if self.floor.is_none() {
+            return 0;
+        }
+        let window = Floor::window(self.floor_rate, self.srtt);
+        // Never more than the path's bandwidth-delay product `P * min_rtt`:
+        // a floor above it could only stand in the queue.
+        match self.bdp {
+            Some(bdp) => window.min(bdp),
+            None => window,
+        }
     }
 
     /// The floor rate `f * bw`, bytes per second, within an [`Aggregate`]'s admission cap.
@@ -662,6 +725,10 @@ impl Guarantee {
         }
         if self.floor.is_some() {
             self.floor_rate = self.admitted_floor_rate(now);
+            let p = self.physical(now);
+            let min_rtt = ack.rtt.min.as_secs_f64();
+            self.bdp = (p.is_finite() && min_rtt > 0.0).then_some((p * min_rtt) as u64);
+            self.losses.on_ack(ack.bytes);
         }
         let Some(slots) = self.slots.as_mut() else { return };
         slots.acked += ack.bytes;
@@ -670,8 +737,9 @@ impl Guarantee {
         if let Some(slots) = self.slots.as_ref() {
             let (k, k_bw, k_max) = self.slope(now, slots, n);
             (self.k_bw, self.k_max) = (k_bw, k_max);
-            // The breaker open: plain Reno until the retry.
-            self.k = if self.floor.is_some_and(|f| !f.engaged()) {
+            // The breaker open: plain Reno.
+            // While a retry's ceiling ramps, the ceiling and not k_bw sets the pace.
+            self.k = if self.floor.is_some_and(|f| !f.engaged() || f.ramping(self.bw)) {
                 self.config.k_min
             } else {
                 k
@@ -739,8 +807,9 @@ impl Guarantee {
         let secs = now.saturating_duration_since(slots.eval_start).as_secs_f64();
         let tput = slots.eval_acked as f64 / secs;
         let met = tput >= self.bw;
+        let report = self.losses.end_evaluation(tput);
         if let Some(floor) = self.floor.as_mut() {
-            floor.on_evaluation_end(tput, self.bw);
+            floor.on_evaluation_end(report, self.bw);
         }
         self.last_eval_throughput = Some(tput);
         self.evals_completed += 1;
@@ -851,6 +920,9 @@ impl CongestionController for Guarantee {
         // (persistent congestion: RFC 9002's minimum window of 2 datagrams,
         // where the paper's Reno drops to 1 packet), then slow start again.
         // In floor mode the halving stops at the floor (see `floor.rs`).
+        if self.floor.is_some() {
+            self.losses.on_congestion(event);
+        }
         self.reno.on_congestion_above(now, event, self.floor_window());
     }
 

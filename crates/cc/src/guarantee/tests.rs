@@ -1,7 +1,7 @@
 use super::floor::Floor;
 use super::*;
 use crate::bandwidth::SharedBandwidth;
-use crate::controller::{CongestionKind, Phase, minimum_window};
+use crate::controller::{CongestionKind, Phase, RttSample, minimum_window};
 use crate::testutil::*;
 
 const MS: Duration = Duration::from_millis(1);
@@ -754,6 +754,12 @@ fn the_breaker_trips_after_missed_slots_reports_infeasible_and_retries() {
     }
     assert_eq!(h.cc.evaluations().0, 3 + u64::from(Floor::FIRST_BACKOFF));
     assert!(h.cc.infeasible());
+    // The retry ramps from 1.5x what Reno got (60 kB/s): 90 kB/s * 20 ms,
+    // and the slope does not chase the whole target meanwhile.
+    assert!((1790..=1800).contains(&h.cc.floor_window()), "{}", h.cc.floor_window());
+    trickle(&mut h, t0, now_ms, 1, MSS);
+    now_ms += 20;
+    assert_eq!(h.cc.k(), 1.0);
     // A slot that meets the target clears the verdict.
     now_ms = trickle(&mut h, t0, now_ms, 4, 60_000);
     trickle(&mut h, t0, now_ms, 1, 60_000);
@@ -806,4 +812,124 @@ fn aggregate_floors_share_half_the_physical_bandwidth() {
     c.cc = c.cc.with_aggregate(&group);
     c.round();
     assert!(c.cc.floor_window() >= 35_990);
+}
+
+// ---- a floor that knows its path -------------------------------------
+
+/// A path in virtual time, one round trip per step: the flow's packets fill
+/// a pipe of `share * base` bytes and a DropTail queue of `queue` bytes;
+/// whatever the window holds beyond that is dropped (the last packets of
+/// the round). The RTT is `base` plus the flow's own queueing delay.
+struct Path {
+    share: f64,
+    base: Duration,
+    queue: u64,
+}
+
+/// What [`Path::run`] saw.
+#[derive(Debug, Default)]
+struct PathRun {
+    sent: u64,
+    lost: u64,
+    /// Evaluation slots completed when the target was first declared infeasible.
+    infeasible_after: Option<u64>,
+    /// Largest floor window seen, bytes.
+    max_floor: u64,
+}
+
+impl Path {
+    fn run(&self, cc: &mut Guarantee, t0: Instant, rounds: u32) -> (PathRun, Instant) {
+        let mut now = t0;
+        let mut run = PathRun::default();
+        let pipe = self.share * self.base.as_secs_f64();
+        for _ in 0..rounds {
+            let packets = (cc.window() / MSS).max(1);
+            let fits = ((pipe as u64 + self.queue) / MSS).max(1);
+            let delivered = packets.min(fits);
+            let queued = (delivered * MSS).saturating_sub(pipe as u64);
+            let rtt = self.base + Duration::from_secs_f64(queued as f64 / self.share);
+            let start = now;
+            now += rtt;
+            let sample = RttSample::new(rtt, rtt, self.base);
+            for i in 0..delivered {
+                cc.on_ack(now, &Ack::new(start + Duration::from_nanos(i + 1), MSS, sample));
+            }
+            cc.on_end_acks(now, 0, false);
+            let lost = packets - delivered;
+            if lost > 0 {
+                let sent = start + Duration::from_nanos(packets);
+                cc.on_congestion(now, &Congestion::new(CongestionKind::Loss, sent, lost * MSS));
+            }
+            run.sent += packets;
+            run.lost += lost;
+            run.max_floor = run.max_floor.max(cc.floor_window());
+            if cc.infeasible() && run.infeasible_after.is_none() {
+                run.infeasible_after = Some(cc.evaluations().0);
+            }
+        }
+        (run, now)
+    }
+}
+
+/// Floor mode, evaluation slots of 8 RTTs (control slots of 4), for an
+/// acknowledged-byte target of `acked_bytes_per_sec`.
+fn path_config(acked_bytes_per_sec: u64) -> GuaranteeConfig {
+    GuaranteeConfig {
+        eval: EvalSlot::Rtts(8),
+        slot_rtts: Some(4),
+        ..floor_config(acked_bytes_per_sec)
+    }
+}
+
+#[test]
+fn an_infeasible_target_is_declared_after_two_slots() {
+    // The path carries 1 MB/s for this flow (20 ms, a 10-packet queue); the
+    // target is twice that. The floor holds more than fits and loses about
+    // half its packets in every round it binds: the second slot is lossy
+    // and counts twice, so the breaker trips after two slots, not three.
+    let path = Path {
+        share: 1_000_000.0,
+        base: RTT,
+        queue: 10 * MSS,
+    };
+    let mut cc = Guarantee::new(path_config(2_000_000), MSS, None);
+    let (run, _) = path.run(&mut cc, Instant::now(), 400);
+    assert_eq!(run.infeasible_after, Some(2), "{run:?}");
+    assert!(cc.breaker_trips() >= 1);
+}
+
+#[test]
+fn a_feasible_target_still_holds_on_the_path() {
+    // The same path, a target of 80 % of what it carries: no loss rule fires.
+    let path = Path {
+        share: 1_000_000.0,
+        base: RTT,
+        queue: 10 * MSS,
+    };
+    let mut cc = Guarantee::new(path_config(800_000), MSS, None);
+    let (run, _) = path.run(&mut cc, Instant::now(), 400);
+    let (done, met) = cc.evaluations();
+    assert!(met + 1 >= done, "{met} of {done} slots met ({run:?})");
+    assert_eq!(cc.breaker_trips(), 0);
+    assert!(!cc.infeasible());
+}
+
+#[test]
+fn the_floor_never_exceeds_the_paths_bandwidth_delay_product() {
+    // P = 1 MB/s at a 20 ms minimum RTT: 20 000 bytes, whatever the target
+    // and the smoothed RTT (which the queue inflates).
+    let bw = SharedBandwidth::new();
+    bw.set_physical(bits(1_000_000));
+    let mut h = harness(floor_config(3_000_000), Some(&bw));
+    h.round();
+    h.round();
+    assert_eq!(h.cc.floor_window(), 20_000);
+    h.srtt = Some(RTT * 3);
+    h.rtt = RTT * 3;
+    h.round();
+    assert_eq!(h.cc.floor_window(), 20_000);
+    // Without P: f * bw * srtt.
+    let mut h = harness(floor_config(3_000_000), None);
+    h.round();
+    assert!(h.cc.floor_window() >= 59_990, "{}", h.cc.floor_window());
 }
