@@ -256,7 +256,7 @@ fn an_infeasible_target_is_reported() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.lines().any(|l| l.ends_with("MISS  infeasible")), "{text}");
+    assert!(text.lines().any(|l| l.contains("MISS  infeasible")), "{text}");
     assert!(
         text.lines()
             .any(|l| l.starts_with("[SUM]") && l.contains("declared its target infeasible")),

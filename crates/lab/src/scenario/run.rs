@@ -204,6 +204,9 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             FlowHosts::TcpFiles(client, server) => tcp_files_result(&net.sim, client, server, flow, group, g, start)?,
             FlowHosts::Tcp(sender, sink) => tcp_result(&net.sim, sender, sink, flow, group, g, start),
         });
+        if let Some(f) = flows.last_mut() {
+            judge_unconnected(g, f);
+        }
     }
     let aggregates = s
         .flows
@@ -518,6 +521,15 @@ fn tcp_files_result(
         files: Some(files),
         tcp: None,
     })
+}
+
+/// A judged flow (a bulk transfer with a target) that never connected,
+/// failing without a verified byte, met none of its slots: its success
+/// ratio is 0, not unknown, so that means over flows and groups count it.
+fn judge_unconnected(g: &FlowGroup, f: &mut FlowResult) {
+    if g.target.is_some() && g.files.is_none() && f.slots.is_empty() && f.bytes == 0 && !f.errors.is_empty() {
+        f.success_ratio = Some(0.0);
+    }
 }
 
 /// The result of a QUIC flow, from its client host's records.
