@@ -10,11 +10,21 @@
 //!   5 s points, live runs of 6 s against 3 connections);
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_FIGURES=grid,live`: only these (`grid`, `fig7`,
-//!   `overbooked`, `mechanism`, `live`);
+//!   `overbooked`, `mechanism`, `live`, `safety`);
 //! - `TPUT_BENCH_COMPETITORS=quic-bbr,quic-newreno`: the grid against only
 //!   these kinds (`quic-newreno`, `quic-cubic`, `quic-bbr`, `tcp-reno`,
 //!   `tcp-cubic`, `tcp-bbr`);
-//! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`.
+//! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`;
+//! - the `safety` figure (RFC 9743's evaluation, `tput_benches::guarantee::safety`;
+//!   1 015 runs of 60 s at full size, 26 of 15 s in short mode):
+//!   `TPUT_BENCH_SAFETY_ROWS=a,c` (rows `a`-`e`, `h`, `i`),
+//!   `TPUT_BENCH_SAFETY_SEEDS=N` (seeds 1..=N, default 5),
+//!   `TPUT_BENCH_SAFETY_SECS=S` (default 60), `TPUT_BENCH_SAFETY_SHORT=1`
+//!   (a case or two per row at the size given) and
+//!   `TPUT_BENCH_SAFETY_CASES=30newreno-q30,c-drop` (only the cases whose
+//!   name contains one of these).
+//!
+//! The number of simulations of each figure is printed to stderr first.
 //!
 //! Arguments (after `--`): `--plan` prints the simulations of `grid`, `fig7`
 //! and `overbooked` as plan points for `tputctl sweep run`; `--from DIR`
@@ -33,6 +43,18 @@ fn main() {
             options.competitors =
                 tput_benches::guarantee::competitors_from(&list).map_err(|e| format!("TPUT_BENCH_COMPETITORS: {e}"))?;
         }
-        Ok(Guarantee { options })
+        options.safety = options.safety.with_env(|k| std::env::var(k).ok())?;
+        let g = Guarantee { options };
+        let sizes = g.plan_sizes()?;
+        eprintln!(
+            "guarantee: plan of {} simulations ({})",
+            sizes.iter().map(|(_, n)| n).sum::<usize>(),
+            sizes
+                .iter()
+                .map(|(f, n)| format!("{f} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(g)
     })
 }

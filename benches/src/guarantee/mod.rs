@@ -76,13 +76,14 @@ use crate::repro::{Built, Measurements, Planned, Reproduction};
 
 pub mod live;
 pub mod mechanism;
+pub mod safety;
 
 /// Bottleneck rate, bits per second.
 const BOTTLENECK_BPS: u64 = 100_000_000;
 /// QUIC datagram size, bytes.
 const MTU: u16 = 1200;
 /// Every figure name `TPUT_BENCH_FIGURES` accepts.
-pub const FIGURES: [&str; 5] = ["grid", "fig7", "overbooked", "mechanism", "live"];
+pub const FIGURES: [&str; 6] = ["grid", "fig7", "overbooked", "mechanism", "live", "safety"];
 /// Tested variants of the grid, in table order.
 pub const VARIANTS: [&str; 8] = [
     "default",
@@ -154,6 +155,8 @@ pub struct Options {
     pub live_duration: Duration,
     /// Competing connections in a live run.
     pub live_competitors: u32,
+    /// The `safety` figure's size.
+    pub safety: safety::SafetyOptions,
 }
 
 impl Options {
@@ -168,6 +171,7 @@ impl Options {
             figures: FIGURES.iter().map(|f| f.to_string()).collect(),
             live_duration: Duration::from_secs(60),
             live_competitors: 10,
+            safety: safety::SafetyOptions::full(),
         }
     }
 
@@ -179,6 +183,7 @@ impl Options {
             seeds: vec![1],
             live_duration: Duration::from_secs(6),
             live_competitors: 3,
+            safety: safety::SafetyOptions::short(),
             ..Self::full()
         }
     }
@@ -204,6 +209,8 @@ pub struct Point {
     pub n: u32,
     /// Seed.
     pub seed: u64,
+    /// The `safety` figure's case ([`safety::Case::name`]); empty in the other figures.
+    pub case: String,
 }
 
 /// What one simulation measured.
@@ -231,6 +238,8 @@ pub struct Measured {
     /// out), as `flow N: error`. Their slots up to the end still count: the
     /// point is measured and the tables list these flows beside it.
     pub unfinished: Vec<String>,
+    /// What harm needs of the run (the `safety` figure only).
+    pub digest: Option<Box<tput_lab::harm::RunDigest>>,
 }
 
 /// The reproduction.
@@ -333,8 +342,51 @@ fn tested_flows(p: &Point) -> usize {
 }
 
 impl Guarantee {
+    /// The number of simulations of each figure that runs any, as `(figure, count)`.
+    pub fn plan_sizes(&self) -> Result<Vec<(&'static str, usize)>, String> {
+        let mut sizes: Vec<(&'static str, usize)> = Vec::new();
+        for p in self.points()? {
+            match sizes.iter_mut().find(|(f, _)| *f == p.point.figure) {
+                Some((_, n)) => *n += 1,
+                None => sizes.push((p.point.figure, 1)),
+            }
+        }
+        Ok(sizes)
+    }
+
+    fn measure_safety(&self, p: &Point, r: &PointResult) -> Result<Measured, String> {
+        let case = safety::case_named(&p.case).ok_or_else(|| format!("unknown safety case {:?}", p.case))?;
+        let d = self.options.safety.duration;
+        let scenario = safety::scenario(&case, &p.variant, p.seed, d);
+        let seat = safety::seat(&scenario);
+        let result = crate::repro::kept_result(r)?;
+        let tested = result.flows.iter().filter(|f| seat.contains(&f.group)).count();
+        let each = f64::from(case.target_pct) / f64::from(case.flows);
+        let mut m = measure_run(r, tested, d, mbit(each).bits_per_sec() as f64)?;
+        let digest = tput_lab::harm::digest(&scenario, result, &seat).map_err(|e| e.to_string())?;
+        m.goodput_utilisation = digest.goodput_utilisation;
+        m.digest = Some(Box::new(digest));
+        Ok(m)
+    }
+
     fn planned(&self, p: Point) -> Planned<Point> {
         let o = &self.options;
+        if p.figure == "safety" {
+            let case = safety::case_named(&p.case).unwrap_or_else(|| panic!("unknown safety case {:?}", p.case));
+            let scenario = safety::scenario(&case, &p.variant, p.seed, o.safety.duration);
+            let labels = [
+                ("figure", "safety".to_string()),
+                ("case", p.case.clone()),
+                ("variant", p.variant.clone()),
+            ];
+            let keep = Keep {
+                result: true,
+                intervals: true,
+                queue: true,
+                ..Keep::default()
+            };
+            return Planned::new(p, labels, scenario, keep);
+        }
         let pct = f64::from(p.target_pct);
         let (group, comp) = match p.figure {
             "grid" => (tested(&p.variant, pct), competitor(p.competitor)),
@@ -417,6 +469,7 @@ fn measure_run(p: &PointResult, tested: usize, duration: Duration, target_bps: f
             .map(|f| f.infeasible_intervals)
             .sum(),
         unfinished,
+        digest: None,
     })
 }
 
@@ -440,6 +493,7 @@ impl Reproduction for Guarantee {
                 target_pct,
                 n,
                 seed,
+                case: String::new(),
             }))
         };
         if o.wants("grid") {
@@ -473,10 +527,30 @@ impl Reproduction for Guarantee {
                 }
             }
         }
+        if o.wants("safety") {
+            for case in o.safety.cases() {
+                for v in case.variants() {
+                    for &seed in &o.safety.seeds {
+                        out.push(self.planned(Point {
+                            figure: "safety",
+                            variant: v.to_string(),
+                            competitor: case.competitor,
+                            target_pct: case.target_pct,
+                            n: case.n,
+                            seed,
+                            case: case.name.clone(),
+                        }));
+                    }
+                }
+            }
+        }
         Ok(out)
     }
 
     fn label(&self, p: &Point) -> String {
+        if p.figure == "safety" {
+            return format!("safety {} {} seed {}", p.case, p.variant, p.seed);
+        }
         format!(
             "{} {} {}% vs {} {} seed {}",
             p.figure, p.variant, p.target_pct, p.n, p.competitor, p.seed
@@ -484,6 +558,9 @@ impl Reproduction for Guarantee {
     }
 
     fn measure(&self, p: &Point, r: &PointResult) -> Result<Measured, String> {
+        if p.figure == "safety" {
+            return self.measure_safety(p, r);
+        }
         let each = if p.figure == "fig7" {
             f64::from(p.target_pct) / 5.0
         } else {
@@ -511,12 +588,14 @@ impl Reproduction for Guarantee {
             .iter()
             .filter_map(|(p, m)| m.as_ref().ok().map(|m| (p, m)))
             .collect();
-        let _ = writeln!(
-            built.text,
-            "Guarantee: {} s runs, seeds {:?}, 1-s slots, targets in goodput (docs/guarantee.md)",
-            o.duration.as_secs(),
-            o.seeds
-        );
+        if ["grid", "fig7", "overbooked"].iter().any(|f| o.wants(f)) {
+            let _ = writeln!(
+                built.text,
+                "Guarantee: {} s runs, seeds {:?}, 1-s slots, targets in goodput (docs/guarantee.md)",
+                o.duration.as_secs(),
+                o.seeds
+            );
+        }
         let mut files: Vec<(String, String)> = Vec::new();
         if o.wants("grid") {
             grid_tables(o, &ok, &mut built.text, &mut files);
@@ -526,6 +605,9 @@ impl Reproduction for Guarantee {
         }
         if o.wants("overbooked") {
             overbooked_table(&ok, &mut built.text);
+        }
+        if o.wants("safety") {
+            safety::tables(&o.safety, &ok, &mut built.text, &mut files);
         }
         let unfinished: Vec<String> = ok
             .iter()
@@ -588,6 +670,7 @@ impl Reproduction for Guarantee {
 #[derive(Debug, Clone, Default, Serialize)]
 struct PointRow {
     figure: String,
+    case: String,
     variant: String,
     competitor: String,
     target_pct: u32,
@@ -607,6 +690,7 @@ impl PointRow {
     fn new(p: &Point, m: &Measured) -> Self {
         Self {
             figure: p.figure.into(),
+            case: p.case.clone(),
             variant: p.variant.clone(),
             competitor: p.competitor.into(),
             target_pct: p.target_pct,

@@ -61,7 +61,7 @@ async fn transfer(spec: ControllerSpec, bytes: usize) -> Result<Report, Box<dyn 
     // The sending side: the tput-cc controller, its state read through a probe.
     let probe = ControllerProbe::new();
     let mut transport = TransportConfig::default();
-    transport.congestion_controller_factory(Arc::new(QuinnFactory::new(spec).with_probe(probe.clone())));
+    transport.congestion_controller_factory(Arc::new(QuinnFactory::try_new(spec)?.with_probe(probe.clone())));
     let mut roots = RootCertStore::empty();
     roots.add(cert_der)?;
     let mut client_config = ClientConfig::with_root_certificates(Arc::new(roots))?;

@@ -16,6 +16,7 @@
 //! driver replaces the algorithm once it knows which one the peer asked for.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -28,6 +29,8 @@ use crate::bandwidth::BandwidthSource;
 #[cfg(doc)]
 use crate::controller::AlgorithmState;
 use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, Phase, RttSample, Snapshot, WindowUse};
+use crate::error::ConfigError;
+use crate::guarantee::AbwSource;
 use crate::spec::ControllerSpec;
 
 /// A shared handle to the latest [`Snapshot`] of the controllers a
@@ -35,8 +38,10 @@ use crate::spec::ControllerSpec;
 /// congestion event. quinn-proto only hands out `&dyn Controller`, which cannot
 /// be downcast, so this is how a driver reads internal state.
 ///
-/// One probe serves one connection: give each connection its own factory when
-/// you need per-connection snapshots.
+/// A probe given with [`QuinnFactory::with_probe`] serves every controller
+/// the factory builds, so it suits one connection; a server's one
+/// `TransportConfig` serves many, and each then needs its own probe:
+/// [`QuinnFactory::with_connection_probes`] hands out one per connection.
 #[derive(Debug, Clone, Default)]
 pub struct ControllerProbe {
     latest: Arc<Mutex<Option<Snapshot>>>,
@@ -215,6 +220,59 @@ impl SwitchSlot {
     }
 }
 
+/// One [`ControllerProbe`] per controller a [`QuinnFactory`] builds, for the
+/// driver to take right after the call that made quinn-proto build one
+/// (`Endpoint::connect`, `Incoming::accept` in quinn, `Endpoint::accept` in
+/// quinn-proto): each build appends a fresh probe, [`take`](Self::take)
+/// returns the oldest not yet taken. Take them on the task that accepts
+/// connections, one after each accept, and they pair up with the
+/// connections in order.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionProbes {
+    built: Arc<Mutex<VecDeque<ControllerProbe>>>,
+}
+
+impl ConnectionProbes {
+    /// No probe yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The probe of the oldest controller built and not yet taken.
+    pub fn take(&self) -> Option<ControllerProbe> {
+        self.built.lock().unwrap_or_else(PoisonError::into_inner).pop_front()
+    }
+    /// Probes built and not yet taken.
+    pub fn pending(&self) -> usize {
+        self.built.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+    fn fresh(&self) -> ControllerProbe {
+        let p = ControllerProbe::new();
+        self.built
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push_back(p.clone());
+        p
+    }
+}
+
+/// Why a [`QuinnFactory`] refuses its configuration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FactoryError {
+    /// A parameter of the spec is out of range.
+    #[error("bad controller spec `{spec}`: {error}")]
+    Spec {
+        /// The spec, as it prints.
+        spec: String,
+        /// What is wrong with it.
+        error: ConfigError,
+    },
+    /// [`QuinnFactory::with_aggregate`] on a factory whose controllers would
+    /// not join the group; the message says why.
+    #[error("with_aggregate: {0}")]
+    Aggregate(String),
+}
+
 /// A user's controller constructor for [`QuinnFactory::from_fn`]: called
 /// once per connection (or path reset) with quinn-proto's current maximum
 /// datagram size.
@@ -309,13 +367,28 @@ pub struct QuinnFactory {
     bandwidth: Option<Arc<dyn BandwidthSource>>,
     aggregate: Option<Aggregate>,
     probe: Option<ControllerProbe>,
+    probes: Option<ConnectionProbes>,
     switches: Option<SwitchSlot>,
 }
 
 impl QuinnFactory {
-    /// A factory for `spec`.
-    pub fn new(spec: ControllerSpec) -> Self {
-        Self::with_source(Source::Spec(spec))
+    /// A factory for `spec`, or an error naming its first parameter out of
+    /// range (a spec parsed from a string is already checked; one built
+    /// field by field may not be).
+    ///
+    /// ```
+    /// use tput_cc::{ControllerSpec, QuinnFactory};
+    ///
+    /// let spec: ControllerSpec = "guarantee:target=20Mbit/s".parse().unwrap();
+    /// let factory = QuinnFactory::try_new(spec).unwrap();
+    /// assert_eq!(factory.spec().unwrap().to_string(), "guarantee:target=20Mbit/s");
+    /// ```
+    pub fn try_new(spec: ControllerSpec) -> Result<Self, FactoryError> {
+        spec.validate().map_err(|error| FactoryError::Spec {
+            spec: spec.to_string(),
+            error,
+        })?;
+        Ok(Self::with_source(Source::Spec(spec)))
     }
     /// A factory for a controller of the user's own: `build` makes one per
     /// connection from quinn-proto's current maximum datagram size.
@@ -331,6 +404,7 @@ impl QuinnFactory {
             bandwidth: None,
             aggregate: None,
             probe: None,
+            probes: None,
             switches: None,
         }
     }
@@ -339,14 +413,70 @@ impl QuinnFactory {
         self.bandwidth = Some(bandwidth);
         self
     }
-    /// Guarantee controllers built by this factory join `group` (see [`Aggregate`]).
-    pub fn with_aggregate(mut self, group: Aggregate) -> Self {
-        self.aggregate = Some(group);
-        self
+    /// Guarantee controllers built by this factory join `group` (see
+    /// [`Aggregate`]): the group divides the available bandwidth `A` among
+    /// its members, so each member needs the bandwidth source. Refused,
+    /// with the reason, where the controllers would not join: a factory
+    /// without a bandwidth source (give [`with_bandwidth`](Self::with_bandwidth)
+    /// first), a guarantee with `abw=inline` (its own estimate of `A` already
+    /// counts the other members as cross traffic), a spec other than the
+    /// guarantee, or a [`from_fn`](Self::from_fn) factory.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tput_cc::{Aggregate, QuinnFactory, SharedBandwidth};
+    ///
+    /// let spec = "guarantee:target=10Mbit/s".parse().unwrap();
+    /// let group = Aggregate::new();
+    /// let e = QuinnFactory::try_new(spec).unwrap().with_aggregate(group.clone()).unwrap_err();
+    /// assert!(e.to_string().contains("no bandwidth source"), "{e}");
+    /// let ok = QuinnFactory::try_new("guarantee:target=10Mbit/s".parse().unwrap())
+    ///     .unwrap()
+    ///     .with_bandwidth(Arc::new(SharedBandwidth::new()))
+    ///     .with_aggregate(group);
+    /// assert!(ok.is_ok());
+    /// ```
+    pub fn with_aggregate(mut self, group: Aggregate) -> Result<Self, FactoryError> {
+        let why = match (&self.source, &self.bandwidth) {
+            (Source::Fn(_), _) => Some(
+                "a factory from from_fn builds your own controller, which joins no group: give the closure the Aggregate"
+                    .to_string(),
+            ),
+            (Source::Spec(ControllerSpec::Guarantee(c)), _) if c.abw == AbwSource::Inline => Some(
+                "abw=inline: an inline estimate of A already counts the other members as cross traffic; \
+                 use abw=auto with a bandwidth source"
+                    .to_string(),
+            ),
+            (Source::Spec(ControllerSpec::Guarantee(_)), None) => Some(
+                "no bandwidth source: the group divides the available bandwidth A among its members; \
+                 call with_bandwidth first"
+                    .to_string(),
+            ),
+            (Source::Spec(ControllerSpec::Guarantee(_)), Some(_)) => None,
+            (Source::Spec(other), _) => Some(format!(
+                "only the guarantee controller joins an Aggregate, not `{other}`"
+            )),
+        };
+        match why {
+            Some(why) => Err(FactoryError::Aggregate(why)),
+            None => {
+                self.aggregate = Some(group);
+                Ok(self)
+            }
+        }
     }
-    /// Report snapshots to `probe`.
+    /// Report every controller's snapshots to `probe`: for a factory that
+    /// serves one connection (a client's). A server's factory serves many:
+    /// use [`with_connection_probes`](Self::with_connection_probes).
     pub fn with_probe(mut self, probe: ControllerProbe) -> Self {
         self.probe = Some(probe);
+        self
+    }
+    /// Give every controller built its own probe, left in `probes` for the
+    /// driver to take after each accept or connect ([`ConnectionProbes`]);
+    /// replaces [`with_probe`](Self::with_probe).
+    pub fn with_connection_probes(mut self, probes: ConnectionProbes) -> Self {
+        self.probes = Some(probes);
         self
     }
     /// The spec this factory builds; `None` for [`from_fn`](Self::from_fn).
@@ -376,9 +506,10 @@ impl ControllerFactory for QuinnFactory {
             slot.put(switch.clone());
             switch
         });
-        let probe = match &switch {
-            Some(s) => Some(s.probe()),
-            None => self.probe.clone(),
+        let probe = match (&switch, &self.probes) {
+            (Some(s), _) => Some(s.probe()),
+            (None, Some(probes)) => Some(probes.fresh()),
+            (None, None) => self.probe.clone(),
         };
         if let Some(p) = &probe {
             p.store(inner.snapshot());
@@ -552,7 +683,11 @@ mod tests {
     #[test]
     fn a_switchable_controller_takes_the_installed_algorithm() {
         let slot = SwitchSlot::new();
-        let factory = Arc::new(QuinnFactory::new("newreno".parse().unwrap()).switchable(slot.clone()));
+        let factory = Arc::new(
+            QuinnFactory::try_new("newreno".parse().unwrap())
+                .unwrap()
+                .switchable(slot.clone()),
+        );
         let now = Instant::now();
         let mut c = factory.clone().build(now, 1200);
         let switch = slot.take().expect("the build left its switch");
@@ -580,5 +715,68 @@ mod tests {
         // Every build hands over a fresh switch.
         let _second = factory.build(now, 1200);
         assert!(slot.take().is_some());
+    }
+
+    #[test]
+    fn a_factory_refuses_a_spec_out_of_range() {
+        let c = crate::CubicConfig {
+            beta: 1.5,
+            ..Default::default()
+        };
+        let e = QuinnFactory::try_new(ControllerSpec::Cubic(c)).unwrap_err();
+        assert!(matches!(e, FactoryError::Spec { .. }));
+        assert!(e.to_string().contains("beta: 1.5 must be in (0, 1)"), "{e}");
+        assert!(QuinnFactory::try_new("cubic".parse().unwrap()).is_ok());
+    }
+
+    #[test]
+    fn an_aggregate_is_joined_or_refused_with_a_reason() {
+        let group = Aggregate::new();
+        let factory = |spec: &str| QuinnFactory::try_new(spec.parse().unwrap()).unwrap();
+        let bw: Arc<dyn BandwidthSource> = Arc::new(crate::SharedBandwidth::new());
+        let refused = |f: QuinnFactory| match f.with_aggregate(group.clone()) {
+            Err(FactoryError::Aggregate(why)) => why,
+            other => panic!("not refused: {other:?}"),
+        };
+        assert!(refused(factory("guarantee:target=10Mbit/s")).contains("no bandwidth source"));
+        assert!(
+            refused(factory("guarantee:target=10Mbit/s,abw=inline").with_bandwidth(bw.clone())).contains("abw=inline")
+        );
+        assert!(refused(factory("cubic").with_bandwidth(bw.clone())).contains("not `cubic`"));
+        let own = QuinnFactory::from_fn(|mtu| "newreno".parse::<ControllerSpec>().unwrap().build(mtu));
+        assert!(refused(own).contains("from_fn"));
+        // With a source the members join: the group counts them.
+        let joined = Arc::new(
+            factory("guarantee:target=10Mbit/s")
+                .with_bandwidth(bw)
+                .with_aggregate(group.clone())
+                .unwrap(),
+        );
+        let now = Instant::now();
+        let _a = joined.clone().build(now, 1200);
+        let _b = joined.build(now, 1200);
+        assert_eq!(group.members(), 2);
+    }
+
+    #[test]
+    fn each_connection_gets_its_own_probe() {
+        let probes = ConnectionProbes::new();
+        let factory = Arc::new(
+            QuinnFactory::try_new("newreno".parse().unwrap())
+                .unwrap()
+                .with_connection_probes(probes.clone()),
+        );
+        let now = Instant::now();
+        let mut a = factory.clone().build(now, 1200);
+        let first = probes.take().expect("the first connection's probe");
+        let b = factory.build(now, 1200);
+        let second = probes.take().expect("the second connection's probe");
+        assert!(probes.take().is_none() && probes.pending() == 0);
+        // A loss on the first connection shows on its probe only.
+        a.on_sent(now, 1200, 0);
+        a.on_congestion_event(now + std::time::Duration::from_millis(10), now, false, 1200);
+        assert_eq!(first.latest().unwrap().cwnd_bytes, a.window());
+        assert_eq!(second.latest().unwrap().cwnd_bytes, b.window());
+        assert_ne!(a.window(), b.window());
     }
 }

@@ -30,9 +30,9 @@
 //!
 //! let spec: ControllerSpec = "cubic".parse()?;
 //! let mut transport = quinn_proto::TransportConfig::default();
-//! transport.congestion_controller_factory(Arc::new(QuinnFactory::new(spec)));
+//! transport.congestion_controller_factory(Arc::new(QuinnFactory::try_new(spec)?));
 //! # }
-//! # Ok::<(), tput_cc::SpecError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 /// The crate README's examples, compiled and run as doctests.
@@ -68,7 +68,8 @@ mod testutil;
 
 #[cfg(feature = "quinn")]
 pub use adapter::{
-    BuildController, ControllerProbe, ControllerSwitch, Pacing, QuinnController, QuinnFactory, SwitchSlot,
+    BuildController, ConnectionProbes, ControllerProbe, ControllerSwitch, FactoryError, Pacing, QuinnController,
+    QuinnFactory, SwitchSlot,
 };
 pub use aggregate::Aggregate;
 pub use bandwidth::{BandwidthSource, SharedBandwidth};

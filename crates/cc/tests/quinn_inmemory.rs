@@ -72,7 +72,8 @@ fn run(spec: &ControllerSpec) -> Outcome {
     bw.set_available(LINK_BPS);
     bw.set_physical(LINK_BPS);
     let probe = ControllerProbe::new();
-    let factory = QuinnFactory::new(spec.clone())
+    let factory = QuinnFactory::try_new(spec.clone())
+        .expect("a valid spec")
         .with_bandwidth(Arc::new(bw) as Arc<dyn BandwidthSource>)
         .with_probe(probe.clone());
     run_factory(&spec.to_string(), factory, probe, spec.build(1200).initial_window())

@@ -47,6 +47,12 @@ pub(crate) struct SimArgs {
     /// receive window (1.25 MB by default) of memory per flow. For comparisons.
     #[arg(long)]
     write_ahead_to_credit: bool,
+    /// Also run the scenario with NewReno in the seat of its guarantee
+    /// flows and print what they cost the others: goodput lost against what
+    /// the target explains, drops, queueing delay, the worst 1-s and 2-s
+    /// windows (RFC 9743 §3); with --out, also harm.json.
+    #[arg(long)]
+    harm: bool,
 }
 
 pub(crate) fn run(args: SimArgs) -> Result<bool, Failure> {
@@ -93,6 +99,11 @@ pub(crate) fn run(args: SimArgs) -> Result<bool, Failure> {
     if let Some(dir) = &args.out {
         report::write_outputs(dir, &scenario, &result, &summary).map_err(|e| Failure::Run(e.into()))?;
     }
+    let harm = if args.harm {
+        Some(harm(&args, &scenario, &options, &result)?)
+    } else {
+        None
+    };
     if args.json {
         outln!(
             "{}",
@@ -107,9 +118,45 @@ pub(crate) fn run(args: SimArgs) -> Result<bool, Failure> {
             result.link_packets,
             result.events_processed
         );
+        if let Some(h) = &harm {
+            out!("{}", h.table());
+        }
         if let Some(dir) = &args.out {
             outln!("results in {}", dir.display());
         }
     }
     Ok(summary.ok())
+}
+
+/// `--harm`: run the baseline twin (NewReno in the guarantee flows' seat)
+/// and compare; with `--out`, write `harm.json` there.
+fn harm(
+    args: &SimArgs,
+    scenario: &Scenario,
+    options: &scenario::RunOptions,
+    result: &scenario::ScenarioResult,
+) -> Result<tput_lab::harm::Harm, Failure> {
+    use tput_lab::harm;
+    let seat = harm::seat_groups(scenario);
+    if seat.is_empty() {
+        return Err(Failure::Input(format!(
+            "{}: --harm: no flow group runs the guarantee controller, so there is no seat to compare",
+            args.scenario.display()
+        )));
+    }
+    let twin = harm::baseline_twin(scenario, &seat);
+    let options = scenario::RunOptions {
+        qlog_dir: None,
+        ..options.clone()
+    };
+    let baseline = scenario::run_with(&twin, &options, |_| {})
+        .map_err(|e| Failure::Run(anyhow::anyhow!("{}: the NewReno twin: {e}", args.scenario.display())))?;
+    let h = harm::compare(scenario, result, &baseline, &seat).map_err(|e| Failure::Run(e.into()))?;
+    if let Some(dir) = &args.out {
+        let text = serde_json::to_string_pretty(&h).map_err(|e| Failure::Run(e.into()))?;
+        let path = dir.join("harm.json");
+        std::fs::write(&path, text + "\n")
+            .map_err(|e| Failure::Run(anyhow::anyhow!("writing {}: {e}", path.display())))?;
+    }
+    Ok(h)
 }

@@ -53,6 +53,7 @@ struct ReadmeDoctests;
 pub mod faults;
 pub mod files;
 pub mod fuzz;
+pub mod harm;
 pub mod host;
 pub mod live;
 pub mod plan;

@@ -81,8 +81,13 @@ pub struct TransferSummary {
     /// Congestion events (window reductions) at the senders.
     pub congestion_events: u64,
     /// Interval records at whose end the sending controller declared its
-    /// target infeasible (a guarantee controller whose breaker is open).
+    /// target infeasible (a guarantee controller whose breaker tripped and
+    /// that has met no slot since: its breaker open, or retrying).
     pub infeasible_intervals: usize,
+    /// Of those, the records at whose end its breaker was open (no floor:
+    /// plain Reno); the others ended during a retry with the floor engaged.
+    #[serde(default)]
+    pub breaker_open_intervals: usize,
     /// Interval records, all transfers.
     pub intervals: usize,
     /// CPU seconds this process used during the run (user + system), if known.
@@ -146,6 +151,7 @@ impl TransferSummary {
             lost_packets: all().map(|i| i.lost_packets).sum(),
             congestion_events: all().map(|i| i.congestion_events).sum(),
             infeasible_intervals: all().filter(|i| infeasible(i)).count(),
+            breaker_open_intervals: all().filter(|i| breaker_open(i)).count(),
             intervals: all().count(),
             local_cpu_secs,
             remote_cpu_secs: outcomes
@@ -188,9 +194,10 @@ impl TransferSummary {
         }
         if self.infeasible_intervals > 0 {
             out += &format!(
-                "[SUM] the controller declared its target infeasible at the end of {} of {} intervals \
-                 (its breaker opened: it fell back to Reno and retries later; see docs/guarantee.md)\n",
-                self.infeasible_intervals, self.intervals
+                "[SUM] the controller declared its target infeasible at the end of {} of {} intervals; \
+                 its breaker was open (Reno, no floor) at the end of {} of them, the others were retries \
+                 with the floor engaged (see docs/guarantee.md)\n",
+                self.infeasible_intervals, self.intervals, self.breaker_open_intervals
             );
         }
         if self.path_mtu > DEFAULT_PATH_MTU {
@@ -257,9 +264,11 @@ pub fn interval_header(target: bool) -> String {
 
 /// One interval line of transfer `id`. With a target (bits per second) the
 /// line ends with the interval's verdict: `met` if the goodput the receiver
-/// verified in it reached the target, `MISS` if not, and `infeasible` while
-/// the sending guarantee controller declares its target infeasible (its
-/// breaker is open: it has fallen back to Reno).
+/// verified in it reached the target, `MISS` if not, then `infeasible`
+/// while the sending guarantee controller declares its target infeasible
+/// (its breaker tripped and no slot has met the target since), followed by
+/// `breaker open` only while the breaker is open (no floor: plain Reno),
+/// not during a retry with the floor engaged.
 pub fn interval_line(id: u64, s: &IntervalStats, target_bps: Option<u64>) -> String {
     let mut line = format!(
         "[{id:>2}]  {:>6.2}-{:<6.2} s {:>10} {:>14} {:>10} {:>8.2} ms {:>6}",
@@ -277,7 +286,24 @@ pub fn interval_line(id: u64, s: &IntervalStats, target_bps: Option<u64>) -> Str
     if infeasible(s) {
         line += "  infeasible";
     }
+    if breaker_open(s) {
+        line += "  breaker open";
+    }
     line
+}
+
+/// Whether the record's controller snapshot shows the guarantee's breaker
+/// open: the target declared infeasible and no floor (plain Reno). During a
+/// retry the floor is engaged again while the verdict stands.
+pub fn breaker_open(s: &IntervalStats) -> bool {
+    matches!(
+        s.controller.as_ref().map(|c| &c.state),
+        Some(tput_cc::AlgorithmState::Guarantee {
+            infeasible: true,
+            floor_bytes: 0,
+            ..
+        })
+    )
 }
 
 /// Whether the record's controller snapshot declares its target infeasible.
@@ -373,7 +399,7 @@ mod tests {
         assert!(interval_line(1, &r, Some(8000)).ends_with("  met"));
         assert!(interval_line(1, &r, Some(8001)).ends_with("  MISS"));
         assert!(interval_header(true).ends_with("target") && !interval_header(false).contains("target"));
-        let snapshot = |infeasible| {
+        let snapshot = |infeasible, floor_bytes| {
             Snapshot::new(
                 12_000,
                 None,
@@ -388,20 +414,33 @@ mod tests {
                     available_bytes_per_sec: 0.0,
                     k_bw: 0.0,
                     k_max: None,
-                    floor_bytes: 0,
+                    floor_bytes,
                     infeasible,
                 },
             )
         };
         let mut bad = record(10.0, 4.0, 0, 0);
-        bad.controller = Some(snapshot(true));
-        assert!(interval_line(1, &bad, Some(9000)).ends_with("  MISS  infeasible"));
-        let mut good = r.clone();
-        good.controller = Some(snapshot(false));
-        let s = TransferSummary::new(&[outcome(vec![bad, good.clone(), good], 3000, 3.0)], None);
-        assert_eq!((s.infeasible_intervals, s.intervals), (1, 3));
+        bad.controller = Some(snapshot(true, 0));
+        assert!(interval_line(1, &bad, Some(9000)).ends_with("  MISS  infeasible  breaker open"));
+        // A retry: the floor engaged again, the verdict not yet lifted.
+        let mut retry = record(10.0, 4.0, 0, 0);
+        retry.controller = Some(snapshot(true, 24_000));
+        let line = interval_line(1, &retry, Some(9000));
         assert!(
-            s.lines().contains("infeasible at the end of 1 of 3 intervals"),
+            line.ends_with("  MISS  infeasible") && !line.contains("breaker open"),
+            "{line}"
+        );
+        let mut good = r.clone();
+        good.controller = Some(snapshot(false, 24_000));
+        assert!(!interval_line(1, &good, Some(8000)).contains("infeasible"));
+        let s = TransferSummary::new(&[outcome(vec![bad, retry, good.clone(), good], 4000, 4.0)], None);
+        assert_eq!(
+            (s.infeasible_intervals, s.breaker_open_intervals, s.intervals),
+            (2, 1, 4)
+        );
+        assert!(
+            s.lines()
+                .contains("infeasible at the end of 2 of 4 intervals; its breaker was open (Reno, no floor) at the end of 1 of them"),
             "{}",
             s.lines()
         );

@@ -169,9 +169,13 @@ pub struct FlowSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files_lost: Option<u64>,
     /// Interval records at whose end the sending controller declared its
-    /// target infeasible (a guarantee controller whose breaker is open).
+    /// target infeasible (a guarantee controller whose breaker tripped and
+    /// that has met no slot since: its breaker open, or retrying).
     #[serde(default)]
     pub infeasible_intervals: usize,
+    /// Of those, the records at whose end its breaker was open (no floor).
+    #[serde(default)]
+    pub breaker_open_intervals: usize,
     /// What went wrong, if anything.
     pub errors: Vec<String>,
 }
@@ -198,6 +202,7 @@ impl Summary {
                 mean_transfer_secs: f.files.as_ref().and_then(|x| x.mean_transfer_secs()),
                 files_lost: f.files.as_ref().map(|x| x.lost()),
                 infeasible_intervals: f.intervals.iter().filter(|i| crate::live::infeasible(i)).count(),
+                breaker_open_intervals: f.intervals.iter().filter(|i| crate::live::breaker_open(i)).count(),
                 errors: f.errors.clone(),
             })
             .collect();
@@ -358,8 +363,8 @@ impl Summary {
             );
             if f.infeasible_intervals > 0 {
                 out += &format!(
-                    "      the controller declared its target infeasible at the end of {} intervals (breaker open: Reno)\n",
-                    f.infeasible_intervals
+                    "      the controller declared its target infeasible at the end of {} intervals, its breaker open (Reno) at the end of {} of them\n",
+                    f.infeasible_intervals, f.breaker_open_intervals
                 );
             }
             for e in &f.errors {

@@ -49,6 +49,12 @@ impl From<TlsError> for Error {
     }
 }
 
+impl From<tput_cc::FactoryError> for Error {
+    fn from(e: tput_cc::FactoryError) -> Self {
+        Error::Config(ConfigError::Controller(e))
+    }
+}
+
 impl From<tput_cc::EvalSlotError> for Error {
     fn from(e: tput_cc::EvalSlotError) -> Self {
         Error::Config(ConfigError::EvalSlot(e))
@@ -104,6 +110,10 @@ pub enum ConfigError {
     /// Text that is no evaluation slot.
     #[error(transparent)]
     EvalSlot(tput_cc::EvalSlotError),
+    /// A controller factory refused its configuration (a spec out of
+    /// range, an aggregate its controllers would not join).
+    #[error(transparent)]
+    Controller(tput_cc::FactoryError),
     /// A bad application-buffer model.
     #[error(transparent)]
     AppBuffers(AppBuffersError),

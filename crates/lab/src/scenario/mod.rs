@@ -112,5 +112,66 @@ mod tests {
         // No target, or no slot: no ratio.
         assert_eq!(AggregateResult::judge(0, 0.0, &[&a]).success_ratio, None);
         assert_eq!(AggregateResult::judge(0, 1e6, &[]).success_ratio, None);
+        // A member that never connected adds 0 to the others' slots.
+        let mut never = flow(0, &[]);
+        never.success_ratio = Some(0.0);
+        let r = AggregateResult::judge(0, 10e6, &[&a, &b, &never]);
+        assert_eq!(r.slot_throughput_bps, [11e6, 9e6, 9e6]);
+        assert_eq!(r.success_ratio, Some(1.0 / 3.0));
+        assert_eq!(AggregateResult::judge(0, 10e6, &[&never]).success_ratio, Some(0.0));
+    }
+
+    #[test]
+    fn only_guarantee_controllers_that_read_the_oracle_are_aggregated() {
+        let link = LinkSpec::new("20Mbit/s".parse().unwrap(), Duration::from_millis(10));
+        let access = LinkSpec::new("1Gbit/s".parse().unwrap(), Duration::from_millis(1));
+        let group = |cc: &str| {
+            let mut g = FlowGroup::new(cc.parse().unwrap()).times(2).aggregated();
+            g.eval_slot = Some(tput_cc::EvalSlot::Time(Duration::from_secs(1)));
+            Scenario::new(
+                Duration::from_secs(2),
+                TopologySpec::dumbbell(link.clone(), access.clone()),
+                vec![g],
+            )
+        };
+        assert!(validate(&group("guarantee:target=1Mbit/s")).is_ok());
+        let e = validate(&group("newreno")).unwrap_err().to_string();
+        assert!(
+            e.contains("aggregate coordinates guarantee controllers, not `newreno`"),
+            "{e}"
+        );
+        let e = validate(&group("guarantee:target=1Mbit/s,abw=inline"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("aggregate needs abw=auto"), "{e}");
+    }
+
+    #[test]
+    fn a_judged_flow_that_never_connected_met_none_of_its_slots() {
+        // Every packet lost: no handshake, no slot.
+        let link = LinkSpec {
+            loss: Some(1.0),
+            ..LinkSpec::new("20Mbit/s".parse().unwrap(), Duration::from_millis(10)).with_queue_packets(20)
+        };
+        let access = LinkSpec::new("1Gbit/s".parse().unwrap(), Duration::from_millis(1));
+        let mut judged = FlowGroup::new("guarantee:target=1Mbit/s".parse().unwrap())
+            .with_target("1Mbit/s".parse().unwrap())
+            .times(2)
+            .aggregated();
+        judged.eval_slot = Some(tput_cc::EvalSlot::Time(Duration::from_secs(1)));
+        let s = Scenario::new(
+            Duration::from_secs(2),
+            TopologySpec::dumbbell(link, access),
+            vec![judged, FlowGroup::new("newreno".parse().unwrap())],
+        );
+        let r = run(&s, |_| {}).unwrap();
+        let f = &r.flows[0];
+        assert!(f.bytes == 0 && !f.errors.is_empty() && f.slots.is_empty(), "{f:?}");
+        assert_eq!(f.success_ratio, Some(0.0), "judged: 0, not unknown");
+        assert_eq!(r.flows[2].success_ratio, None, "no target: not judged");
+        assert_eq!(r.aggregates[0].success_ratio, Some(0.0), "the group, judged as one");
+        let table = crate::report::Summary::new(&s, &r).table();
+        let line = table.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
+        assert!(line.contains("0.00 (0/0)"), "{table}");
     }
 }

@@ -239,17 +239,37 @@ pub struct AggregateResult {
 impl AggregateResult {
     /// Judge `flows` (all of `group`) as one against `target_bps`, as
     /// described on [`AggregateResult`]; usable for uncoordinated groups too.
+    /// A flow that never connected (no slot, a success ratio of 0) adds 0
+    /// to every slot of the others.
     pub fn judge(group: usize, target_bps: f64, flows: &[&FlowResult]) -> Self {
-        let common = flows.iter().map(|f| f.slots.len()).min().unwrap_or(0);
+        let never = |f: &&&FlowResult| f.slots.is_empty() && f.success_ratio == Some(0.0);
+        let common = flows
+            .iter()
+            .filter(|f| !never(f))
+            .map(|f| f.slots.len())
+            .min()
+            .unwrap_or(0);
         let slot_throughput_bps: Vec<f64> = (0..common)
-            .map(|i| flows.iter().map(|f| f.slots[i].throughput_bps).sum())
+            .map(|i| {
+                flows
+                    .iter()
+                    .filter_map(|f| f.slots.get(i))
+                    .map(|s| s.throughput_bps)
+                    .sum()
+            })
             .collect();
         let slots_met = slot_throughput_bps.iter().filter(|&&t| t >= target_bps).count();
         Self {
             group,
             flows: flows.len() as u32,
             target_bps,
-            success_ratio: (target_bps > 0.0 && common > 0).then(|| slots_met as f64 / common as f64),
+            success_ratio: if target_bps > 0.0 && common > 0 {
+                Some(slots_met as f64 / common as f64)
+            } else if target_bps > 0.0 && !flows.is_empty() && flows.iter().all(|f| never(&f)) {
+                Some(0.0)
+            } else {
+                None
+            },
             slot_throughput_bps,
             slots_met,
         }

@@ -214,6 +214,7 @@ pub fn run_with(s: &Scenario, options: &RunOptions, mut progress: impl FnMut(f64
             // start to its stop (each file's times are in `files`).
             f.active_secs = g.stop.unwrap_or(s.duration).saturating_sub(start).as_secs_f64();
         }
+        judge_unconnected(g, &mut f);
         flows.push(f);
     }
     let aggregates = s
@@ -550,6 +551,15 @@ fn tcp_files_result(
         files: Some(files),
         tcp: None,
     })
+}
+
+/// A judged flow (a bulk transfer with a target) that never connected,
+/// failing without a verified byte, met none of its slots: its success
+/// ratio is 0, not unknown, so that means over flows and groups count it.
+fn judge_unconnected(g: &FlowGroup, f: &mut FlowResult) {
+    if g.target.is_some() && g.files.is_none() && f.slots.is_empty() && f.bytes == 0 && !f.errors.is_empty() {
+        f.success_ratio = Some(0.0);
+    }
 }
 
 /// The result of a QUIC flow, from its client host's records.

@@ -114,6 +114,24 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
                 "{what}: an aggregate group needs eval_slot as a duration (e.g. \"1s\"), not in RTTs"
             )));
         }
+        if g.aggregate {
+            // The members divide the oracle's available bandwidth among
+            // themselves; other controllers, or a guarantee estimating A
+            // itself, would not join (tput_cc::QuinnFactory::with_aggregate).
+            match &g.cc {
+                tput_cc::ControllerSpec::Guarantee(c) if c.abw == tput_cc::AbwSource::Inline => {
+                    return Err(Error::Invalid(format!(
+                        "{what}: aggregate needs abw=auto: with abw=inline each member's own estimate of A already counts the others"
+                    )));
+                }
+                tput_cc::ControllerSpec::Guarantee(_) => {}
+                other => {
+                    return Err(Error::Invalid(format!(
+                        "{what}: aggregate coordinates guarantee controllers, not `{other}`"
+                    )));
+                }
+            }
+        }
         if g.aggregate && g.files.is_some() {
             return Err(Error::Invalid(format!(
                 "{what}: aggregate and files exclude each other"

@@ -331,7 +331,7 @@ impl Node {
                 // Until a request names the sender's controller (protocol step
                 // 1), an accepted connection runs the receiving end's; the
                 // switch swaps the requested one in for a download.
-                let factory = QuinnFactory::new(receiving_controller()).switchable(switches.clone());
+                let factory = QuinnFactory::try_new(receiving_controller())?.switchable(switches.clone());
                 sc.transport_config(Arc::new(Self::transport(&config, Arc::new(factory.clone()), None)));
                 sc.max_incoming(config.max_connections.max(1));
                 (Some(Arc::new(sc)), Some(factory))

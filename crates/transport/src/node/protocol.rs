@@ -72,16 +72,16 @@ impl Node {
             Direction::Upload => spec
                 .controller
                 .clone()
-                .unwrap_or_else(|| QuinnFactory::new(spec.cc.clone())),
+                .map_or_else(|| QuinnFactory::try_new(spec.cc.clone()), Ok)?,
             // The server sends and builds the requested controller.
-            Direction::Download => QuinnFactory::new(receiving_controller()),
+            Direction::Download => QuinnFactory::try_new(receiving_controller())?,
         }
         .with_probe(probe.clone());
         if let Some(bw) = &spec.bandwidth {
             factory = factory.with_bandwidth(bw.clone());
         }
         if let (Some(group), Direction::Upload) = (&spec.aggregate, spec.direction) {
-            factory = factory.with_aggregate(group.clone());
+            factory = factory.with_aggregate(group.clone())?;
         }
         let qlog = qlog_for(&self.config, &format!("client-{id}.sqlog"), now)?;
         let mut crypto: Arc<dyn quinn_proto::crypto::ClientConfig> =
