@@ -421,12 +421,13 @@ fn measure(p: &Point, o: &Options, r: &ScenarioResult) -> Result<PointResult, St
     if let Some(e) = real {
         return Err(format!("flow failed: {e}"));
     }
-    // The records cover the sending time only: the last one ends at the
-    // transfer's end (the drain is not counted).
+    // The records cover the sending time: the last one starts before the
+    // transfer's end and ends when the receiver's report arrives, with the
+    // drain (`steady_mbps` leaves it out).
     let intervals: Vec<IntervalStats> = f
         .intervals
         .iter()
-        .filter(|i| i.end_secs <= o.duration.as_secs_f64() + 1e-9)
+        .filter(|i| i.start_secs < o.duration.as_secs_f64() - 1e-9)
         .cloned()
         .collect();
     Ok(PointResult {

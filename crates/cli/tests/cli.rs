@@ -940,3 +940,53 @@ fn sim_harm_compares_against_newreno_in_the_seat() {
         stderr(&o)
     );
 }
+
+/// The columns of `sim`'s flow table and of `cc list` are as wide as their
+/// longest entry: a long spec does not push the figures out of line.
+#[test]
+fn tables_keep_their_columns_with_long_specs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.toml");
+    let long = "guarantee:target=2Mbit/s,eval=32rtt,slot=16rtt,mode=paper,kmax_cwnd=1,physical=20Mbit/s";
+    std::fs::write(
+        &file,
+        format!(
+            "duration = \"500ms\"\n[topology]\nkind = \"dumbbell\"\n\
+             bottleneck = {{ rate = \"20Mbit/s\", delay = \"5ms\", queue_packets = 30 }}\n\
+             access = {{ rate = \"1Gbit/s\", delay = \"1ms\" }}\n\
+             [[flows]]\ncc = \"{long}\"\n[[flows]]\ncc = \"newreno\"\n"
+        ),
+    )
+    .unwrap();
+    let o = tputctl(&["sim", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let header = out
+        .lines()
+        .find(|l| l.contains("controller") && l.contains("goodput"))
+        .unwrap();
+    let edge = header.find("goodput").unwrap() + "goodput".len();
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("Mbit/s") && l.contains(" s "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in rows {
+        let end = row.find("Mbit/s").unwrap() + "Mbit/s".len();
+        assert_eq!(end, edge, "goodput out of its column:\n{header}\n{row}");
+    }
+    let list = stdout(&tputctl(&["cc", "list"]));
+    // Every parameter line's doc starts in the same column.
+    let starts: std::collections::BTreeSet<usize> = list
+        .lines()
+        .filter(|l| l.starts_with("    ") && (l.contains("default ") || l.contains("required")))
+        .map(|l| {
+            [l.find(" default "), l.find(" required")]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(starts.len(), 1, "default column not aligned: {starts:?}");
+}

@@ -341,19 +341,37 @@ impl Summary {
             self.bottleneck.dropped_aqm,
             self.bottleneck.marked
         );
+        let success_of = |f: &FlowSummary| {
+            f.success_ratio
+                .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, f.slots_met, f.slots))
+        };
+        // Columns as wide as their longest entry, so that a long spec or a
+        // long run does not push the figures out of line.
+        let cc_w = self
+            .flows
+            .iter()
+            .map(|f| f.cc.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(10);
+        let success_w = self
+            .flows
+            .iter()
+            .map(|f| success_of(f).len())
+            .max()
+            .unwrap_or(0)
+            .max(12);
         out += &format!(
-            "{:>5} {:<40} {:>14} {:>9} {:>12} {:>16}\n",
+            "{:>5} {:<cc_w$} {:>14} {:>9} {:>success_w$} {:>16}\n",
             "flow", "controller", "goodput", "active", "success", "files (mean s)"
         );
         for f in &self.flows {
-            let success = f
-                .success_ratio
-                .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, f.slots_met, f.slots));
+            let success = success_of(f);
             let files = f
                 .mean_file_secs
                 .map_or("-".to_string(), |m| format!("{} ({m:.3})", f.files));
             out += &format!(
-                "{:>5} {:<40} {:>14} {:>7.2} s {:>12} {:>16}\n",
+                "{:>5} {:<cc_w$} {:>14} {:>7.2} s {:>success_w$} {:>16}\n",
                 f.flow,
                 f.cc,
                 mbps(f.goodput_bps),
