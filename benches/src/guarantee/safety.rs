@@ -50,7 +50,8 @@ use super::{BOTTLENECK_BPS, MTU, Measured, Point, spec, tested};
 
 /// Every row [`cases`] knows, in table order.
 pub const ROWS: [char; 7] = ['a', 'b', 'c', 'd', 'e', 'h', 'i'];
-/// Rows that need network-model features not built yet (see the module documentation).
+/// Rows whose cases are not written yet: the simulator now has per-group
+/// access links and AQM queues with ECN, but this figure has no cases for them.
 pub const LATER_ROWS: [char; 2] = ['f', 'g'];
 /// Variants of every case: the default mode, the paper's and NewReno in the seat.
 pub const VARIANTS: [&str; 3] = ["default", "paper", "newreno"];
@@ -109,7 +110,7 @@ impl SafetyOptions {
                     Some(c) if ROWS.contains(&c) => wanted.push(c),
                     Some(c) if LATER_ROWS.contains(&c) => {
                         return Err(format!(
-                            "TPUT_BENCH_SAFETY_ROWS: row {c} needs per-flow RTTs and AQM queues, not built yet"
+                            "TPUT_BENCH_SAFETY_ROWS: row {c} (per-flow RTTs, AQM) has no cases yet"
                         ));
                     }
                     _ => {
@@ -477,7 +478,7 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
          a window (min over seeds); drops and utilisation: tested (NewReno seat); queue delay p50/p99 from 1-s queue\n\
          samples; infeasible: when first declared (s, mean over seeds that declared it, k/seeds); recovery: seconds\n\
          from capacity's return to the first whole second at the target (max over seeds), and the mean afterwards\n\
-         over the target. Rows f (per-flow RTTs) and g (AQM, ECN) are not run: the network model lacks them.",
+         over the target. Rows f (per-flow RTTs) and g (AQM, ECN) have no cases yet.",
         o.duration.as_secs(),
         o.seeds
     );
