@@ -823,7 +823,7 @@ mod tests {
         let e = SafetyOptions::full()
             .with_env(env(&[("TPUT_BENCH_SAFETY_ROWS", "g")]))
             .unwrap_err();
-        assert!(e.contains("row g needs per-flow RTTs and AQM"), "{e}");
+        assert!(e.contains("row g (per-flow RTTs, AQM) has no cases yet"), "{e}");
         let e = SafetyOptions::full()
             .with_env(env(&[("TPUT_BENCH_SAFETY_ROWS", "z")]))
             .unwrap_err();
