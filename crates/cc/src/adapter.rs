@@ -592,9 +592,9 @@ impl Controller for QuinnController {
         };
         // RFC 9002 §7.8: no growth while the window is not used.
         let inner = &self.inner;
-        let used = self
-            .usage
-            .window_used(inner.window(), || inner.snapshot().phase == Phase::SlowStart);
+        let used = self.usage.window_used(inner.window(), || {
+            matches!(inner.snapshot().phase, Phase::SlowStart | Phase::ConservativeSlowStart)
+        });
         let app_limited = app_limited || !used;
         self.inner.on_ack(
             now,
