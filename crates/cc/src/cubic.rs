@@ -12,7 +12,7 @@
 use std::time::{Duration, Instant};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
     minimum_window,
 };
 use crate::error::ConfigError;
@@ -331,12 +331,7 @@ impl CongestionController for Cubic {
         Snapshot {
             cwnd_bytes: self.window(),
             ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: match self.recovery.phase(self.cwnd < self.ssthresh) {
-                Phase::SlowStart if self.hystart.as_deref().is_some_and(HyStart::in_css) => {
-                    Phase::ConservativeSlowStart
-                }
-                phase => phase,
-            },
+            phase: HyStart::phase(self.hystart.as_deref(), self.recovery.phase(self.cwnd < self.ssthresh)),
             state: AlgorithmState::Cubic {
                 w_max_bytes: self.w_max,
                 k_secs: self.k,

@@ -25,7 +25,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::controller::Ack;
+use crate::controller::{Ack, Phase};
 
 /// RFC 9406 §4.3 `MIN_RTT_THRESH`.
 const MIN_RTT_THRESH: Duration = Duration::from_millis(4);
@@ -75,6 +75,15 @@ impl HyStart {
     /// Whether the sender is in Conservative Slow Start.
     pub(crate) fn in_css(&self) -> bool {
         self.css_baseline_min_rtt.is_some()
+    }
+
+    /// `phase` as a snapshot reports it: slow start is Conservative Slow
+    /// Start while `hystart` says so.
+    pub(crate) fn phase(hystart: Option<&HyStart>, phase: Phase) -> Phase {
+        match phase {
+            Phase::SlowStart if hystart.is_some_and(HyStart::in_css) => Phase::ConservativeSlowStart,
+            phase => phase,
+        }
     }
 
     /// How often CSS was entered (a jitter spike may enter it and return).

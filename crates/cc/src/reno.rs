@@ -106,19 +106,19 @@ impl RenoCore {
     }
 
     /// HyStart++ in the initial slow start (`ssthresh` still infinite, RFC
-    /// 9406 §4.2): the bytes `acked` may grow the window by, or `None` once
-    /// it ends slow start (`ssthresh = cwnd`).
+    /// 9406 §4.2): the bytes `ack` may grow the window by, or `None` once it
+    /// ends slow start (`ssthresh = cwnd`).
     #[inline]
-    fn hystart_growth(&mut self, ack: &Ack, acked: u64) -> Option<u64> {
+    fn hystart_growth(&mut self, ack: &Ack) -> Option<u64> {
         match self.hystart.as_deref_mut() {
             Some(h) if self.ssthresh == u64::MAX => match h.on_ack(ack, self.mss) {
-                Step::Grow(_) => Some(h.growth(acked, self.mss)),
+                Step::Grow(bytes) => Some(bytes),
                 Step::Exit => {
                     self.ssthresh = self.cwnd;
                     None
                 }
             },
-            _ => Some(acked),
+            _ => Some(ack.bytes),
         }
     }
 
@@ -147,10 +147,7 @@ impl RenoCore {
 
     /// The snapshot phase: recovery, slow start or congestion avoidance.
     pub(crate) fn phase(&self) -> Phase {
-        match self.recovery.phase(self.cwnd < self.ssthresh) {
-            Phase::SlowStart if self.hystart.as_deref().is_some_and(HyStart::in_css) => Phase::ConservativeSlowStart,
-            phase => phase,
-        }
+        HyStart::phase(self.hystart.as_deref(), self.recovery.phase(self.cwnd < self.ssthresh))
     }
 
     /// RFC 9002 Appendix B.5 `OnPacketAcked`: no growth for packets sent in
@@ -165,14 +162,14 @@ impl RenoCore {
             return;
         }
         if self.counting == Counting::Acks {
-            if self.cwnd < self.ssthresh && self.hystart_growth(ack, ack.bytes).is_none() {
+            if self.cwnd < self.ssthresh && self.hystart_growth(ack).is_none() {
                 return;
             }
             self.batch_bytes = self.batch_bytes.saturating_add(ack.bytes);
             return;
         }
         if self.cwnd < self.ssthresh {
-            let Some(grow) = self.hystart_growth(ack, ack.bytes) else {
+            let Some(grow) = self.hystart_growth(ack) else {
                 return;
             };
             self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
@@ -208,10 +205,8 @@ impl RenoCore {
         }
         if self.cwnd < self.ssthresh {
             // RFC 5681 eq. 2; in HyStart++'s CSS a quarter of it (RFC 9406 §4.2).
-            let grow = match self.hystart.as_deref() {
-                Some(h) if h.in_css() => acked.min(self.mss) / 4,
-                _ => acked.min(self.mss),
-            };
+            let n = acked.min(self.mss);
+            let grow = self.hystart.as_deref().map_or(n, |h| h.growth(n, self.mss));
             self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
         } else {
             let sum = self.acked_in_ca.saturating_add(self.mss.saturating_mul(self.mss));
