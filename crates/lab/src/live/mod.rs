@@ -1,4 +1,5 @@
-//! Live tooling: everything that runs over real sockets, in one place.
+//! Live tooling in one place: what runs over real sockets, and how live
+//! transfers are rendered.
 //!
 //! - this module: live transfers, rendered: the end-of-run
 //!   [`TransferSummary`] of `tputctl send`/`loopback` (bytes, goodput, slots
@@ -31,7 +32,6 @@ pub mod faults;
 #[cfg(feature = "live")]
 pub mod relay;
 
-#[cfg(feature = "live")]
 /// A live QUIC server on 127.0.0.1 (an ephemeral port) on a thread of its
 /// own, serving with `identity` and `config` on a current-thread runtime
 /// (as `tputctl serve` runs) and handing every event to `on_event`, until
@@ -39,6 +39,7 @@ pub mod relay;
 /// runtime or the socket cannot be had, or nothing is bound within 10 s),
 /// and a receiver that gets `Some(error)` if the serving loop ever fails
 /// (`None` if it stops).
+#[cfg(feature = "live")]
 pub fn spawn_server(
     identity: tput_transport::Identity,
     config: tput_transport::NodeConfig,
