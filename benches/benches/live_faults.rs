@@ -1,4 +1,4 @@
-//! Live transfers through faults (`tput_lab::faults`, the list the relay's
+//! Live transfers through faults (`tput_lab::live::faults`, the list the relay's
 //! tests run at toy size): a server, the relay and a client on 127.0.0.1,
 //! each fault as an upload and a download, every byte verified.
 //!

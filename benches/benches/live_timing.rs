@@ -25,7 +25,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use tput_benches::{runtime, spawn_server};
-use tput_lab::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list, probe};
+use tput_lab::live::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list, probe};
 use tput_lab::scenario::{self, FlowGroup, Scenario, TopologySpec};
 use tput_transport::{Direction, Identity, NodeConfig, ServerLimits, ServerTrust, TransferOutcome, TransferSpec, udp};
 

@@ -22,7 +22,7 @@
 //!   time and memory against ns-2's (`--bench tcp_cpu`).
 //! - [`live_faults`]: live, verified transfers through the relay's faults
 //!   (loss, cut-offs, a rate drop, NAT rebinding, a long delay, a dead
-//!   path; the list is `tput_lab::faults`, which the relay's tests run at
+//!   path; the list is `tput_lab::live::faults`, which the relay's tests run at
 //!   toy size) (`cargo bench -p tput-benches --bench live_faults`); the
 //!   timing figures the tests no longer judge: `--bench live_timing`.
 //! - [`soak`]: one server under many clients, killed clients, impostors,
@@ -254,13 +254,17 @@ pub struct LiveRelay {
     /// The address clients send to.
     pub addr: std::net::SocketAddr,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    done: std::sync::mpsc::Receiver<Result<tput_lab::relay::RelayStats, String>>,
+    done: std::sync::mpsc::Receiver<Result<tput_lab::live::relay::RelayStats, String>>,
 }
 
 impl LiveRelay {
     /// Start the relay on 127.0.0.1 (an ephemeral port), seeded with `seed`.
-    pub fn start(to: std::net::SocketAddr, links: tput_lab::relay::RelayLinks, seed: u64) -> Result<Self, String> {
-        use tput_lab::relay::{Relay, RelayConfig};
+    pub fn start(
+        to: std::net::SocketAddr,
+        links: tput_lab::live::relay::RelayLinks,
+        seed: u64,
+    ) -> Result<Self, String> {
+        use tput_lab::live::relay::{Relay, RelayConfig};
         let (forward, reverse) = links.configs().map_err(|e| e.to_string())?;
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -304,7 +308,7 @@ impl LiveRelay {
     }
 
     /// Stop the relay; its counters.
-    pub fn finish(mut self) -> Result<tput_lab::relay::RelayStats, String> {
+    pub fn finish(mut self) -> Result<tput_lab::live::relay::RelayStats, String> {
         drop(self.stop.take());
         self.done
             .recv_timeout(std::time::Duration::from_secs(10))

@@ -1,12 +1,12 @@
 //! Live transfers through faults, the bench's side: the list of faults, the
-//! runner and the table are [`tput_lab::faults`], shared with the relay's
+//! runner and the table are [`tput_lab::live::faults`], shared with the relay's
 //! tests (which run the same list at toy size, `Options::toy`); this bench
 //! runs it at full size ([`Options::full`]), selects faults and repeats
 //! them, and counts how many runs of each ended as expected.
 
 use std::collections::BTreeMap;
 
-pub use tput_lab::faults::{DEAD_PATH_SLACK, Evidence, Fault, Options, Row, faults, run, table};
+pub use tput_lab::live::faults::{DEAD_PATH_SLACK, Evidence, Fault, Options, Row, faults, run, table};
 
 /// The faults whose name contains one of the `;`-separated parts of
 /// `filter` (case-insensitive), in table order; all of them without one.

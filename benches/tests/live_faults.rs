@@ -2,7 +2,7 @@
 //! itself runs, at toy size, in `tput-lab`'s relay tests).
 
 use tput_benches::live_faults::{Options, Row, faults, select, summary};
-use tput_lab::relay::RelayStats;
+use tput_lab::live::relay::RelayStats;
 use tput_transport::Direction;
 
 #[test]

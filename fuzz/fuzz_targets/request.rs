@@ -1,4 +1,4 @@
 #![no_main]
-//! Fuzz target `request`: see `tput_lab::fuzz::request`.
+//! Fuzz target `request`: see `tput_transport::fuzz::request`.
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tput_lab::fuzz::request(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tput_transport::fuzz::request(data));

@@ -1,4 +1,4 @@
 #![no_main]
-//! Fuzz target `spec`: see `tput_lab::fuzz::spec`.
+//! Fuzz target `spec`: see `tput_cc::fuzz::spec`.
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tput_lab::fuzz::spec(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tput_cc::fuzz::spec(data));

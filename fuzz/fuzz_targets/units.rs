@@ -1,4 +1,4 @@
 #![no_main]
-//! Fuzz target `units`: see `tput_lab::fuzz::units`.
+//! Fuzz target `units`: see `tput_cc::fuzz::units`.
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| tput_lab::fuzz::units(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| tput_cc::fuzz::units(data));

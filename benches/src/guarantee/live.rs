@@ -14,7 +14,7 @@ use serde::Serialize;
 use tput_cc::units::Rate;
 use tput_cc::{ControllerSpec, EvalSlot};
 use tput_lab::live::TransferSummary;
-use tput_lab::relay::RelayLinks;
+use tput_lab::live::relay::RelayLinks;
 use tput_lab::scenario::LinkSpec;
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
 

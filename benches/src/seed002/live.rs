@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tput_cc::units::Rate;
+use tput_lab::live::relay::RelayLinks;
 use tput_lab::plot::{Series, line_chart};
-use tput_lab::relay::RelayLinks;
 use tput_lab::scenario::LinkSpec;
 use tput_transport::{AppBuffers, Identity, NodeConfig, ServerTrust, TransferSpec, udp};
 

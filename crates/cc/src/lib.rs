@@ -34,6 +34,27 @@
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Modules
+//!
+//! The items are re-exported at the crate root; the source is one file (or
+//! directory) per job:
+//!
+//! - `controller`: the [`CongestionController`] trait, its events and
+//!   [`Snapshot`];
+//! - `reno`: the Reno core (phases, recovery, persistent congestion) shared
+//!   by `newreno` and `guarantee`, with `hystart` (HyStart++);
+//! - one module per algorithm: `newreno`, `cubic`, `vegas`, `compound`,
+//!   `fixed`, `guarantee/` (with its floor, `guarantee/floor.rs`), `bbr/`
+//!   (one file per part of the draft);
+//! - `bandwidth` (where `A` and `P` come from), `estimator/` (the inline
+//!   estimator), `delivery_rate` (delivery-rate samples), `aggregate` (one
+//!   target for several connections), `eval_slot` (the evaluation slot);
+//! - `spec/`: spec strings, their parser and the [`registry`]; [`units`]:
+//!   rates, durations and sizes for people; `error`: parameter errors;
+//! - `adapter` and `native` (feature `quinn`): controllers inside
+//!   quinn-proto, and quinn-proto's own beside ours;
+//! - `fuzz` (feature `fuzzing`, hidden): the parsers' fuzz harnesses.
 
 /// The crate README's examples, compiled and run as doctests.
 #[cfg(all(doctest, feature = "quinn"))]
@@ -53,6 +74,10 @@ mod error;
 mod estimator;
 mod eval_slot;
 mod fixed;
+// Fuzz harnesses for `fuzz/` and the corpus replay: not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
 mod guarantee;
 mod hystart;
 #[cfg(feature = "quinn")]

@@ -6,7 +6,10 @@
 //! A closed stdout (`tputctl cc list | head -1`) ends a command quietly with
 //! 0 (see [`output`]).
 //!
-//! One module per command, its clap arguments beside its body.
+//! One module per command, its clap arguments beside its body: `cc`,
+//! `relay`, `send` (`send` and `loopback`), `serve`, `sim` and `sweep`.
+//! `args` holds the value parsers the commands share, `output` the stdout
+//! that a closed reader cannot turn into a panic.
 
 mod args;
 mod cc;

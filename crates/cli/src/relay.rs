@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use tput_lab::relay::{self, RelayConfig, RelayLinks, RelayStats};
+use tput_lab::live::relay::{self, RelayConfig, RelayLinks, RelayStats};
 use tput_lab::scenario::LinkSpec;
 
 use crate::args::*;

@@ -1,32 +1,12 @@
 //! The `tputctl` binary, end to end: every subcommand and its error paths.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn tputctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tputctl"))
-        .args(args)
-        .output()
-        .expect("tputctl runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn repo(path: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
-        .to_string_lossy()
-        .into_owned()
-}
+use common::{assert_input_error, lines_of, repo, stderr, stdout, tputctl};
 
 #[test]
 fn a_default_server_takes_ten_parallel_connections_and_refusals_name_their_limit() {
@@ -38,7 +18,7 @@ fn a_default_server_takes_ten_parallel_connections_and_refusals_name_their_limit
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let lines = server_lines(&mut child);
+        let lines = lines_of(child.stdout.take().expect("stdout is piped"));
         let next = || {
             lines
                 .recv_timeout(Duration::from_secs(20))
@@ -86,31 +66,6 @@ fn a_default_server_takes_ten_parallel_connections_and_refusals_name_their_limit
         e.iter().any(|e| e.contains("refused") && e.contains("--max-clients")),
         "{e:?}"
     );
-}
-
-/// The lines a child prints on stdout, read on a thread so that a test can
-/// wait for them with a timeout.
-fn server_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
-    let out = child.stdout.take().expect("stdout is piped");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// Bad input: exit code 2 and an error line that names `what`.
-fn assert_input_error(args: &[&str], what: &str) {
-    let o = tputctl(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-    let err = stderr(&o);
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
-    assert!(err.contains(what), "{args:?}: error `{err}` lacks `{what}`");
 }
 
 #[test]
@@ -299,7 +254,7 @@ fn serve_and_send_with_a_pinned_certificate() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines = server_lines(&mut server);
+    let lines = lines_of(server.stdout.take().expect("stdout is piped"));
     // A silent server fails the test instead of hanging it.
     let next = || {
         lines
@@ -545,7 +500,7 @@ fn a_request_beyond_the_servers_limits_is_refused_with_its_reason() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines = server_lines(&mut server);
+    let lines = lines_of(server.stdout.take().expect("stdout is piped"));
     let next = || {
         lines
             .recv_timeout(Duration::from_secs(20))
@@ -597,7 +552,7 @@ fn a_server_with_client_authentication_lets_in_only_allowed_clients() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines = server_lines(&mut server);
+    let lines = lines_of(server.stdout.take().expect("stdout is piped"));
     let next = || {
         lines
             .recv_timeout(Duration::from_secs(20))

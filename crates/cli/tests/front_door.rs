@@ -1,46 +1,13 @@
 //! What a new user meets first: errors that name their cause (and print
 //! nothing else), iperf3's conventions, and the server's greeting.
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Output, Stdio};
+mod common;
+
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-fn tputctl(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tputctl"))
-        .args(args)
-        .output()
-        .expect("tputctl runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Bad input: exit code 2, one line on stderr naming `what`, nothing on stdout.
-fn assert_refused(args: &[&str], what: &str) -> String {
-    let o = tputctl(args);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: one line: {err}");
-    assert!(err.contains(what), "{args:?}: error `{err}` lacks `{what}`");
-    assert_eq!(text(&o.stdout), "", "{args:?}: nothing on stdout before an error");
-    err
-}
-
-/// The lines a child writes to `out`, as they come.
-fn lines_of(out: impl Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
+use common::{assert_input_error, lines_of, stderr, stdout, tputctl};
 
 fn next(rx: &Receiver<String>) -> String {
     rx.recv_timeout(Duration::from_secs(30))
@@ -70,15 +37,15 @@ fn stop(mut child: Child) {
 #[test]
 fn a_zero_duration_is_refused_in_one_line_not_a_hang() {
     for t in ["0s", "0"] {
-        assert_refused(&["loopback", "--time", t], "-t 0");
+        assert_input_error(&["loopback", "--time", t], "-t 0");
     }
 }
 
 #[test]
 fn input_errors_come_alone_without_the_header() {
-    assert_refused(&["loopback", "-n", "1M", "-R", "--cc", "quinn-bbr"], "uploads only");
+    assert_input_error(&["loopback", "-n", "1M", "-R", "--cc", "quinn-bbr"], "uploads only");
     // An unknown controller: every name --cc takes, aliases and quinn-proto's included.
-    let err = assert_refused(&["loopback", "--cc", "renoo"], "renoo");
+    let err = assert_input_error(&["loopback", "--cc", "renoo"], "renoo");
     for name in ["newreno (reno)", "guarantee (tput)", "quinn-newreno", "quinn-bbr-paced"] {
         assert!(err.contains(name), "{err}");
     }
@@ -87,7 +54,7 @@ fn input_errors_come_alone_without_the_header() {
 #[test]
 fn rates_take_iperf3_suffixes_everywhere() {
     let o = tputctl(&["loopback", "-n", "200k", "--target", "15M", "-b", "200M", "-J"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(v["target_bps"], 15_000_000);
     let o = tputctl(&[
@@ -102,23 +69,23 @@ fn rates_take_iperf3_suffixes_everywhere() {
         "0.2",
         "-J",
     ]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["stats"]["forward"]["link_rate_bps"], 10_000_000);
-    assert_refused(&["loopback", "--target", "15X"], "15X");
+    assert_input_error(&["loopback", "--target", "15X"], "15X");
 }
 
 #[test]
 fn diagnostics_into_a_file_carry_no_colour_codes() {
     let o = tputctl(&["-vv", "loopback", "-n", "100kB"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(!o.stderr.is_empty(), "-vv logs something");
     assert!(!o.stderr.contains(&0x1b), "ANSI escape in a redirected stderr");
 }
 
 #[test]
 fn serve_checks_every_input_before_binding_or_printing() {
-    let err = assert_refused(
+    let err = assert_input_error(
         &["serve", "--listen", "127.0.0.1:0", "--client-ca", "/nonexistent/ca.pem"],
         "--client-ca",
     );
@@ -126,7 +93,7 @@ fn serve_checks_every_input_before_binding_or_printing() {
     // With the port taken, the bad file is still what is named.
     let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = busy.local_addr().unwrap().to_string();
-    assert_refused(
+    assert_input_error(
         &["serve", "--listen", &addr, "--client-ca", "/nonexistent/ca.pem"],
         "/nonexistent/ca.pem",
     );
@@ -164,7 +131,7 @@ fn serve_json_writes_only_json_on_stdout() {
     let addr = next(&err).trim_start_matches("listening on ").to_string();
     let pin = next(&err).trim_start_matches("certificate SHA-256 ").to_string();
     let o = tputctl(&["send", &addr, "--pin", &pin, "-n", "100k"]);
-    assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     let line = next(&out);
     stop(child);
     let v: serde_json::Value = serde_json::from_str(&line).expect("the first stdout line is JSON");
@@ -198,7 +165,7 @@ fn a_self_signed_ca_certificate_says_what_to_do() {
         "5s",
     ]);
     stop(child);
-    let all = text(&o.stdout) + &text(&o.stderr);
+    let all = stdout(&o) + &stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{all}");
     assert!(all.contains("CA certificate") && all.contains("--pin"), "{all}");
 }
@@ -208,7 +175,7 @@ fn a_send_to_a_silent_port_says_nothing_answered_there() {
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = silent.local_addr().unwrap().to_string();
     let o = tputctl(&["send", &addr, "--insecure", "-n", "10k", "--idle-timeout", "1s"]);
-    let all = text(&o.stdout) + &text(&o.stderr);
+    let all = stdout(&o) + &stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{all}");
     assert!(all.contains(&format!("nothing answered at {addr}")), "{all}");
     // A failed transfer prints no rate.

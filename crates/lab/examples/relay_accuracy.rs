@@ -19,7 +19,7 @@ use std::thread;
 use std::time::Duration;
 
 use tput_cc::units::{Rate, parse_duration};
-use tput_lab::relay::{Relay, RelayConfig, RelayLinks, RelayStats, parse_link_list, probe};
+use tput_lab::live::relay::{Relay, RelayConfig, RelayLinks, RelayStats, parse_link_list, probe};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

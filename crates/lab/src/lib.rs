@@ -2,26 +2,36 @@
 //! `tput-netsim`, `tput-transport`) and the people who run them (`tputctl`,
 //! the reproductions in `tput-benches`).
 //!
+//! Modules:
+//!
 //! - [`scenario`]: the scenario schema (TOML/JSON, every key documented in
 //!   `docs/scenarios.md`), its validation and [`scenario::run`], which runs
 //!   real QUIC connections in virtual time; same scenario and seed, same
 //!   result, bit for bit.
 //! - [`host`]: [`QuicHost`](host::QuicHost), the simulator host of the
 //!   transport's sans-IO node, and the bandwidth oracle as a controller input.
+//! - [`files`]: file-transfer workloads: the accounting of every file and
+//!   the TCP model's file hosts.
 //! - [`report`]: what a run produced, rendered: the summary, tables, CSV,
 //!   JSON and SVG files that `tputctl sim` writes.
-//! - [`live`]: live transfers rendered: the end-of-run summary, the `--json`
-//!   document and the text lines of `tputctl send`.
+//! - [`harm`]: what a flow costs the others: harm against NewReno in the
+//!   same seat, per second and per flow.
+//! - [`stats`]: the small statistics every report uses (mean, Jain's index,
+//!   percentiles).
 //! - [`plot`]: the SVG charts.
-//! - [`fuzz`]: the fuzz harnesses (parsers, decoders, a server node) that
-//!   `fuzz/` runs under libFuzzer and the test suite replays over the corpus.
 //! - [`sweep`]: running many independent points on all cores, in a fixed
 //!   output order.
 //! - [`plan`]: sweeps as data: points that run anywhere, results merged.
 //! - [`timeouts`]: counting QUIC's probe timeouts and the TCP model's
 //!   retransmission timeouts of a run.
-//! - [`faults`]: the live fault table, verified transfers through the
-//!   relay's faults, for the relay's tests and the `live_faults` bench.
+//! - [`live`]: the live tooling. Always: live transfers rendered (the
+//!   end-of-run summary, the `--json` document and the text lines of
+//!   `tputctl send`). With the `live` feature, the parts that bind sockets:
+//!   `live::relay` (the UDP relay through simulated links), `live::faults`
+//!   (the live fault table) and `live::spawn_server`.
+//! - `fuzz` (feature `fuzzing`, hidden): the fuzz harnesses of the scenario
+//!   and link-list parsers that `fuzz/` runs under libFuzzer and the test
+//!   suite replays over the corpus.
 //!
 //! # Example
 //!
@@ -50,15 +60,18 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
-pub mod faults;
 pub mod files;
+#[cfg(test)]
+mod fixtures;
+// Fuzz harnesses for `fuzz/` and the corpus replay: not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
 pub mod fuzz;
 pub mod harm;
 pub mod host;
 pub mod live;
 pub mod plan;
 pub mod plot;
-pub mod relay;
 pub mod report;
 pub mod scenario;
 pub mod stats;

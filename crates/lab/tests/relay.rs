@@ -1,4 +1,4 @@
-//! The live relay on 127.0.0.1: the live fault table (`tput_lab::faults`)
+//! The live relay on 127.0.0.1: the live fault table (`tput_lab::live::faults`)
 //! at toy size, every transfer verified and every fault visible in the
 //! relay's counters; the relay's accounting of what it carries; a live
 //! transfer against the link's rate and the simulator's run of it.
@@ -15,8 +15,8 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use tput_lab::faults::{Options, faults, run, table};
-use tput_lab::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list, probe};
+use tput_lab::live::faults::{Options, faults, run, table};
+use tput_lab::live::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list, probe};
 use tput_lab::scenario::{self, FlowGroup, Scenario, TopologySpec};
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferSpec, udp};
 

@@ -23,6 +23,18 @@
 //!   series (serde types: rendering them is `tput-lab`'s job); a trace hash
 //!   for determinism checks; the bandwidth oracle of Yamanegi, Hasegawa and Murata ([`OracleHandle`]).
 //!
+//! # Modules
+//!
+//! The items are re-exported at the crate root; the source is one file (or
+//! directory) per job: `time` (virtual time), `queue` (the event queue),
+//! `sim` (the event engine), `host` (the endpoint interface), `link` (link
+//! configuration and impairments), `model` (one link as a sans-IO state
+//! machine, and [`LinkRunner`] that drives it on a wall clock), `aqm/`
+//! (queue disciplines), `delivery_trace` (trace-driven links), `topology`
+//! (routes and the topology builders), `traffic` (schedules and file
+//! arrivals), `rng` (the seeded generator and samplers), `metrics`
+//! (counters and time series), `oracle` (the bandwidth oracle), `error`.
+//!
 //! # Serialization timing
 //!
 //! A packet of `n` wire bytes occupies a link of rate `r` for

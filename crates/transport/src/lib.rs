@@ -7,6 +7,26 @@
 //!   protocol (described in the `proto` module's source); every byte is generated from a keyed
 //!   [`Pattern`] and verified by the receiver.
 //! - [`udp`]: the tokio back end (real time).
+//!
+//! # Modules
+//!
+//! - `node/`: the sans-IO [`Node`] (endpoint, connections, the transfer
+//!   protocol's state machines, the pacer), configured by [`NodeConfig`],
+//!   [`TransferSpec`] and [`ServerLimits`];
+//! - [`udp`] (feature `udp`, on by default): the tokio driver;
+//! - `proto` (hidden): the wire format of the transfer protocol;
+//! - `tls`: identities, certificates and trust ([`Identity`],
+//!   [`ServerTrust`]); `null_keys`: packet protection that costs nothing,
+//!   for simulated connections (feature `sim`);
+//! - `pattern`: the keyed payload every byte is checked against;
+//! - `stats`: interval records, slot verdicts and the transfer outcome;
+//!   `stall`: stall probes of a sender whose packets go unacknowledged;
+//! - [`usage`]: CPU time and peak memory of this process;
+//! - `error`: the typed errors;
+//! - `pair` (feature `test-support`): `Pair`, two nodes
+//!   joined in memory, for tests;
+//! - `fuzz` (feature `fuzzing`, hidden): fuzz harnesses of the decoders
+//!   and of a server node.
 
 /// The crate README's examples, compiled and run as doctests.
 #[cfg(doctest)]
@@ -14,13 +34,17 @@
 struct CrateReadmeDoctests;
 
 mod error;
+// Fuzz harnesses for `fuzz/` and the corpus replay: not part of the API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
 mod node;
 mod null_keys;
 #[cfg(feature = "test-support")]
 mod pair;
 mod pattern;
 // The wire format is public only for tests and fuzzing that craft raw
-// requests and frames (tput-lab's `fuzz` module and its seed corpus
+// requests and frames (the `fuzz` module, tput-lab's seed corpus
 // example, this crate's `tests/protocol.rs`); it is no part of the API a
 // user builds on and may change with the protocol version, so it is left
 // out of the documentation. Its module documentation describes the protocol.
@@ -29,6 +53,7 @@ pub mod proto;
 mod stall;
 mod stats;
 mod tls;
+#[cfg(feature = "udp")]
 pub mod udp;
 pub mod usage;
 

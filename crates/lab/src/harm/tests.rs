@@ -1,11 +1,12 @@
 use std::time::Duration;
 
+use tput_cc::Snapshot;
 use tput_cc::units::Rate;
-use tput_cc::{AlgorithmState, Phase, Snapshot};
 use tput_netsim::{Counter, LinkId, LinkStats, QueueSample};
 use tput_transport::IntervalStats;
 
 use super::*;
+use crate::fixtures::{guarantee_snapshot, interval};
 use crate::scenario::{FlowGroup, MeasuredWindow, RateChange};
 
 fn mbit(x: f64) -> Rate {
@@ -32,43 +33,15 @@ fn scenario() -> Scenario {
     )
 }
 
-fn snapshot(floor_bytes: u64, infeasible: bool) -> Snapshot {
-    Snapshot::new(
-        floor_bytes.max(1200),
-        None,
-        Phase::CongestionAvoidance,
-        AlgorithmState::Guarantee {
-            k: 1.0,
-            slot_rtts: 16,
-            eval_rtts: 32,
-            goal_bytes_per_sec: 0.0,
-            control_slot: 1,
-            congested: false,
-            available_bytes_per_sec: 0.0,
-            k_bw: 0.0,
-            k_max: None,
-            floor_bytes,
-            infeasible,
-        },
-    )
-}
-
 /// One 1-s record per entry of `mbps`, starting at the flow's start.
 fn records(mbps: &[f64], snapshots: Option<&[Snapshot]>) -> Vec<IntervalStats> {
     mbps.iter()
         .enumerate()
-        .map(|(i, &m)| IntervalStats {
-            start_secs: i as f64,
-            end_secs: i as f64 + 1.0,
-            bytes: (m * 1e6 / 8.0) as u64,
-            goodput_bps: m * 1e6,
-            written_bytes: 0,
-            cwnd_bytes: 0,
-            srtt_ms: 20.0,
-            min_rtt_ms: 20.0,
-            lost_packets: 0,
-            congestion_events: 0,
-            controller: snapshots.map(|s| s[i].clone()),
+        .map(|(i, &m)| {
+            let mut r = interval(i as f64, i as f64 + 1.0, (m * 1e6 / 8.0) as u64);
+            r.goodput_bps = m * 1e6;
+            r.controller = snapshots.map(|s| s[i].clone());
+            r
         })
         .collect()
 }
@@ -165,9 +138,9 @@ fn a_digest_reads_goodput_drops_capacity_delay_and_the_breaker() {
     let s = scenario();
     // The seat: 10 Mbit/s for 4 s, its breaker open in seconds 4-5, then a
     // retry (floor engaged, still declared infeasible), then the target met.
-    let open = snapshot(0, true);
-    let retry = snapshot(50_000, true);
-    let met = snapshot(25_000, false);
+    let open = guarantee_snapshot(0, true);
+    let retry = guarantee_snapshot(50_000, true);
+    let met = guarantee_snapshot(25_000, false);
     let snaps = [
         met.clone(),
         met.clone(),

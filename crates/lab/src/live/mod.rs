@@ -1,11 +1,36 @@
-//! Live transfers, rendered: the end-of-run [`TransferSummary`] of
-//! `tputctl send`/`loopback` (bytes, goodput, slots met, RTT min/mean/max,
-//! lost packets, congestion events, CPU use), the `--json` document
-//! [`SendReport`], and the text lines the command prints; and
-//! [`spawn_server`], a local server for live experiments and tests.
+//! Live tooling in one place: what runs over real sockets, and how live
+//! transfers are rendered.
+//!
+//! - this module: live transfers, rendered: the end-of-run
+//!   [`TransferSummary`] of `tputctl send`/`loopback` (bytes, goodput, slots
+//!   met, RTT min/mean/max, lost packets, congestion events, CPU use), the
+//!   `--json` document [`SendReport`], the text lines the command prints,
+//!   and the guarantee verdicts of an interval record ([`infeasible`],
+//!   [`breaker_open`]);
+//! - `spawn_server` (feature `live`): a local server for live experiments
+//!   and tests;
+//! - `relay` (feature `live`): the UDP relay through simulated links
+//!   (`tputctl relay`), its link lists and counters, and the timed probe
+//!   that measures it;
+//! - `faults` (feature `live`): the live fault table, verified transfers
+//!   through the relay's faults, for the relay's tests and the `live_faults`
+//!   bench.
+//!
+//! The rendering needs no sockets: it formats [`TransferOutcome`]s and
+//! interval records, and the simulated reports (`report`, `harm`) judge
+//! their records with the same verdicts, so it is built without the
+//! feature. The relay, the fault table and the server bind sockets and run
+//! tokio: they sit behind the `live` cargo feature, so that an experiment
+//! built on this crate alone pulls in neither (`tputctl` and the benches
+//! turn it on).
 
 use serde::Serialize;
 use tput_transport::{Direction, IntervalStats, TransferOutcome};
+
+#[cfg(feature = "live")]
+pub mod faults;
+#[cfg(feature = "live")]
+pub mod relay;
 
 /// A live QUIC server on 127.0.0.1 (an ephemeral port) on a thread of its
 /// own, serving with `identity` and `config` on a current-thread runtime
@@ -14,6 +39,7 @@ use tput_transport::{Direction, IntervalStats, TransferOutcome};
 /// runtime or the socket cannot be had, or nothing is bound within 10 s),
 /// and a receiver that gets `Some(error)` if the serving loop ever fails
 /// (`None` if it stops).
+#[cfg(feature = "live")]
 pub fn spawn_server(
     identity: tput_transport::Identity,
     config: tput_transport::NodeConfig,
@@ -356,22 +382,16 @@ pub use tput_transport::usage::process_cpu_secs;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{guarantee_snapshot, interval};
     use tput_transport::{ReceiverReport, SenderReport};
 
     fn record(srtt_ms: f64, min_rtt_ms: f64, lost: u64, events: u64) -> IntervalStats {
-        IntervalStats {
-            start_secs: 0.0,
-            end_secs: 1.0,
-            bytes: 1000,
-            goodput_bps: 8000.0,
-            cwnd_bytes: 12_000,
-            srtt_ms,
-            min_rtt_ms,
-            lost_packets: lost,
-            congestion_events: events,
-            controller: None,
-            written_bytes: 1000,
-        }
+        let mut r = interval(0.0, 1.0, 1000);
+        r.srtt_ms = srtt_ms;
+        r.min_rtt_ms = min_rtt_ms;
+        r.lost_packets = lost;
+        r.congestion_events = events;
+        r
     }
 
     fn outcome(intervals: Vec<IntervalStats>, bytes: u64, secs: f64) -> TransferOutcome {
@@ -393,45 +413,24 @@ mod tests {
 
     #[test]
     fn interval_lines_judge_the_target_and_say_when_it_is_infeasible() {
-        use tput_cc::{AlgorithmState, Phase, Snapshot};
         let r = record(10.0, 4.0, 0, 0); // 8000 bit/s
         assert!(!interval_line(1, &r, None).contains("met"));
         assert!(interval_line(1, &r, Some(8000)).ends_with("  met"));
         assert!(interval_line(1, &r, Some(8001)).ends_with("  MISS"));
         assert!(interval_header(true).ends_with("target") && !interval_header(false).contains("target"));
-        let snapshot = |infeasible, floor_bytes| {
-            Snapshot::new(
-                12_000,
-                None,
-                Phase::CongestionAvoidance,
-                AlgorithmState::Guarantee {
-                    k: 1.0,
-                    slot_rtts: 16,
-                    eval_rtts: 32,
-                    goal_bytes_per_sec: 1e6,
-                    control_slot: 1,
-                    congested: true,
-                    available_bytes_per_sec: 0.0,
-                    k_bw: 0.0,
-                    k_max: None,
-                    floor_bytes,
-                    infeasible,
-                },
-            )
-        };
         let mut bad = record(10.0, 4.0, 0, 0);
-        bad.controller = Some(snapshot(true, 0));
+        bad.controller = Some(guarantee_snapshot(0, true));
         assert!(interval_line(1, &bad, Some(9000)).ends_with("  MISS  infeasible  breaker open"));
         // A retry: the floor engaged again, the verdict not yet lifted.
         let mut retry = record(10.0, 4.0, 0, 0);
-        retry.controller = Some(snapshot(true, 24_000));
+        retry.controller = Some(guarantee_snapshot(24_000, true));
         let line = interval_line(1, &retry, Some(9000));
         assert!(
             line.ends_with("  MISS  infeasible") && !line.contains("breaker open"),
             "{line}"
         );
         let mut good = r.clone();
-        good.controller = Some(snapshot(false, 24_000));
+        good.controller = Some(guarantee_snapshot(24_000, false));
         assert!(!interval_line(1, &good, Some(8000)).contains("infeasible"));
         let s = TransferSummary::new(&[outcome(vec![bad, retry, good.clone(), good], 4000, 4.0)], None);
         assert_eq!(

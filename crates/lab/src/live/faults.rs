@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use tput_transport::{Direction, Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
 
-use crate::relay::{DirectionStats, RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list};
+use super::relay::{DirectionStats, RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list};
 
 /// How long after the idle timeout (counted from the path's death) a
 /// transfer over a dead path may still take to report its failure: packets
@@ -282,7 +282,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 /// ends); returns its address and the identity its client pins.
 fn start_server(idle_timeout: Duration) -> Result<(SocketAddr, Identity), String> {
     let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
-    let (addr, _failed) = crate::live::spawn_server(id.clone(), config(idle_timeout), |_| {})?;
+    let (addr, _failed) = super::spawn_server(id.clone(), config(idle_timeout), |_| {})?;
     Ok((addr, id))
 }
 

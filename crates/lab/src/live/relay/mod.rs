@@ -2,7 +2,7 @@
 //! through a forward [`LinkRunner`] to the server, the server's replies
 //! through a reverse one back to the client they answer. The links are the
 //! simulator's own ([`tput_netsim::LinkModel`]), configured with the link
-//! table of scenario files ([`LinkSpec`]) and driven by a wall clock: link
+//! table of scenario files ([`LinkSpec`](crate::scenario::LinkSpec)) and driven by a wall clock: link
 //! time `t` is the instant `epoch + t`, and every departure is sent at its
 //! absolute deadline, so timer slack never accumulates.
 //!
@@ -27,13 +27,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, PacketTag, SimTime, Verdict, serialization_ns};
 
 use crate::Error;
-use crate::scenario::{LinkSpec, link_config};
+
+mod links;
+pub mod probe;
+mod stats;
+
+pub use links::{RelayLinks, parse_link_list};
+use stats::Histogram;
+pub use stats::{DirectionStats, RelayStats};
 
 /// A departure later than this past its deadline is dropped as overload.
 pub const OVERLOAD_LAG: Duration = Duration::from_millis(25);
@@ -44,180 +50,6 @@ const SPIN_AHEAD: Duration = Duration::from_millis(2);
 
 /// Largest datagram the relay carries (the largest UDP payload).
 const MAX_DATAGRAM: usize = 65_535;
-
-/// The keys of a link list, with the kind of value each takes.
-const KEYS: &[(&str, Kind)] = &[
-    ("rate", Kind::Text),
-    ("delay", Kind::Text),
-    ("queue_packets", Kind::Int),
-    ("queue_bytes", Kind::Text),
-    ("overhead_bytes", Kind::Int),
-    ("loss", Kind::Float),
-    ("ber", Kind::Float),
-    ("cutoff.period", Kind::Text),
-    ("cutoff.connected", Kind::Float),
-    ("cutoff.phase", Kind::Text),
-    ("cutoff.mode", Kind::Text),
-    ("cutoff.pause_lead", Kind::Text),
-    ("rate_schedule", Kind::Schedule),
-    ("trace", Kind::Text),
-    ("queue.kind", Kind::Text),
-    ("queue.target", Kind::Text),
-    ("queue.interval", Kind::Text),
-    ("queue.ecn", Kind::Bool),
-    ("queue.quantum", Kind::Int),
-    ("queue.flows", Kind::Int),
-    ("queue.min_th", Kind::Float),
-    ("queue.max_th", Kind::Float),
-    ("queue.max_p", Kind::Float),
-    ("queue.weight", Kind::Float),
-    ("queue.gentle", Kind::Bool),
-    ("queue.bytes", Kind::Bool),
-    ("queue.mean_packet", Kind::Int),
-    ("queue.wait", Kind::Bool),
-];
-
-#[derive(Clone, Copy)]
-enum Kind {
-    Text,
-    Int,
-    Float,
-    Bool,
-    Schedule,
-}
-
-/// Parses a link given as `key=value` pairs separated by commas, with the
-/// keys of a scenario's link table: `rate`, `delay`, `queue_packets` or
-/// `queue_bytes`, `overhead_bytes`, `loss` or `ber`, `cutoff.period`,
-/// `cutoff.connected`, `cutoff.mode`, `cutoff.phase`, `cutoff.pause_lead`,
-/// `rate_schedule=AT:RATE;AT:RATE...` and `trace=FILE` (a Mahimahi
-/// packet-delivery trace, relative to the current directory). Example:
-/// `rate_schedule=AT:RATE;AT:RATE...`, and a queue discipline as
-/// `aqm=KIND` (`drop_tail`, `codel`, `fq_codel`, `red`; the same as
-/// `queue.kind=KIND`) with its parameters as `aqm.KEY=VALUE` (the keys of
-/// the `queue` table: `aqm.target=5ms`, `aqm.ecn=true`...). Example:
-/// `rate=36.864Mbit/s,delay=50ms,queue_bytes=64KiB,ber=1e-8`. `what` names
-/// the list in errors (`--forward`), which are one line naming the bad key
-/// or value.
-pub fn parse_link_list(text: &str, what: &str) -> Result<LinkSpec, Error> {
-    let bad = |m: String| Error::Invalid(format!("{what}: {m}"));
-    let mut table = toml::Table::new();
-    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let Some((key, value)) = item.split_once('=') else {
-            return Err(bad(format!("`{item}` is not key=value")));
-        };
-        let (key, value) = (key.trim(), value.trim());
-        // `aqm=KIND` and `aqm.KEY` are the `queue` table's `kind` and `KEY`.
-        let key = match key {
-            "aqm" => "queue.kind".to_string(),
-            k => match k.strip_prefix("aqm.") {
-                Some(rest) => format!("queue.{rest}"),
-                None => k.to_string(),
-            },
-        };
-        let key = key.as_str();
-        let Some(&(_, kind)) = KEYS.iter().find(|(k, _)| *k == key) else {
-            let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
-            return Err(bad(format!(
-                "unknown key `{key}` (expected one of {})",
-                keys.join(", ")
-            )));
-        };
-        let v = match kind {
-            Kind::Text => toml::Value::String(value.to_string()),
-            Kind::Int => toml::Value::Integer(
-                value
-                    .parse()
-                    .map_err(|_| bad(format!("`{key}`: `{value}` is not a whole number")))?,
-            ),
-            Kind::Float => toml::Value::Float(
-                value
-                    .parse()
-                    .map_err(|_| bad(format!("`{key}`: `{value}` is not a number")))?,
-            ),
-            Kind::Bool => toml::Value::Boolean(
-                value
-                    .parse()
-                    .map_err(|_| bad(format!("`{key}`: `{value}` is not true or false")))?,
-            ),
-            Kind::Schedule => {
-                let mut steps = Vec::new();
-                for step in value.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-                    let Some((at, rate)) = step.split_once(':') else {
-                        return Err(bad(format!("`{key}`: `{step}` is not AT:RATE")));
-                    };
-                    let mut t = toml::Table::new();
-                    t.insert("at".into(), toml::Value::String(at.trim().into()));
-                    t.insert("rate".into(), toml::Value::String(rate.trim().into()));
-                    steps.push(toml::Value::Table(t));
-                }
-                toml::Value::Array(steps)
-            }
-        };
-        let slot = match key.split_once('.') {
-            Some((outer, inner)) => {
-                let sub = table
-                    .entry(outer)
-                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                let toml::Value::Table(sub) = sub else {
-                    return Err(bad(format!("`{outer}` given twice")));
-                };
-                sub.entry(inner)
-            }
-            None => table.entry(key),
-        };
-        if let toml::map::Entry::Occupied(_) = slot {
-            return Err(bad(format!("`{key}` given twice")));
-        }
-        slot.or_insert(v);
-    }
-    let spec: LinkSpec = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| bad(e.message().replace('\n', " ").trim().to_string()))?;
-    link_config(&spec, what)?;
-    Ok(spec)
-}
-
-/// A relay configuration file: `[forward]` and (optionally) `[reverse]`
-/// link tables, with the keys of a scenario's link table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RelayLinks {
-    /// Clients to the server.
-    pub forward: LinkSpec,
-    /// The server to its clients; default: the forward link without its
-    /// impairments (cut-off, rate schedule, loss), as a scenario's chain.
-    #[serde(default)]
-    pub reverse: Option<LinkSpec>,
-}
-
-impl RelayLinks {
-    /// Reads a TOML file; the error is one line naming the file and line.
-    pub fn from_toml_file(path: &std::path::Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Invalid(format!("cannot read {}: {e}", path.display())))?;
-        let links: RelayLinks = toml::from_str(&text).map_err(|e| {
-            let line = e.span().map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-            let msg = e.message().replace('\n', " ").trim().to_string();
-            match line {
-                Some(l) => Error::Invalid(format!("{}:{l}: {msg}", path.display())),
-                None => Error::Invalid(format!("{}: {msg}", path.display())),
-            }
-        })?;
-        links.configs()?;
-        Ok(links)
-    }
-
-    /// The two links' simulator configurations (forward, reverse).
-    pub fn configs(&self) -> Result<(LinkConfig, LinkConfig), Error> {
-        let forward = link_config(&self.forward, "forward")?;
-        let reverse = match &self.reverse {
-            Some(r) => link_config(r, "reverse")?,
-            None => forward.without_impairments(),
-        };
-        Ok((forward, reverse))
-    }
-}
 
 /// What the relay needs to run.
 #[derive(Debug, Clone)]
@@ -232,140 +64,6 @@ pub struct RelayConfig {
     pub reverse: LinkConfig,
     /// Seed of the links' random losses.
     pub seed: u64,
-}
-
-/// One direction's counters. Bytes are wire bytes (payload plus the link's
-/// overhead). `offered` = `delivered` + the four drops + what is still in
-/// the link.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct DirectionStats {
-    /// Datagrams handed to the link.
-    pub offered: Counter,
-    /// Datagrams that left the link and were sent on.
-    pub delivered: Counter,
-    /// Arrivals that found the queue full (overflow).
-    pub dropped_queue: Counter,
-    /// Dropped by the queue discipline's AQM (CoDel, RED; 0 with DropTail).
-    pub dropped_aqm: Counter,
-    /// Marked CE by the queue discipline (live datagrams are Not-ECT: the
-    /// relay does not read their ECN field, so 0 unless that changes).
-    pub marked: Counter,
-    /// Lost to a cut-off.
-    pub dropped_cutoff: Counter,
-    /// Lost to random loss.
-    pub dropped_random: Counter,
-    /// Dropped because the relay could not keep up (a departure more than
-    /// [`OVERLOAD_LAG`] late, or the operating system refused to send).
-    pub dropped_overload: Counter,
-    /// The most packets and the most bytes the queue has held.
-    pub queue_high_water: Counter,
-    /// The link's configured rate now, in bits per second (what the link
-    /// spec or its rate schedule says, not what was carried: that is
-    /// `delivered_bps`).
-    #[serde(rename = "link_rate_bps")]
-    pub rate_bps: u64,
-    /// Seconds this direction carried traffic: from the offer of the first
-    /// datagram it delivered to the departure of the last.
-    pub active_secs: f64,
-    /// What this direction delivered, bits per second of wire bytes over
-    /// `active_secs` (0 before two deliveries).
-    pub delivered_bps: f64,
-    /// How late departures left, in microseconds: the 50th, 99th
-    /// percentile and the maximum.
-    pub late_p50_us: f64,
-    /// 99th percentile.
-    pub late_p99_us: f64,
-    /// Maximum.
-    pub late_max_us: f64,
-    /// Queueing delay of the delivered datagrams, in milliseconds: the
-    /// time from the offer to the start of its transmission, computed as
-    /// the datagram's time in the link less the propagation delay and its
-    /// own serialization at the link's rate when it arrived (a rate step
-    /// while it waited moves it by the difference). The 50th percentile,
-    /// in 10-µs buckets (the upper edge), as a share of datagrams, not of time.
-    pub queue_delay_p50_ms: f64,
-    /// 99th percentile.
-    pub queue_delay_p99_ms: f64,
-}
-
-/// The relay's counters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RelayStats {
-    /// Seconds since the relay started.
-    pub elapsed_secs: f64,
-    /// Client addresses seen.
-    pub clients: usize,
-    /// Clients to the server.
-    pub forward: DirectionStats,
-    /// The server to its clients.
-    pub reverse: DirectionStats,
-    /// Times the relay moved its clients to new upstream ports (NAT
-    /// rebinding, [`Relay::rebind_every`]).
-    pub rebinds: u64,
-}
-
-/// Durations in fixed-width buckets (the last one holds everything
-/// longer), for percentiles.
-#[derive(Debug, Clone)]
-struct Histogram {
-    bucket_ns: u64,
-    buckets: Vec<u64>,
-    count: u64,
-    max_ns: u64,
-}
-
-impl Histogram {
-    /// `buckets` buckets of `bucket_ns` each.
-    fn new(bucket_ns: u64, buckets: usize) -> Self {
-        Histogram {
-            bucket_ns,
-            buckets: vec![0; buckets],
-            count: 0,
-            max_ns: 0,
-        }
-    }
-
-    /// Lateness of departures: 1-µs buckets up to 20 ms.
-    fn lateness() -> Self {
-        Self::new(1_000, 20_001)
-    }
-
-    /// Queueing delay: 10-µs buckets up to 2 s.
-    fn queueing() -> Self {
-        Self::new(10_000, 200_001)
-    }
-
-    fn record(&mut self, ns: u64) {
-        let i = ((ns / self.bucket_ns) as usize).min(self.buckets.len() - 1);
-        self.buckets[i] += 1;
-        self.count += 1;
-        self.max_ns = self.max_ns.max(ns);
-    }
-
-    /// The upper edge of the bucket holding quantile `q` (never more than
-    /// the maximum), in nanoseconds; 0 when empty.
-    fn quantile_ns(&self, q: f64) -> u64 {
-        if self.count == 0 {
-            return 0;
-        }
-        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        let mut seen = 0;
-        for (i, &n) in self.buckets.iter().enumerate() {
-            seen += n;
-            if seen >= rank {
-                return ((i as u64 + 1) * self.bucket_ns).min(self.max_ns);
-            }
-        }
-        self.max_ns
-    }
-
-    fn quantile_us(&self, q: f64) -> f64 {
-        self.quantile_ns(q) as f64 / 1e3
-    }
-
-    fn quantile_ms(&self, q: f64) -> f64 {
-        self.quantile_ns(q) as f64 / 1e6
-    }
 }
 
 /// The flow hash of a client's datagrams (both directions): FQ-CoDel gives
@@ -724,7 +422,7 @@ impl Relay {
 ///
 /// ```no_run
 /// # fn main() -> Result<(), tput_lab::Error> {
-/// use tput_lab::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list};
+/// use tput_lab::live::relay::{RelayConfig, RelayLinks, RelayThread, parse_link_list};
 /// let links = RelayLinks { forward: parse_link_list("rate=10Mbit/s,delay=20ms", "forward")?, reverse: None };
 /// let (forward, reverse) = links.configs()?;
 /// let cfg = RelayConfig { listen: "127.0.0.1:0".parse().unwrap(), to: "127.0.0.1:4433".parse().unwrap(), forward, reverse, seed: 1 };
@@ -846,195 +544,9 @@ async fn receive(sock: Arc<UdpSocket>, client: Option<SocketAddr>, tx: mpsc::Unb
     }
 }
 
-/// Timed datagrams through a relay: what the relay's accuracy is measured
-/// with (`crates/lab/examples/relay_accuracy.rs`, the `live_timing` bench)
-/// and what its tests check the accounting with.
-pub mod probe {
-    use std::net::{SocketAddr, UdpSocket};
-    use std::time::{Duration, Instant};
-
-    /// The first 8 bytes of the datagram that ends a [`blast`].
-    const END: u64 = u64::MAX;
-
-    /// One datagram that arrived, times in nanoseconds from the blast's start.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct Arrival {
-        /// When it was sent.
-        pub sent_ns: u64,
-        /// When it arrived.
-        pub at_ns: u64,
-    }
-
-    impl Arrival {
-        /// Its one-way time, send to arrival.
-        pub fn one_way_ns(&self) -> u64 {
-            self.at_ns.saturating_sub(self.sent_ns)
-        }
-    }
-
-    /// Sends `count` datagrams of `size` bytes (at least 8) from a fresh
-    /// socket to `to` at `pps` per second, each carrying its send time, then
-    /// one that marks the end; returns what `sink` received, in arrival
-    /// order, until the end marker arrives or `quiet` passes with nothing
-    /// (a relay that drops the marker ends it that way). Pacing sleeps, so
-    /// that a relay on the same machine keeps its core; each datagram
-    /// carries its own send time, so pacing need not be exact.
-    pub fn blast(
-        to: SocketAddr,
-        sink: &UdpSocket,
-        size: usize,
-        pps: f64,
-        count: u64,
-        quiet: Duration,
-    ) -> std::io::Result<Vec<Arrival>> {
-        let t0 = Instant::now();
-        let sink = sink.try_clone()?;
-        sink.set_read_timeout(Some(quiet))?;
-        let rx = std::thread::spawn(move || {
-            let mut buf = vec![0u8; 65_536];
-            let mut got = Vec::new();
-            while let Ok(n) = sink.recv(&mut buf) {
-                let at_ns = t0.elapsed().as_nanos() as u64;
-                if n >= 8 {
-                    let sent_ns = u64::from_be_bytes(buf[..8].try_into().expect("8 bytes"));
-                    if sent_ns == END {
-                        break;
-                    }
-                    got.push(Arrival { sent_ns, at_ns });
-                }
-            }
-            got
-        });
-        let tx = UdpSocket::bind(match to {
-            SocketAddr::V4(_) => "127.0.0.1:0",
-            SocketAddr::V6(_) => "[::1]:0",
-        })?;
-        let mut payload = vec![0u8; size.max(8)];
-        for i in 0..count {
-            let due = Duration::from_secs_f64(i as f64 / pps);
-            if let Some(wait) = due.checked_sub(t0.elapsed()) {
-                std::thread::sleep(wait);
-            }
-            let now = t0.elapsed().as_nanos() as u64;
-            payload[..8].copy_from_slice(&now.to_be_bytes());
-            let _ = tx.send_to(&payload, to);
-        }
-        payload[..8].copy_from_slice(&END.to_be_bytes());
-        let _ = tx.send_to(&payload, to);
-        rx.join()
-            .map_err(|_| std::io::Error::other("the receiving thread panicked"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn link_lists_parse_like_link_tables() {
-        let s = parse_link_list(
-            "rate=36.864Mbit/s, delay=50ms,queue_bytes=64KiB,ber=1e-8,\
-             cutoff.period=10ms,cutoff.connected=0.5,cutoff.mode=drop,rate_schedule=1s:10Mbit/s;2s:20Mbit/s",
-            "--forward",
-        )
-        .unwrap();
-        assert_eq!(s.rate.bits_per_sec(), 36_864_000);
-        assert_eq!(s.delay, Duration::from_millis(50));
-        assert_eq!(s.queue_bytes, Some(64 * 1024));
-        assert_eq!(s.ber, Some(1e-8));
-        assert_eq!(s.rate_schedule.len(), 2);
-        assert_eq!(s.rate_schedule[1].rate.bits_per_sec(), 20_000_000);
-        let c = s.cutoff.unwrap();
-        assert_eq!(c.period, Duration::from_millis(10));
-        assert_eq!(c.connected, 0.5);
-        // A queue discipline: `aqm=` and `aqm.KEY=` are the `queue` table.
-        let s = parse_link_list(
-            "rate=10Mbit/s,delay=5ms,aqm=fq_codel,aqm.target=2ms,aqm.ecn=false,aqm.quantum=300",
-            "--forward",
-        )
-        .unwrap();
-        let q = s.queue.clone().unwrap();
-        assert_eq!(q.kind, crate::scenario::QueueKind::FqCodel);
-        assert_eq!(
-            (q.target, q.ecn, q.quantum),
-            (Some(Duration::from_millis(2)), Some(false), Some(300))
-        );
-        let cfg = link_config(&s, "--forward").unwrap();
-        assert_eq!(cfg.discipline.name(), "fq_codel");
-    }
-
-    /// `trace=FILE` gives the forward link the trace's opportunities; the
-    /// default reverse link runs at `rate` without it.
-    #[test]
-    fn a_link_list_takes_a_delivery_trace() {
-        let shipped =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/traces/constant-12mbit.trace");
-        let list = format!("rate=20Mbit/s,delay=10ms,trace={}", shipped.display());
-        let s = parse_link_list(&list, "--forward").unwrap();
-        assert_eq!(s.trace.as_deref(), Some(shipped.as_path()));
-        let (forward, reverse) = RelayLinks {
-            forward: s,
-            reverse: None,
-        }
-        .configs()
-        .unwrap();
-        assert_eq!(
-            forward.trace.as_ref().map(|t| t.opportunities().to_vec()),
-            Some(vec![1])
-        );
-        assert!(reverse.trace.is_none());
-        let e = parse_link_list("rate=1Mbit/s,delay=1ms,trace=/nonexistent/x.trace", "--forward")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("--forward.trace: cannot read /nonexistent/x.trace"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn bad_link_lists_name_the_key_or_value() {
-        let e = |s: &str| parse_link_list(s, "--forward").unwrap_err().to_string();
-        assert!(e("rate=1Mbit/s,delay=1ms,qeue=3").contains("unknown key `qeue`"));
-        assert!(
-            e("rate=10Mbits,delay=1ms").contains("10Mbits"),
-            "{}",
-            e("rate=10Mbits,delay=1ms")
-        );
-        assert!(e("rate=1Mbit/s,delay=1ms,loss=x").contains("`loss`: `x` is not a number"));
-        assert!(
-            e("rate=1Mbit/s,delay=1ms,loss=2").contains("probability"),
-            "{}",
-            e("rate=1Mbit/s,delay=1ms,loss=2")
-        );
-        assert!(e("rate=1Mbit/s").contains("delay"));
-        assert!(e("rate=1Mbit/s,rate=2Mbit/s,delay=1ms").contains("`rate` given twice"));
-        assert!(e("rate").contains("not key=value"));
-        assert_eq!(
-            e("rate=1Mbit/s,delay=1ms,aqm=red,aqm.target=5ms"),
-            "--forward.queue.target: not a parameter of kind = \"red\""
-        );
-        assert!(e("rate=1Mbit/s,delay=1ms,aqm=pie").contains("pie"));
-        assert!(e("rate=1Mbit/s,delay=1ms,aqm=codel,aqm.ecn=yes").contains("`queue.ecn`: `yes` is not true or false"));
-        assert_eq!(
-            e("rate=1Mbit/s,delay=1ms,aqm=red,aqm.max_p=2"),
-            "--forward.queue.max_p: must be in (0, 1], got 2"
-        );
-        for msg in [e("rate=1Mbit/s,delay=1ms,qeue=3"), e("rate=10Mbits,delay=1ms")] {
-            assert!(msg.starts_with("--forward: ") && !msg.contains('\n'), "{msg}");
-        }
-    }
-
-    #[test]
-    fn lateness_quantiles() {
-        let mut l = Histogram::lateness();
-        for i in 0..100 {
-            l.record(i * 1000 + 500);
-        }
-        assert_eq!(l.quantile_us(0.5), 50.0);
-        assert_eq!(l.quantile_us(0.99), 99.0);
-        assert_eq!(l.max_ns, 99_500);
-    }
 
     #[test]
     fn queueing_delay_is_time_in_link_less_propagation_and_serialization() {

@@ -1,0 +1,47 @@
+//! Test fixtures shared by the unit tests of the live rendering and of harm:
+//! interval records and guarantee snapshots shaped as the transport and the
+//! controller produce them.
+
+use tput_cc::{AlgorithmState, Phase, Snapshot};
+use tput_transport::IntervalStats;
+
+/// A record of `bytes` verified from `start_secs` to `end_secs`: goodput
+/// from those, a 20-ms smoothed and minimum RTT, no loss, no snapshot.
+pub(crate) fn interval(start_secs: f64, end_secs: f64, bytes: u64) -> IntervalStats {
+    IntervalStats {
+        start_secs,
+        end_secs,
+        bytes,
+        goodput_bps: bytes as f64 * 8.0 / (end_secs - start_secs),
+        written_bytes: bytes,
+        cwnd_bytes: 12_000,
+        srtt_ms: 20.0,
+        min_rtt_ms: 20.0,
+        lost_packets: 0,
+        congestion_events: 0,
+        controller: None,
+    }
+}
+
+/// A guarantee controller's snapshot in congestion avoidance with a floor
+/// of `floor_bytes` (0: its breaker open) and its verdict.
+pub(crate) fn guarantee_snapshot(floor_bytes: u64, infeasible: bool) -> Snapshot {
+    Snapshot::new(
+        floor_bytes.max(1200),
+        None,
+        Phase::CongestionAvoidance,
+        AlgorithmState::Guarantee {
+            k: 1.0,
+            slot_rtts: 16,
+            eval_rtts: 32,
+            goal_bytes_per_sec: 0.0,
+            control_slot: 1,
+            congested: false,
+            available_bytes_per_sec: 0.0,
+            k_bw: 0.0,
+            k_max: None,
+            floor_bytes,
+            infeasible,
+        },
+    )
+}
