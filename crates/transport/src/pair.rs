@@ -324,6 +324,12 @@ impl Link {
         self
     }
 
+    /// Drop every `n`th datagram: the `n`th, the `2n`th, ... (`n = 0`
+    /// drops none).
+    pub fn with_drop_every(self, n: u64) -> Self {
+        self.with_drop(move |d| n > 0 && d.index % n == 0)
+    }
+
     /// Drop each datagram with probability `p`, from a generator seeded
     /// with `seed` (the same datagrams each run).
     pub fn with_random_drop(self, p: f64, seed: u64) -> Self {
@@ -661,12 +667,13 @@ mod tests {
 
     #[test]
     fn drop_rules_see_the_index_and_time_and_random_drops_repeat_with_their_seed() {
-        let mut every_third = Link::new(Duration::ZERO).with_drop(|d| d.index % 3 == 0);
+        let mut every_third = Link::new(Duration::ZERO).with_drop_every(3);
         let t0 = Instant::now();
         for _ in 0..9 {
             every_third.offer(t0, t0, datagram(100));
         }
         assert_eq!(every_third.stats().dropped_by_rule, 3);
+        assert_eq!(every_third.arrived(t0).len(), 6, "the other six arrive");
         let mut late = Link::new(Duration::ZERO).with_drop(|d| d.at >= Duration::from_secs(1));
         late.offer(t0, t0, datagram(100));
         late.offer(t0 + Duration::from_secs(1), t0, datagram(100));
