@@ -7,7 +7,7 @@
 mod example;
 
 use example::Verdict;
-use tput_cc::{AlgorithmState, Phase, Snapshot};
+use tput_cc::{AlgorithmState, ControllerSpec};
 
 #[test]
 fn every_connection_has_its_own_probe_and_verdict() {
@@ -22,25 +22,15 @@ fn every_connection_has_its_own_probe_and_verdict() {
 
 #[test]
 fn verdicts_follow_the_snapshot_and_the_goodput() {
-    let snap = |infeasible| {
-        Snapshot::new(
-            12_000,
-            None,
-            Phase::CongestionAvoidance,
-            AlgorithmState::Guarantee {
-                k: 1.0,
-                slot_rtts: 16,
-                eval_rtts: 32,
-                goal_bytes_per_sec: 0.0,
-                control_slot: 1,
-                congested: false,
-                available_bytes_per_sec: 0.0,
-                k_bw: 0.0,
-                k_max: None,
-                floor_bytes: 0,
-                infeasible,
-            },
-        )
+    // A guarantee controller's own snapshot, its verdict flag set as asked.
+    let spec: ControllerSpec = "guarantee:target=20Mbit/s".parse().unwrap();
+    let snap = |flag: bool| {
+        let mut snap = spec.build(1200).snapshot();
+        let AlgorithmState::Guarantee { infeasible, .. } = &mut snap.state else {
+            panic!("not a guarantee snapshot: {:?}", snap.state)
+        };
+        *infeasible = flag;
+        snap
     };
     assert_eq!(Verdict::of(&snap(false), 21e6, 20e6), Verdict::Met);
     assert_eq!(Verdict::of(&snap(false), 19e6, 20e6), Verdict::Missed);

@@ -1,6 +1,7 @@
 //! Every fenced shell command of README.md and docs/cli.md that needs no
 //! second host runs as written, with shortened durations: scenarios cut to
-//! 0.3 s, live transfers to 1 s, sweeps to one seed, a relay to 0.3 s.
+//! 0.3 s, live transfers to 1 s, sweeps to one seed, a relay to 0.3 s on a
+//! port of the system's choosing (no test binds a fixed port).
 //! Skipped: building and testing (`cargo test`, `cargo bench`, quinn's
 //! examples), the two-host `serve`/`send` pair, and `parallel`/`sbatch`
 //! (which run the `sweep run --index` command this test runs as `--jobs`).
@@ -84,7 +85,15 @@ fn runnable(cmd: &str, dir: &Path) -> Option<(Vec<String>, Option<String>)> {
     w.remove(0);
     match w.first().map(String::as_str) {
         Some("serve" | "send") => return None,
-        Some("relay") => w.extend(["--time".into(), "0.3".into()]),
+        Some("relay") => {
+            w.extend(["--time".into(), "0.3".into()]);
+            // The documented port may be taken on this machine: any free one does.
+            if let Some(i) = w.iter().position(|a| a == "--listen")
+                && let Some(addr) = w.get_mut(i + 1)
+            {
+                *addr = "127.0.0.1:0".into();
+            }
+        }
         _ => {}
     }
     let mut redirect = None;
@@ -160,4 +169,17 @@ fn commands_are_read_as_a_shell_reads_them() {
     let md = "```sh\ntputctl a 'x y' \\\n    \"z\"   # note\n# comment\n```\n```toml\ntputctl no\n```\n";
     assert_eq!(shell_commands(md), vec!["tputctl a 'x y' \"z\"".to_string()]);
     assert_eq!(words("tputctl a 'x y' \"z\""), vec!["tputctl", "a", "x y", "z"]);
+}
+
+#[test]
+fn a_documented_relay_listens_on_a_free_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = "tputctl relay --listen 127.0.0.1:4434 --to 127.0.0.1:4433 --forward rate=10Mbit/s";
+    let (args, _) = runnable(cmd, dir.path()).unwrap();
+    let listen = args.iter().position(|a| a == "--listen").unwrap();
+    assert_eq!(args[listen + 1], "127.0.0.1:0", "{args:?}");
+    assert!(
+        args.contains(&"127.0.0.1:4433".to_string()),
+        "the destination stays: {args:?}"
+    );
 }

@@ -5,13 +5,12 @@
 //! Built with the `fuzzing` feature only; no part of the API.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
 use crate::proto::{Frame, REQUEST_LEN, Request};
-use crate::{Identity, Node, NodeConfig, ServerLimits, ServerTrust, SimOptions};
+use crate::{Identity, Node, NodeConfig, Pair, RawEnd, ServerLimits, ServerTrust, SimOptions};
 
 /// A harness: takes arbitrary bytes, panics only on a bug.
 pub type Harness = fn(&[u8]);
@@ -55,7 +54,6 @@ pub fn frame(data: &[u8]) {
 }
 
 const CLIENT: &str = "10.0.0.1:5000";
-const SERVER: &str = "10.0.0.2:4433";
 
 fn server_node() -> Node {
     thread_local! {
@@ -91,74 +89,33 @@ pub fn server_datagrams(data: &[u8]) {
     }
 }
 
-/// A real handshake with a raw quinn-proto client, then arbitrary bytes on a
-/// bidirectional stream: the server refuses or serves, and never panics;
-/// the run ends (the server closes, or every timer has fired).
+/// A real handshake with a raw quinn-proto client ([`RawEnd`] in a
+/// [`Pair`]), then arbitrary bytes on a bidirectional stream: the server
+/// refuses or serves, and never panics; the run ends (the server closes, or
+/// every timer has fired).
 pub fn server_stream(data: &[u8]) {
-    use quinn_proto::{DatagramEvent, Dir, Endpoint, EndpointConfig, Event};
-    let mut server = server_node();
-    let (client_addr, server_addr): (SocketAddr, SocketAddr) =
-        (CLIENT.parse().expect("an address"), SERVER.parse().expect("an address"));
-    let mut client = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
-    let mut now = Instant::now();
+    use quinn_proto::{Dir, Event};
     let config = ServerTrust::Insecure.client_config().expect("a client config");
-    let Ok((ch, mut conn)) = client.connect(now, config, server_addr, "localhost") else {
-        return;
-    };
-    let mut buf = Vec::new();
+    let mut pair = Pair::join(RawEnd::client(config, "localhost"), server_node());
     let mut written = 0;
     let mut stream = None;
-    for _ in 0..2000 {
-        let mut progressed = false;
-        loop {
-            let mut out = Vec::new();
-            let Some(t) = conn.poll_transmit(now, 1, &mut out) else {
-                break;
-            };
-            server.handle_datagram(now, client_addr, 0, BytesMut::from(&out[..t.size]));
-            progressed = true;
-        }
-        while let Some(o) = server.poll_transmit() {
-            progressed = true;
-            buf.clear();
-            if let Some(DatagramEvent::ConnectionEvent(_, ev)) =
-                client.handle(now, server_addr, None, None, BytesMut::from(&o.payload[..]), &mut buf)
-            {
-                conn.handle_event(ev);
-            }
-        }
-        while let Some(ev) = conn.poll_endpoint_events() {
-            if let Some(back) = client.handle_event(ch, ev) {
-                conn.handle_event(back);
-            }
-        }
-        while server.poll_event().is_some() {}
+    pair.run_until(2000, |p| {
+        let Some(conn) = p.client.connection() else {
+            return true;
+        };
         while let Some(ev) = conn.poll() {
             match ev {
                 Event::Connected => stream = conn.streams().open(Dir::Bi),
-                Event::ConnectionLost { .. } => return,
+                Event::ConnectionLost { .. } => return true,
                 _ => {}
             }
         }
         if let Some(id) = stream
             && written < data.len()
+            && let Ok(n) = conn.send_stream(id).write(&data[written..])
         {
-            match conn.send_stream(id).write(&data[written..]) {
-                Ok(n) if n > 0 => {
-                    written += n;
-                    progressed = true;
-                }
-                _ => {}
-            }
+            written += n;
         }
-        if !progressed {
-            let next = [conn.poll_timeout(), server.poll_timeout()].into_iter().flatten().min();
-            let Some(t) = next else { return };
-            now = now.max(t);
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
-            }
-            server.handle_timeout(now);
-        }
-    }
+        false
+    });
 }

@@ -67,7 +67,7 @@ pub use node::{
     ServerLimits, TransferSpec,
 };
 #[cfg(feature = "test-support")]
-pub use pair::Pair;
+pub use pair::{CLIENT_ADDR, End, Link, LinkStats, Offer, Pair, RawEnd, SERVER_ADDR};
 pub use pattern::Pattern;
 pub use proto::{AppBuffers, Direction};
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};

@@ -16,8 +16,7 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
         .expect("took more than 60 s")
 }
 
-/// The idle timeout of both ends: a refusal that came from a timer would
-/// come no sooner.
+/// The idle timeout of both ends: long, so that a refusal is never a timer's.
 const IDLE: Duration = Duration::from_secs(10);
 
 fn client_config() -> NodeConfig {
@@ -80,16 +79,10 @@ async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
     // A download with no rate limit asks for more than 20 Mbit/s.
     let fast = run(addr, &trust, vec![spec(Direction::Download, 0.5)]).await;
     assert!(error(&fast[0]).contains("20Mbit/s"), "{:?}", fast[0].error);
-    // Refusals come at once, not from a timer: each ended before the idle
-    // timeout could have ended it (how long they take: `cargo bench -p
-    // tput-benches --bench live_timing`).
+    // Refusals come from the server's answer, not from a timer (how long
+    // they take: `cargo bench -p tput-benches --bench live_timing`).
     for o in [&long[0], &big[0], &fast[0]] {
-        assert!(
-            o.elapsed_secs < IDLE.as_secs_f64(),
-            "{} s: {:?}",
-            o.elapsed_secs,
-            o.error
-        );
+        assert!(!o.ok() && !error(o).contains("timed out"), "{:?}", o.error);
     }
     // Within the limits all is well.
     let mut ok = spec(Direction::Download, 0.5);
@@ -212,7 +205,7 @@ async fn only_allowed_client_certificates_get_in() {
         eprintln!("{who}: {e}");
         assert!(!o.ok(), "{who} got in");
         // Refused by the handshake, with a reason, not by a timer.
-        assert!(o.elapsed_secs < IDLE.as_secs_f64(), "{who}: {} s", o.elapsed_secs);
+        assert!(!e.contains("timed out"), "{who}: {e}");
         assert!(e.to_lowercase().contains("certificate"), "{who}: {e}");
     }
 }

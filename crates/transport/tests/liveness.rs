@@ -1,17 +1,14 @@
-//! How a transfer meets a path that goes silent: two [`Node`]s in memory,
-//! in virtual time, through a path whose two directions can be cut. A path
-//! that comes back after an outage carries the transfer on, soon after it
-//! returns (stall probes); a dead path ends the transfer within the idle
+//! How a transfer meets a path that goes silent: two [`Node`]s in a
+//! [`Pair`], in virtual time, through a path whose two directions can be
+//! cut. A path that comes back after an outage carries the transfer on,
+//! soon after it returns (stall probes); a dead path ends the transfer within the idle
 //! timeout of the last packet received, and the peer hears why if its
 //! direction still works (strict idle timeout). Virtual time makes the
 //! timings exact, whatever the machine's load.
 
-use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
-use tput_transport::{Identity, Node, NodeConfig, NodeEvent, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
+use tput_transport::{Identity, Link, Node, NodeConfig, Pair, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
 
 const ONE_WAY: Duration = Duration::from_millis(10);
 /// Both ends' idle timeout, seconds.
@@ -39,6 +36,11 @@ fn config(stall_probe: bool) -> NodeConfig {
         .with_stall_probe(stall_probe.then_some(Duration::from_millis(500)))
 }
 
+/// A direction of the path: `ONE_WAY`, dropping what it carries while `cut` says so.
+fn link(cut: Cut) -> Link {
+    Link::new(ONE_WAY).with_drop(move |d| cut(d.at.as_secs_f64()))
+}
+
 /// An upload of `bytes` from a client to a server node, each way `ONE_WAY`
 /// and as fast as the nodes send, the client-to-server direction dropping
 /// what it carries while `up_cut` says so and the other while `down_cut`
@@ -46,80 +48,24 @@ fn config(stall_probe: bool) -> NodeConfig {
 fn run(bytes: u64, stall_probe: bool, up_cut: Cut, down_cut: Cut) -> Run {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
     let sim = SimOptions::seeded(3);
-    let mut server = Node::simulated(config(stall_probe), Some(&identity), sim).unwrap();
-    let mut client = Node::simulated(config(stall_probe), None, sim).unwrap();
-    let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
-    let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
-    let start = Instant::now();
-    let secs = |t: Instant| (t - start).as_secs_f64();
-    let mut now = start;
-    let spec = TransferSpec::upload(bytes, "cubic".parse().unwrap());
-    client
-        .start_transfer(
-            now,
-            server_addr,
-            "localhost",
-            &ServerTrust::Pinned(identity.fingerprint()),
-            spec,
-        )
+    let server = Node::simulated(config(stall_probe), Some(&identity), sim).unwrap();
+    let client = Node::simulated(config(stall_probe), None, sim).unwrap();
+    let mut pair =
+        Pair::new(client, server, ServerTrust::Pinned(identity.fingerprint())).with_links(link(up_cut), link(down_cut));
+    pair.start(TransferSpec::upload(bytes, "cubic".parse().unwrap()))
         .unwrap();
-    // Datagrams in flight: (arrival, sequence) -> (to the server?, bytes).
-    let mut wire: BTreeMap<(Instant, u64), (bool, BytesMut)> = BTreeMap::new();
-    let mut seq = 0;
-    let mut out = Run {
-        client: None,
-        server: None,
-        server_heard: Vec::new(),
-        client_sent: Vec::new(),
-    };
-    while secs(now) < 30.0 && (out.client.is_none() || out.server.is_none()) {
-        for (to_server, node) in [(true, &mut client), (false, &mut server)] {
-            let cut = if to_server { up_cut } else { down_cut };
-            while let Some(o) = node.poll_transmit() {
-                for d in o.datagrams() {
-                    seq += 1;
-                    if to_server {
-                        out.client_sent.push(secs(now));
-                    }
-                    if !cut(secs(now)) {
-                        wire.insert((now + ONE_WAY, seq), (to_server, BytesMut::from(&d[..])));
-                    }
-                }
-            }
-        }
-        for (is_client, node) in [(true, &mut client), (false, &mut server)] {
-            while let Some(ev) = node.poll_event() {
-                if let NodeEvent::Finished(o) = ev {
-                    let slot = if is_client { &mut out.client } else { &mut out.server };
-                    *slot = Some((secs(now), *o));
-                }
-            }
-        }
-        let arrival = wire.keys().next().map(|k| k.0);
-        let Some(next) = [arrival, client.poll_timeout(), server.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
-        else {
-            break;
-        };
-        now = now.max(next);
-        while let Some(entry) = wire.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
-            let (to_server, d) = entry.remove();
-            if to_server {
-                out.server_heard.push(secs(now));
-                server.handle_datagram(now, client_addr, 0, d);
-            } else {
-                client.handle_datagram(now, server_addr, 0, d);
-            }
-        }
-        client.handle_timeout(now);
-        server.handle_timeout(now);
+    pair.run_until(usize::MAX, |p| {
+        p.elapsed() >= Duration::from_secs(30) || (!p.client_outcomes.is_empty() && !p.server_outcomes.is_empty())
+    });
+    let start = pair.start;
+    let secs = |t: &Instant| (*t - start).as_secs_f64();
+    let first = |v: &[(Instant, TransferOutcome)]| v.first().map(|(t, o)| (secs(t), o.clone()));
+    Run {
+        client: first(&pair.client_outcomes),
+        server: first(&pair.server_outcomes),
+        server_heard: pair.up.stats().delivered_at.iter().map(secs).collect(),
+        client_sent: pair.up.stats().offered_at.iter().map(secs).collect(),
     }
-    out
 }
 
 fn never(_: f64) -> bool {

@@ -1,17 +1,15 @@
 //! A [`Node`] against a peer that speaks the protocol through raw
-//! quinn-proto, in memory: what a server does with requests a `Node` client
-//! would never send (crafted with the public `proto` types), and what a
-//! client does with a refusal or with frames a `Node` server would never send.
+//! quinn-proto ([`RawEnd`]), joined in memory by a [`Pair`]: what a server
+//! does with requests a `Node` client would never send (crafted with the
+//! public `proto` types), and what a client does with a refusal or with
+//! frames a `Node` server would never send.
 
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use bytes::BytesMut;
-use quinn_proto::{ConnectionError, DatagramEvent, Dir, Endpoint, EndpointConfig, Event};
+use quinn_proto::{ConnectionError, Dir, Event};
 use tput_transport::proto::{Direction, REQUEST_LEN, Request};
 use tput_transport::{
-    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, NodeEvent, ServerLimits, ServerTrust, SimOptions,
+    CLOSE_PROTOCOL_ERROR, Identity, Node, NodeConfig, Pair, RawEnd, ServerLimits, ServerTrust, SimOptions,
     TransferOutcome, TransferSpec,
 };
 
@@ -47,83 +45,34 @@ fn refusal(bytes: &[u8]) -> (u64, String, bool) {
 fn refusal_with(bytes: &[u8], limits: ServerLimits) -> (u64, String, bool) {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
     let config = NodeConfig::default().with_mtu_discovery(false).with_limits(limits);
-    let mut server = Node::simulated(config, Some(&identity), seeded(1)).unwrap();
-    let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
-    let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
-    let mut client = Endpoint::new(Arc::new(EndpointConfig::default()), None, false, None);
-    let mut now = Instant::now();
-    let (ch, mut conn) = client
-        .connect(
-            now,
-            ServerTrust::Insecure.client_config().unwrap(),
-            server_addr,
-            "localhost",
-        )
-        .unwrap();
-    let mut buf = Vec::new();
-    let mut server_finished = false;
-    for _ in 0..10_000 {
-        // Client to server.
-        let mut progressed = false;
-        loop {
-            let mut out = Vec::new();
-            let Some(t) = conn.poll_transmit(now, 1, &mut out) else {
-                break;
-            };
-            server.handle_datagram(now, client_addr, 0, BytesMut::from(&out[..t.size]));
-            progressed = true;
-        }
-        // Server to client.
-        while let Some(o) = server.poll_transmit() {
-            progressed = true;
-            buf.clear();
-            if let Some(DatagramEvent::ConnectionEvent(h, ev)) =
-                client.handle(now, server_addr, None, None, BytesMut::from(&o.payload[..]), &mut buf)
-            {
-                assert_eq!(h, ch);
-                conn.handle_event(ev);
-            }
-        }
-        while let Some(ev) = conn.poll_endpoint_events() {
-            if let Some(back) = client.handle_event(ch, ev) {
-                conn.handle_event(back);
-            }
-        }
-        while let Some(ev) = server.poll_event() {
-            server_finished |= matches!(ev, NodeEvent::Finished(_));
-        }
+    let server = Node::simulated(config, Some(&identity), seeded(1)).unwrap();
+    let client = RawEnd::client(ServerTrust::Insecure.client_config().unwrap(), "localhost");
+    let mut pair = Pair::join(client, server);
+    let mut closed = None;
+    pair.run_until(10_000, |p| {
+        let conn = p.client.connection().expect("the client connects");
         while let Some(ev) = conn.poll() {
             match ev {
                 Event::Connected => {
                     let id = conn.streams().open(Dir::Bi).unwrap();
                     assert_eq!(conn.send_stream(id).write(bytes).unwrap(), bytes.len());
-                    progressed = true;
                 }
                 Event::ConnectionLost {
                     reason: ConnectionError::ApplicationClosed(close),
                 } => {
-                    return (
+                    closed = Some((
                         close.error_code.into_inner(),
                         String::from_utf8_lossy(&close.reason).into_owned(),
-                        server_finished,
-                    );
+                    ));
                 }
                 Event::ConnectionLost { reason } => panic!("lost without an application close: {reason}"),
                 _ => {}
             }
         }
-        if !progressed {
-            // Idle: jump to the next timer of either end.
-            let next = [conn.poll_timeout(), server.poll_timeout()].into_iter().flatten().min();
-            let Some(t) = next else { break };
-            now = now.max(t);
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
-            }
-            server.handle_timeout(now);
-        }
-    }
-    panic!("the server never closed the connection");
+        closed.is_some()
+    });
+    let (code, reason) = closed.expect("the server closed the connection");
+    (code, reason, !pair.server_outcomes.is_empty())
 }
 
 #[test]
@@ -184,48 +133,14 @@ enum Script {
 /// follows `script`, in memory; returns the client's outcome.
 fn node_client_against(spec: TransferSpec, script: Script) -> TransferOutcome {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
-    let mut server = Endpoint::new(
-        Arc::new(EndpointConfig::default()),
-        Some(Arc::new(identity.server_config().unwrap())),
-        false,
-        None,
-    );
-    let mut client = Node::simulated(NodeConfig::default().with_mtu_discovery(false), None, seeded(2)).unwrap();
-    let server_addr: SocketAddr = "10.0.0.2:4433".parse().unwrap();
-    let client_addr: SocketAddr = "10.0.0.1:5000".parse().unwrap();
-    let mut now = Instant::now();
-    let id = client
-        .start_transfer(
-            now,
-            server_addr,
-            "localhost",
-            &ServerTrust::Pinned(identity.fingerprint()),
-            spec,
-        )
-        .unwrap();
-    let mut conn: Option<(quinn_proto::ConnectionHandle, quinn_proto::Connection)> = None;
+    let server = RawEnd::server(identity.server_config().unwrap());
+    let client = Node::simulated(NodeConfig::default().with_mtu_discovery(false), None, seeded(2)).unwrap();
+    let mut pair = Pair::new(client, server, ServerTrust::Pinned(identity.fingerprint()));
+    let id = pair.start(spec).unwrap();
     let mut request = Vec::new();
     let mut acted = false;
-    let mut buf = Vec::new();
-    for _ in 0..100_000 {
-        let mut progressed = false;
-        while let Some(o) = client.poll_transmit() {
-            progressed = true;
-            buf.clear();
-            match server.handle(now, client_addr, None, None, BytesMut::from(&o.payload[..]), &mut buf) {
-                Some(DatagramEvent::NewConnection(incoming)) => {
-                    conn = Some(server.accept(incoming, now, &mut buf, None).unwrap());
-                }
-                Some(DatagramEvent::ConnectionEvent(_, ev)) => conn.as_mut().unwrap().1.handle_event(ev),
-                _ => {}
-            }
-        }
-        if let Some((h, c)) = conn.as_mut() {
-            while let Some(ev) = c.poll_endpoint_events() {
-                if let Some(back) = server.handle_event(*h, ev) {
-                    c.handle_event(back);
-                }
-            }
+    pair.run_until(100_000, |p| {
+        if let Some(c) = p.server.connection() {
             while let Some(ev) = c.poll() {
                 if let Event::Stream(quinn_proto::StreamEvent::Opened { dir: Dir::Bi }) = ev {
                     c.streams().accept(Dir::Bi);
@@ -244,7 +159,7 @@ fn node_client_against(spec: TransferSpec, script: Script) -> TransferOutcome {
                 acted = true;
                 match &script {
                     Script::Refuse(code, why) => c.close(
-                        now,
+                        p.now,
                         quinn_proto::VarInt::from_u32(*code),
                         bytes::Bytes::from_static(why.as_bytes()),
                     ),
@@ -254,36 +169,12 @@ fn node_client_against(spec: TransferSpec, script: Script) -> TransferOutcome {
                     }
                 }
             }
-            loop {
-                let mut out = Vec::new();
-                let Some(t) = c.poll_transmit(now, 1, &mut out) else {
-                    break;
-                };
-                progressed = true;
-                client.handle_datagram(now, server_addr, 0, BytesMut::from(&out[..t.size]));
-            }
         }
-        while let Some(ev) = client.poll_event() {
-            if let NodeEvent::Finished(o) = ev {
-                assert_eq!(o.id, id);
-                return *o;
-            }
-        }
-        if !progressed {
-            let server_timer = conn.as_mut().and_then(|(_, c)| c.poll_timeout());
-            let Some(t) = [client.poll_timeout(), server_timer].into_iter().flatten().min() else {
-                break;
-            };
-            now = now.max(t);
-            if let Some((_, c)) = conn.as_mut()
-                && c.poll_timeout().is_some_and(|t| t <= now)
-            {
-                c.handle_timeout(now);
-            }
-            client.handle_timeout(now);
-        }
-    }
-    panic!("the client never finished");
+        !p.client_outcomes.is_empty()
+    });
+    let (_, o) = pair.client_outcomes.first().expect("the client finished");
+    assert_eq!(o.id, id);
+    o.clone()
 }
 
 fn download(cc: &str) -> TransferSpec {
