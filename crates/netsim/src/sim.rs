@@ -11,7 +11,9 @@ use crate::model::{LinkDriver, LinkEvent, LinkModel, LinkTrace, PacketTag};
 use crate::oracle::OracleState;
 use crate::queue::{Ev, EventQueue};
 use crate::time::duration_to_nanos;
-use crate::{Addr, Datagram, Ecn, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rng, SimTime, Topology};
+use crate::{
+    Addr, Datagram, Ecn, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rate, Rng, SimTime, Topology,
+};
 
 const NO_ROUTE: u32 = u32::MAX;
 /// Flow ids below this live in a vector; larger ones in a map.
@@ -562,7 +564,7 @@ impl Simulator {
         let l = &mut self.links[li];
         let rate = l.model.on_rate_change(step);
         for &o in &l.oracles {
-            self.oracles[o as usize].set_capacity(rate, now);
+            self.oracles[o as usize].set_capacity(rate.bits_per_sec(), now);
         }
     }
 
@@ -655,9 +657,9 @@ impl Simulator {
         self.links.len()
     }
 
-    /// The current rate of `link` in bits per second.
-    pub fn link_rate(&self, link: LinkId) -> Option<u64> {
-        self.links.get(link.index()).map(|l| l.model.rate_bps())
+    /// The current rate of `link`.
+    pub fn link_rate(&self, link: LinkId) -> Option<Rate> {
+        self.links.get(link.index()).map(|l| l.model.rate())
     }
 
     /// A snapshot of `link`'s counters (default values for an unknown link).
@@ -769,7 +771,7 @@ impl Simulator {
                 value: window,
             });
         }
-        let rate = self.links[link.index()].model.rate_bps();
+        let rate = self.links[link.index()].model.rate().bits_per_sec();
         let (state, handle) = OracleState::new(link, own_flows, w, self.now, rate);
         let idx = self.oracles.len() as u32;
         let first_tick = self.now + state.bucket_ns();

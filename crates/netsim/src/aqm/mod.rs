@@ -14,11 +14,9 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::Frame;
 use crate::time::duration_to_nanos;
-use crate::{Ecn, Error, Rng};
+use crate::{Ecn, Error, Rate, Rng};
 
 mod codel;
 mod fq_codel;
@@ -33,15 +31,17 @@ pub(crate) use red::Red;
 ///
 /// ```
 /// use std::time::Duration;
-/// use tput_netsim::{CodelConfig, LinkConfig, QueueDiscipline};
+/// use tput_netsim::{CodelConfig, LinkConfig, QueueDiscipline, Rate};
 /// let fq = QueueDiscipline::FqCodel(Default::default());
-/// let link = LinkConfig::new(10_000_000, Duration::from_millis(5)).with_discipline(fq);
+/// let link = LinkConfig::new(Rate::from_mbit_per_sec(10), Duration::from_millis(5)).with_discipline(fq);
 /// assert!(link.validate().is_ok());
 /// let bad = QueueDiscipline::Codel(CodelConfig::default().with_target(Duration::ZERO));
 /// assert_eq!(bad.validate().unwrap_err().to_string(), "queue.target: must be greater than 0");
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum QueueDiscipline {
     /// A FIFO that drops arrivals when full (the default).
     #[default]
@@ -125,7 +125,8 @@ fn check_codel(target: Duration, interval: Duration) -> Result<(), Error> {
 }
 
 /// CoDel's parameters (RFC 8289 §4.2-4.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct CodelConfig {
     /// Acceptable standing queue delay (RFC 8289 §4.4; default 5 ms).
@@ -167,7 +168,8 @@ impl CodelConfig {
 }
 
 /// FQ-CoDel's parameters (RFC 8290 §5.2, §4.1-4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct FqCodelConfig {
     /// CoDel target of every flow queue (default 5 ms).
@@ -227,7 +229,8 @@ impl FqCodelConfig {
 
 /// RED's parameters, named and defaulted as ns-2's `Queue/RED` (Floyd and
 /// Jacobson 1993, §4 and the "gentle" variant of Floyd 2000).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct RedConfig {
     /// Minimum threshold of the average queue, in packets (ns-2 `thresh_`,
@@ -443,14 +446,14 @@ impl<P> Queue<P> {
         }
     }
 
-    /// An arrival at `now` (ns) on a link of `rate_bps` (DropTail's limit
+    /// An arrival at `now` (ns) on a link of `rate` (DropTail's limit
     /// check is the link's own). `Err` gives the arrival back when it is
     /// dropped.
     #[inline]
     pub fn enqueue(
         &mut self,
         now: u64,
-        rate_bps: u64,
+        rate: Rate,
         f: Frame<P>,
         out: &mut impl Out<P>,
     ) -> Result<(), (Frame<P>, DropCause)> {
@@ -464,18 +467,18 @@ impl<P> Queue<P> {
                 c.enqueue(now, f, out);
                 Ok(())
             }
-            Queue::Red(r) => r.enqueue(now, rate_bps, f, out),
+            Queue::Red(r) => r.enqueue(now, rate, f, out),
         }
     }
 
     /// The next packet for the transmitter at `now` (ns), if any.
     #[inline]
-    pub fn dequeue(&mut self, now: u64, rate_bps: u64, out: &mut impl Out<P>) -> Option<Frame<P>> {
+    pub fn dequeue(&mut self, now: u64, rate: Rate, out: &mut impl Out<P>) -> Option<Frame<P>> {
         match self {
             Queue::DropTail(q) => q.pop_front(),
             Queue::Codel(c) => c.dequeue(now, out),
             Queue::FqCodel(c) => c.dequeue(now, out),
-            Queue::Red(r) => r.dequeue(now, rate_bps),
+            Queue::Red(r) => r.dequeue(now, rate),
         }
     }
 }
