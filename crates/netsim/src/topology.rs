@@ -309,6 +309,7 @@ impl DumbbellConfig {
 /// A built dumbbell: the topology plus the ids a caller needs to attach
 /// hosts and read metrics.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Dumbbell {
     /// The network (pass it to [`crate::Simulator::new`]).
     pub topology: Topology,
@@ -395,6 +396,7 @@ impl Dumbbell {
 
 /// A built chain `nodes[0] -> nodes[1] -> ... -> nodes[k]`.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Chain {
     /// The network (pass it to [`crate::Simulator::new`]).
     pub topology: Topology,
@@ -478,6 +480,7 @@ impl ParkingLotPair {
 /// "Connections with multiple congested gateways in packet-switched
 /// networks, part 1: one-way traffic", 1991).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ParkingLot {
     /// The network (pass it to [`crate::Simulator::new`]).
     pub topology: Topology,

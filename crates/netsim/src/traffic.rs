@@ -24,6 +24,7 @@ pub enum FlowAction {
 /// One scheduled action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct FlowEvent {
     /// When.
     pub at: SimTime,

@@ -26,6 +26,20 @@ pub(crate) use codel::Codel;
 pub(crate) use fq_codel::FqCodel;
 pub(crate) use red::Red;
 
+/// `with_*` setters of a config struct: `with_x: x: T;` sets field `x`.
+macro_rules! setters {
+    ($($method:ident: $field:ident: $ty:ty;)*) => {
+        $(
+            #[doc = concat!("With [`", stringify!($field), "`](Self::", stringify!($field), ") set to `", stringify!($field), "`.")]
+            #[must_use]
+            pub fn $method(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
 /// The queue discipline of a link (see the module docs of each variant's
 /// configuration for its RFC or paper).
 ///
@@ -150,20 +164,10 @@ impl Default for CodelConfig {
 }
 
 impl CodelConfig {
-    /// With `target`.
-    pub fn with_target(mut self, target: Duration) -> Self {
-        self.target = target;
-        self
-    }
-    /// With `interval`.
-    pub fn with_interval(mut self, interval: Duration) -> Self {
-        self.interval = interval;
-        self
-    }
-    /// With ECN marking on or off.
-    pub fn with_ecn(mut self, ecn: bool) -> Self {
-        self.ecn = ecn;
-        self
+    setters! {
+        with_target: target: Duration;
+        with_interval: interval: Duration;
+        with_ecn: ecn: bool;
     }
 }
 
@@ -200,30 +204,12 @@ impl Default for FqCodelConfig {
 }
 
 impl FqCodelConfig {
-    /// With `target`.
-    pub fn with_target(mut self, target: Duration) -> Self {
-        self.target = target;
-        self
-    }
-    /// With `interval`.
-    pub fn with_interval(mut self, interval: Duration) -> Self {
-        self.interval = interval;
-        self
-    }
-    /// With ECN marking on or off.
-    pub fn with_ecn(mut self, ecn: bool) -> Self {
-        self.ecn = ecn;
-        self
-    }
-    /// With a DRR quantum of `bytes`.
-    pub fn with_quantum(mut self, bytes: u32) -> Self {
-        self.quantum = bytes;
-        self
-    }
-    /// With `n` flow queues.
-    pub fn with_flows(mut self, n: u32) -> Self {
-        self.flows = n;
-        self
+    setters! {
+        with_target: target: Duration;
+        with_interval: interval: Duration;
+        with_ecn: ecn: bool;
+        with_quantum: quantum: u32;
+        with_flows: flows: u32;
     }
 }
 
@@ -282,45 +268,20 @@ impl Default for RedConfig {
 
 impl RedConfig {
     /// With thresholds `min_th` and `max_th` (packets).
+    #[must_use]
     pub fn with_thresholds(mut self, min_th: f64, max_th: f64) -> Self {
         self.min_th = min_th;
         self.max_th = max_th;
         self
     }
-    /// With `max_p`.
-    pub fn with_max_p(mut self, max_p: f64) -> Self {
-        self.max_p = max_p;
-        self
-    }
-    /// With queue weight `w`.
-    pub fn with_weight(mut self, w: f64) -> Self {
-        self.weight = w;
-        self
-    }
-    /// With gentle mode on or off.
-    pub fn with_gentle(mut self, gentle: bool) -> Self {
-        self.gentle = gentle;
-        self
-    }
-    /// With byte mode on or off.
-    pub fn with_bytes(mut self, bytes: bool) -> Self {
-        self.bytes = bytes;
-        self
-    }
-    /// With mean packet size `bytes`.
-    pub fn with_mean_packet(mut self, bytes: u32) -> Self {
-        self.mean_packet = bytes;
-        self
-    }
-    /// With `wait` on or off.
-    pub fn with_wait(mut self, wait: bool) -> Self {
-        self.wait = wait;
-        self
-    }
-    /// With ECN marking on or off.
-    pub fn with_ecn(mut self, ecn: bool) -> Self {
-        self.ecn = ecn;
-        self
+    setters! {
+        with_max_p: max_p: f64;
+        with_weight: weight: f64;
+        with_gentle: gentle: bool;
+        with_bytes: bytes: bool;
+        with_mean_packet: mean_packet: u32;
+        with_wait: wait: bool;
+        with_ecn: ecn: bool;
     }
 }
 

@@ -4,25 +4,25 @@
 
 use crate::{Ecn, FlowId, SimTime};
 
-/// A transition a [`LinkModel`] asks its driver to run at a given time.
+/// A transition a [`LinkModel`](crate::LinkModel) asks its driver to run at a given time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LinkEvent {
-    /// The transmission of this generation ends ([`LinkModel::on_tx_done`]).
+    /// The transmission of this generation ends ([`LinkModel::on_tx_done`](crate::LinkModel::on_tx_done)).
     TxDone(u32),
     /// The head of the propagating packets reaches the far end
-    /// ([`LinkModel::on_arrive`]).
+    /// ([`LinkModel::on_arrive`](crate::LinkModel::on_arrive)).
     Arrive,
-    /// A cut begins ([`LinkModel::on_cut_start`]).
+    /// A cut begins ([`LinkModel::on_cut_start`](crate::LinkModel::on_cut_start)).
     CutStart,
-    /// A cut ends ([`LinkModel::on_cut_end`]).
+    /// A cut ends ([`LinkModel::on_cut_end`](crate::LinkModel::on_cut_end)).
     CutEnd,
-    /// The transmitter stops ahead of a cut ([`LinkModel::on_pause_start`]).
+    /// The transmitter stops ahead of a cut ([`LinkModel::on_pause_start`](crate::LinkModel::on_pause_start)).
     PauseStart,
-    /// Step `n` of the rate schedule takes effect ([`LinkModel::on_rate_change`]).
+    /// Step `n` of the rate schedule takes effect ([`LinkModel::on_rate_change`](crate::LinkModel::on_rate_change)).
     RateChange(u32),
 }
 
-/// What a [`LinkModel`] reports to its driver, for a trace.
+/// What a [`LinkModel`](crate::LinkModel) reports to its driver, for a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LinkTrace {
@@ -41,7 +41,7 @@ pub enum LinkTrace {
     DropRandom,
 }
 
-/// The driver of a [`LinkModel`]: it runs the model's timed transitions.
+/// The driver of a [`LinkModel`](crate::LinkModel): it runs the model's timed transitions.
 pub trait LinkDriver {
     /// Call `event` back on the model at `at` (never earlier than the `now`
     /// of the call that asks). Events at the same time run in the order they
@@ -127,7 +127,7 @@ impl PacketTag {
     }
 }
 
-/// The outcome of [`LinkModel::offer`].
+/// The outcome of [`LinkModel::offer`](crate::LinkModel::offer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Verdict {
@@ -138,6 +138,6 @@ pub enum Verdict {
     /// Dropped (or, with ECN, marked and queued: then [`Verdict::Accepted`])
     /// by the queue discipline's AQM on arrival (RED).
     DroppedAqm,
-    /// Dropped: the link is cut in [`CutMode::Drop`].
+    /// Dropped: the link is cut in [`CutMode::Drop`](crate::CutMode::Drop).
     DroppedCutoff,
 }
