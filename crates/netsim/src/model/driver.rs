@@ -5,6 +5,8 @@
 use crate::{Ecn, FlowId, SimTime};
 
 /// A transition a [`LinkModel`](crate::LinkModel) asks its driver to run at a given time.
+///
+/// Deliberately exhaustive: a driver must run every event the model asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LinkEvent {
     /// The transmission of this generation ends ([`LinkModel::on_tx_done`](crate::LinkModel::on_tx_done)).
