@@ -187,10 +187,10 @@ pub struct OracleBandwidth(pub OracleHandle);
 
 impl BandwidthSource for OracleBandwidth {
     fn available(&self, _now: Instant) -> Option<f64> {
-        Some(self.0.available_bits_per_sec() as f64 / 8.0)
+        Some(self.0.available().bytes_per_sec())
     }
     fn physical(&self, _now: Instant) -> Option<f64> {
-        Some(self.0.capacity_bits_per_sec() as f64 / 8.0)
+        Some(self.0.capacity().bytes_per_sec())
     }
 }
 

@@ -4,19 +4,18 @@
 use std::time::{Duration, Instant};
 
 use tput_lab::host::QuicHost;
-use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, SimTime, Simulator};
+use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, Rate, SimTime, Simulator};
 use tput_transport::{Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
 /// (time s, inline A bit/s, oracle A bit/s) every 100 ms from 2 s to `secs`,
 /// for a guarantee flow with `abw=inline` sharing a 100 Mbit/s, 20 ms RTT
 /// bottleneck with a NewReno flow limited to `cross_mbps` by its application.
 fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
-    let d = Dumbbell::build(&DumbbellConfig {
-        pairs: 2,
-        access: LinkConfig::new(1_000_000_000, Duration::from_micros(2500)),
-        bottleneck: LinkConfig::new(100_000_000, Duration::from_millis(5)).with_queue(QueueLimit::Packets(30)),
-        reverse_bottleneck: None,
-    })
+    let d = Dumbbell::build(&DumbbellConfig::new(
+        2,
+        LinkConfig::new(Rate::from_gbit_per_sec(1), Duration::from_micros(2500)),
+        LinkConfig::new(Rate::from_mbit_per_sec(100), Duration::from_millis(5)).with_queue(QueueLimit::Packets(30)),
+    ))
     .unwrap();
     let mut sim = Simulator::new(d.topology, 3);
     let oracle = sim.add_oracle(d.bottleneck, [1], Duration::from_millis(100)).unwrap();
@@ -68,7 +67,7 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
             out.push((
                 t.as_secs_f64(),
                 available_bytes_per_sec * 8.0,
-                oracle.available_bits_per_sec() as f64,
+                oracle.available().bits_per_sec() as f64,
             ));
         }
         t += Duration::from_millis(100);

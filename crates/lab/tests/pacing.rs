@@ -8,7 +8,7 @@ use bytes::Bytes;
 use tput_cc::{AlgorithmState, QuinnCc};
 use tput_lab::host::QuicHost;
 use tput_netsim::{
-    Addr, Datagram, Dumbbell, DumbbellConfig, Ecn, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator,
+    Addr, Datagram, Dumbbell, DumbbellConfig, Ecn, FlowId, Host, LinkConfig, QueueLimit, Rate, SimTime, Simulator,
 };
 use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
@@ -67,12 +67,11 @@ fn upload(cc: &str, secs: u64) -> Vec<Sent> {
 
 /// [`upload`], with quinn-proto's controller `quinn` instead of ours if given.
 fn upload_with(cc: &str, quinn: Option<QuinnCc>, secs: u64) -> Vec<Sent> {
-    let d = Dumbbell::build(&DumbbellConfig {
-        pairs: 1,
-        access: LinkConfig::new(1_000_000_000, Duration::from_millis(1)),
-        bottleneck: LinkConfig::new(100_000_000, Duration::from_millis(8)).with_queue(QueueLimit::Packets(200)),
-        reverse_bottleneck: None,
-    })
+    let d = Dumbbell::build(&DumbbellConfig::new(
+        1,
+        LinkConfig::new(Rate::from_gbit_per_sec(1), Duration::from_millis(1)),
+        LinkConfig::new(Rate::from_mbit_per_sec(100), Duration::from_millis(8)).with_queue(QueueLimit::Packets(200)),
+    ))
     .unwrap();
     let epoch = Instant::now();
     let id = Identity::self_signed(&["localhost"]).unwrap();

@@ -3,21 +3,20 @@
 use std::time::{Duration, Instant};
 
 use tput_lab::host::QuicHost;
-use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, RandomLoss, SimTime, Simulator};
+use tput_netsim::{Addr, Dumbbell, DumbbellConfig, LinkConfig, QueueLimit, RandomLoss, Rate, SimTime, Simulator};
 use tput_transport::{Direction, Identity, Node, NodeConfig, ServerTrust, SimOptions, TransferSpec};
 
 fn dumbbell(loss: Option<RandomLoss>, queue_packets: u64) -> Dumbbell {
-    let mut bottleneck =
-        LinkConfig::new(100_000_000, Duration::from_millis(8)).with_queue(QueueLimit::Packets(queue_packets as _));
+    let mut bottleneck = LinkConfig::new(Rate::from_mbit_per_sec(100), Duration::from_millis(8))
+        .with_queue(QueueLimit::Packets(queue_packets as _));
     if let Some(l) = loss {
         bottleneck = bottleneck.with_loss(l);
     }
-    Dumbbell::build(&DumbbellConfig {
-        pairs: 1,
-        access: LinkConfig::new(1_000_000_000, Duration::from_millis(1)),
+    Dumbbell::build(&DumbbellConfig::new(
+        1,
+        LinkConfig::new(Rate::from_gbit_per_sec(1), Duration::from_millis(1)),
         bottleneck,
-        reverse_bottleneck: None,
-    })
+    ))
     .unwrap()
 }
 

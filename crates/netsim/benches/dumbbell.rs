@@ -15,7 +15,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tput_netsim::{
-    Addr, Datagram, Dumbbell, DumbbellConfig, Ecn, FlowId, Host, LinkConfig, QueueLimit, SimTime, Simulator,
+    Addr, Datagram, Dumbbell, DumbbellConfig, Ecn, FlowId, Host, LinkConfig, QueueLimit, Rate, SimTime, Simulator,
 };
 
 struct Source {
@@ -74,12 +74,11 @@ impl Host for Sink {
 }
 
 fn build() -> (Simulator, tput_netsim::LinkId) {
-    let d = Dumbbell::build(&DumbbellConfig {
-        pairs: 40,
-        access: LinkConfig::new(10_000_000_000, Duration::from_micros(500)),
-        bottleneck: LinkConfig::new(1_000_000_000, Duration::from_millis(2)).with_queue(QueueLimit::Packets(1000)),
-        reverse_bottleneck: None,
-    })
+    let d = Dumbbell::build(&DumbbellConfig::new(
+        40,
+        LinkConfig::new(Rate::from_gbit_per_sec(10), Duration::from_micros(500)),
+        LinkConfig::new(Rate::from_gbit_per_sec(1), Duration::from_millis(2)).with_queue(QueueLimit::Packets(1000)),
+    ))
     .expect("valid dumbbell");
     let mut sim = Simulator::new(d.topology.clone(), 1);
     let data = Bytes::from(vec![0u8; 1000]);

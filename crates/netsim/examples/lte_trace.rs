@@ -13,11 +13,18 @@
 //! were made with seeds 1 and 2 and 10000 ms.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
-use tput_netsim::DeliveryTrace;
+use tput_netsim::{DeliveryTrace, Rate};
 
-const RATES_BPS: [u64; 5] = [2_000_000, 5_000_000, 10_000_000, 20_000_000, 40_000_000];
-const DWELL_MS: u64 = 200;
+const RATES: [Rate; 5] = [
+    Rate::from_mbit_per_sec(2),
+    Rate::from_mbit_per_sec(5),
+    Rate::from_mbit_per_sec(10),
+    Rate::from_mbit_per_sec(20),
+    Rate::from_mbit_per_sec(40),
+];
+const DWELL: Duration = Duration::from_millis(200);
 const MOVE_PROB: f64 = 0.2;
 
 fn main() -> ExitCode {
@@ -33,13 +40,13 @@ fn main() -> ExitCode {
         }
         let seed = parse(0, 1, "SEED")?;
         let duration_ms = parse(1, 10_000, "DURATION_MS")?;
-        let trace =
-            DeliveryTrace::markov(seed, duration_ms, &RATES_BPS, DWELL_MS, MOVE_PROB).map_err(|e| e.to_string())?;
+        let trace = DeliveryTrace::markov(seed, Duration::from_millis(duration_ms), &RATES, DWELL, MOVE_PROB)
+            .map_err(|e| e.to_string())?;
         eprintln!(
             "{} opportunities over {} ms: mean {:.2} Mbit/s",
             trace.opportunities().len(),
             trace.period_ms(),
-            trace.mean_rate_bps() / 1e6
+            trace.mean_rate().bits_per_sec() as f64 / 1e6
         );
         print!("{}", trace.to_text());
         Ok(())

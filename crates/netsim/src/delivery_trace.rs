@@ -20,9 +20,9 @@
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
-use crate::{Error, Rng};
+use crate::{Error, Rate, Rng};
 
 /// Bytes of one delivery opportunity in Mahimahi (an Ethernet MTU).
 pub const TRACE_PACKET_BYTES: u64 = 1500;
@@ -39,7 +39,8 @@ const NS_PER_MS: u64 = 1_000_000;
 /// assert_eq!(DeliveryTrace::parse("2\n1\n").unwrap_err().to_string(),
 ///            "delivery trace line 2: 1 ms comes before the previous line's 2 ms");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeliveryTrace {
     opportunities_ms: Vec<u64>,
 }
@@ -112,13 +113,15 @@ impl DeliveryTrace {
         *self.opportunities_ms.last().expect("validated: not empty")
     }
 
-    /// The mean rate of [`TRACE_PACKET_BYTES`] packets, bits per second.
-    pub fn mean_rate_bps(&self) -> f64 {
-        self.opportunities_ms.len() as f64 * (TRACE_PACKET_BYTES * 8) as f64 / (self.period_ms() as f64 / 1e3)
+    /// The mean rate of [`TRACE_PACKET_BYTES`] packets over one period
+    /// (rounded down to a whole bit per second).
+    pub fn mean_rate(&self) -> Rate {
+        let bits = self.opportunities_ms.len() as u128 * u128::from(TRACE_PACKET_BYTES * 8) * 1000;
+        Rate::from_bits_per_sec(u64::try_from(bits / u128::from(self.period_ms())).unwrap_or(u64::MAX))
     }
 
-    /// An LTE-like trace of `duration_ms`: a rate that jumps between
-    /// `rates_bps` (a birth-death Markov chain: every `dwell_ms` it stays with
+    /// An LTE-like trace of `duration`: a rate that jumps between
+    /// `rates` (a birth-death Markov chain: every `dwell` it stays with
     /// probability `1 - 2p`, or moves one state up or down with `p = move_prob`
     /// each, reflecting at the ends), turned into opportunities by
     /// accumulating the bytes the rate allows each millisecond. Seeded: the same
@@ -127,19 +130,25 @@ impl DeliveryTrace {
     /// "Stochastic forecasts achieve high throughput and low delay over
     /// cellular networks", NSDI 2013, whose Sprout models the rate as a
     /// random walk), not a fit to any measured network.
+    ///
+    /// The trace's resolution is a millisecond: `duration` and `dwell` count
+    /// in whole milliseconds (a fraction of one is ignored).
     pub fn markov(
         seed: u64,
-        duration_ms: u64,
-        rates_bps: &[u64],
-        dwell_ms: u64,
+        duration: Duration,
+        rates: &[Rate],
+        dwell: Duration,
         move_prob: f64,
     ) -> Result<Self, Error> {
-        if rates_bps.is_empty() || dwell_ms == 0 || duration_ms == 0 || !(0.0..=0.5).contains(&move_prob) {
+        let whole_ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        let (duration_ms, dwell_ms) = (whole_ms(duration), whole_ms(dwell));
+        if rates.is_empty() || dwell_ms == 0 || duration_ms == 0 || !(0.0..=0.5).contains(&move_prob) {
             return Err(Error::BadTrace(
-                "delivery trace: markov needs rates, a positive dwell and duration, and a move probability in [0, 0.5]"
+                "delivery trace: markov needs rates, a dwell and a duration of at least 1 ms, and a move probability in [0, 0.5]"
                     .into(),
             ));
         }
+        let rates_bps: Vec<u64> = rates.iter().map(|r| r.bits_per_sec()).collect();
         let mut rng = Rng::new(seed);
         let mut state = rates_bps.len() / 2;
         let mut credit_bits = 0u64;
@@ -228,6 +237,10 @@ impl TraceCursor {
 mod tests {
     use super::*;
 
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
     #[test]
     fn the_cursor_loops_and_skips_unused_opportunities() {
         let t = DeliveryTrace::parse("1\n1\n3\n\n").unwrap();
@@ -254,10 +267,11 @@ mod tests {
     #[test]
     fn a_backlogged_link_delivers_exactly_the_opportunities() {
         use crate::{LinkConfig, LinkOutput, LinkRunner, QueueLimit, SimTime};
-        let trace = DeliveryTrace::markov(3, 1000, &[3_000_000, 12_000_000, 30_000_000], 50, 0.3).unwrap();
+        let mbit = Rate::from_mbit_per_sec;
+        let trace = DeliveryTrace::markov(3, ms(1000), &[mbit(3), mbit(12), mbit(30)], ms(50), 0.3).unwrap();
         let per_period = trace.opportunities().len();
         assert!(per_period > 500, "{per_period}");
-        let cfg = LinkConfig::new(1_000_000, std::time::Duration::ZERO)
+        let cfg = LinkConfig::new(Rate::from_mbit_per_sec(1), std::time::Duration::ZERO)
             .with_queue(QueueLimit::Packets(100_000))
             .with_trace(trace.clone());
         let mut link = LinkRunner::new(&cfg, 1).unwrap();
@@ -304,15 +318,19 @@ mod tests {
 
     #[test]
     fn markov_traces_are_seeded_and_follow_their_rates() {
-        let rates = [6_000_000, 12_000_000, 24_000_000];
-        let a = DeliveryTrace::markov(7, 10_000, &rates, 100, 0.2).unwrap();
-        assert_eq!(a, DeliveryTrace::markov(7, 10_000, &rates, 100, 0.2).unwrap());
-        assert_ne!(a, DeliveryTrace::markov(8, 10_000, &rates, 100, 0.2).unwrap());
+        let mbit = Rate::from_mbit_per_sec;
+        let rates = [mbit(6), mbit(12), mbit(24)];
+        let a = DeliveryTrace::markov(7, ms(10_000), &rates, ms(100), 0.2).unwrap();
+        assert_eq!(a, DeliveryTrace::markov(7, ms(10_000), &rates, ms(100), 0.2).unwrap());
+        assert_ne!(a, DeliveryTrace::markov(8, ms(10_000), &rates, ms(100), 0.2).unwrap());
         assert_eq!(a.period_ms(), 10_000);
-        let mean = a.mean_rate_bps();
-        assert!((6e6..24e6).contains(&mean), "{mean}");
+        let mean = a.mean_rate();
+        assert!((mbit(6)..mbit(24)).contains(&mean), "{mean}");
         // A constant rate gives exactly its opportunities: 12 Mbit/s is one per ms.
-        let c = DeliveryTrace::markov(1, 1000, &[12_000_000], 100, 0.0).unwrap();
+        let c = DeliveryTrace::markov(1, ms(1000), &[mbit(12)], ms(100), 0.0).unwrap();
+        assert_eq!(c.mean_rate(), mbit(12));
+        // Less than a millisecond of dwell is refused.
+        assert!(DeliveryTrace::markov(1, ms(1000), &[mbit(12)], Duration::from_micros(999), 0.0).is_err());
         assert_eq!(c.opportunities(), (1..=1000).collect::<Vec<u64>>());
         assert_eq!(DeliveryTrace::parse(&c.to_text()).unwrap(), c);
     }

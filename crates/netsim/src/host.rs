@@ -4,10 +4,8 @@ use std::any::Any;
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
-use bytes::Bytes;
-use serde::{Deserialize, Serialize};
-
 use crate::{NodeId, SimTime};
+use bytes::Bytes;
 
 /// Traffic class chosen by the sending host; per-flow metrics and the
 /// bandwidth oracle classify datagrams by it. Small dense numbers are the
@@ -15,7 +13,8 @@ use crate::{NodeId, SimTime};
 pub type FlowId = u32;
 
 /// A host's address: a node and a port on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Addr {
     /// The node the host lives on.
     pub node: NodeId,
@@ -57,8 +56,9 @@ impl fmt::Display for Addr {
 }
 
 /// An attached host, as returned by [`crate::Simulator::attach`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct HostId(pub u32);
 
 impl HostId {
@@ -82,8 +82,9 @@ impl HostId {
 /// assert!(Ecn::Ect1.is_ect() && !Ecn::Ce.is_ect());
 /// assert_eq!(Ecn::default(), Ecn::NotEct);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Ecn {
     /// `00`: not ECN-capable.
     #[default]

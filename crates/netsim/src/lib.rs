@@ -20,7 +20,8 @@
 //! - **Traffic** helpers: [`FlowSchedule`], [`FileArrivals`], [`Pareto`],
 //!   [`Exponential`], all from a seeded [`Rng`].
 //! - **Metrics**: [`LinkStats`], [`FlowStats`], queue and delivered-bytes time
-//!   series (serde types: rendering them is `tput-lab`'s job); a trace hash
+//!   series (serializable with the `serde` feature: rendering them is
+//!   `tput-lab`'s job); a trace hash
 //!   for determinism checks; the bandwidth oracle of Yamanegi, Hasegawa and Murata ([`OracleHandle`]).
 //!
 //! # Modules
@@ -78,8 +79,8 @@
 //!
 //! // 8 Mbit/s, 5 ms, then 80 Mbit/s, 1 ms: 1000 wire bytes take 1 ms, then 0.1 ms.
 //! let chain = Chain::build(&[
-//!     LinkConfig::new(8_000_000, Duration::from_millis(5)),
-//!     LinkConfig::new(80_000_000, Duration::from_millis(1)),
+//!     LinkConfig::new(Rate::from_mbit_per_sec(8), Duration::from_millis(5)),
+//!     LinkConfig::new(Rate::from_mbit_per_sec(80), Duration::from_millis(1)),
 //! ])?;
 //! let (a, b) = (chain.nodes[0], chain.nodes[2]);
 //! let mut sim = Simulator::new(chain.topology, 42);
@@ -109,9 +110,10 @@ mod error;
 mod host;
 mod link;
 mod metrics;
-pub mod model;
+mod model;
 mod oracle;
 mod queue;
+mod rate;
 mod rng;
 mod sim;
 mod time;
@@ -129,6 +131,7 @@ pub use link::{
 pub use metrics::{Counter, FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
 pub use model::{Frame, LinkDriver, LinkEvent, LinkModel, LinkOutput, LinkRunner, LinkTrace, PacketTag, Verdict};
 pub use oracle::OracleHandle;
+pub use rate::Rate;
 pub use rng::{Exponential, Pareto, Rng};
 pub use sim::Simulator;
 pub use time::SimTime;

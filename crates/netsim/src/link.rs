@@ -2,10 +2,8 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::time::duration_to_nanos;
-use crate::{Error, SimTime};
+use crate::{Error, Rate, SimTime};
 
 /// Default per-packet header overhead: IPv4 (20 B) + UDP (8 B).
 pub const DEFAULT_OVERHEAD_BYTES: u32 = 28;
@@ -18,8 +16,13 @@ pub const PAUSE_MAX_FRAME_BYTES: u64 = 1500;
 /// The queue holds packets waiting for the transmitter; the packet being
 /// serialized is not in it. Byte limits count wire bytes (payload plus the
 /// link's header overhead).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+#[non_exhaustive]
 pub enum QueueLimit {
     /// At most this many waiting packets.
     Packets(u32),
@@ -28,8 +31,13 @@ pub enum QueueLimit {
 }
 
 /// What a periodic cut-off does to traffic (Morokoshi and Yakoh, "The effect of periodic data-link cut-offs on TCP throughput").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+#[non_exhaustive]
 pub enum CutMode {
     /// The paper's S-TDMA switch: packets arriving at the link during the cut
     /// are discarded, and a packet being serialized when the cut begins is
@@ -65,7 +73,12 @@ pub enum CutMode {
 /// Period `k` (any integer) is connected during
 /// `[phase + k*period, phase + k*period + round(connected_fraction*period))`
 /// and cut until `phase + (k+1)*period`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Build one with [`CutOff::new`] and the `with_*` setters (the struct is
+/// `#[non_exhaustive]`; its fields are public for reading).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct CutOff {
     /// Length of one connected + cut cycle.
     pub period: Duration,
@@ -132,20 +145,35 @@ impl CutOff {
 /// A change of the link rate at a given time (a power-saving port,
 /// Araki 2011). A packet being serialized when the rate changes
 /// finishes at the rate it started with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct RateStep {
     /// When the new rate takes effect.
     pub at: SimTime,
-    /// The new rate in bits per second (> 0).
-    pub rate_bps: u64,
+    /// The new rate (> 0). Serialized as `rate_bps`, bits per second.
+    #[cfg_attr(feature = "serde", serde(rename = "rate_bps"))]
+    pub rate: Rate,
+}
+
+impl RateStep {
+    /// The rate becomes `rate` at `at`.
+    pub fn new(at: SimTime, rate: Rate) -> Self {
+        RateStep { at, rate }
+    }
 }
 
 /// Random loss. Drawn from the link's own seeded stream when a packet starts
 /// serialization; the packet still occupies the link for its serialization
 /// time and is counted as dropped when that ends (a packet lost this way
 /// never reaches the far end).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+#[non_exhaustive]
 pub enum RandomLoss {
     /// Bit error rate: a packet of `n` wire bytes is lost with probability
     /// `1 - (1 - ber)^(8n)` (Miyake, Kato and Suzuki used 1e-8).
@@ -155,10 +183,16 @@ pub enum RandomLoss {
 }
 
 /// A unidirectional link's configuration.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Build one with [`LinkConfig::new`] and the `with_*` setters (the struct
+/// is `#[non_exhaustive]`; its fields are public for reading).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct LinkConfig {
-    /// Initial rate in bits per second.
-    pub rate_bps: u64,
+    /// Initial rate. Serialized as `rate_bps`, bits per second.
+    #[cfg_attr(feature = "serde", serde(rename = "rate_bps"))]
+    pub rate: Rate,
     /// Propagation delay.
     pub delay: Duration,
     /// Header bytes added to each datagram's payload on this link
@@ -168,7 +202,7 @@ pub struct LinkConfig {
     /// Queue capacity (every discipline's hard limit).
     pub queue: QueueLimit,
     /// Queue discipline (default DropTail).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub discipline: crate::QueueDiscipline,
     /// Optional periodic cut-off.
     pub cutoff: Option<CutOff>,
@@ -177,18 +211,18 @@ pub struct LinkConfig {
     /// Optional random loss.
     pub loss: Option<RandomLoss>,
     /// Delivery opportunities from a packet-delivery trace instead of
-    /// serialization at `rate_bps` ([`crate::DeliveryTrace`]); `rate_bps`
+    /// serialization at `rate` ([`crate::DeliveryTrace`]); `rate`
     /// still sizes the reverse direction of builders and the oracle's capacity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub trace: Option<crate::DeliveryTrace>,
 }
 
 impl LinkConfig {
-    /// A link of `rate_bps` and one-way `delay`, 28 B overhead, a 100-packet
+    /// A link of `rate` and one-way `delay`, 28 B overhead, a 100-packet
     /// DropTail queue and no impairments.
-    pub fn new(rate_bps: u64, delay: Duration) -> Self {
+    pub fn new(rate: Rate, delay: Duration) -> Self {
         LinkConfig {
-            rate_bps,
+            rate,
             delay,
             overhead_bytes: DEFAULT_OVERHEAD_BYTES,
             queue: QueueLimit::Packets(100),
@@ -201,7 +235,7 @@ impl LinkConfig {
     }
 
     /// Takes its delivery opportunities from `trace` (an impairment: the
-    /// reverse direction of builders runs at `rate_bps`).
+    /// reverse direction of builders runs at `rate`).
     pub fn with_trace(mut self, trace: crate::DeliveryTrace) -> Self {
         self.trace = Some(trace);
         self
@@ -257,7 +291,7 @@ impl LinkConfig {
 
     /// Checks every value; the error names the first bad one.
     pub fn validate(&self) -> Result<(), Error> {
-        if self.rate_bps == 0 {
+        if self.rate.is_zero() {
             return Err(Error::ZeroRate(0));
         }
         match self.queue {
@@ -290,7 +324,7 @@ impl LinkConfig {
         }
         let mut last = None;
         for s in &self.rate_schedule {
-            if s.rate_bps == 0 {
+            if s.rate.is_zero() {
                 return Err(Error::ZeroRate(0));
             }
             if last.is_some_and(|l| s.at <= l) {
@@ -311,11 +345,8 @@ impl LinkConfig {
     }
 
     /// The slowest rate this link will ever run at.
-    pub(crate) fn min_rate(&self) -> u64 {
-        self.rate_schedule
-            .iter()
-            .map(|s| s.rate_bps)
-            .fold(self.rate_bps, u64::min)
+    pub(crate) fn min_rate(&self) -> Rate {
+        self.rate_schedule.iter().map(|s| s.rate).fold(self.rate, Rate::min)
     }
 
     /// Cut-off timing in nanoseconds: (period, connected length, phase, lead).
@@ -366,17 +397,19 @@ impl CutTiming {
     }
 }
 
-/// Time to serialize `bits` at `rate_bps`: `ceil(bits * 1e9 / rate)` ns,
-/// computed in `u128` so it is exact for every input.
+/// Time to serialize `bits` at `rate`: `ceil(bits * 1e9 / rate)` ns,
+/// computed in `u128` so it is exact for every input. `rate` must not be
+/// zero.
 #[inline]
-pub fn serialization_ns(bits: u64, rate_bps: u64) -> u64 {
+pub fn serialization_ns(bits: u64, rate: Rate) -> u64 {
+    let rate_bps = rate.bits_per_sec();
     // Fast path: a 64-bit division is several times cheaper than a 128-bit
     // one, and exact whenever the product fits.
     if let Some(num) = bits.checked_mul(1_000_000_000) {
         return num.div_ceil(rate_bps);
     }
     let num = bits as u128 * 1_000_000_000u128;
-    let r = rate_bps as u128;
+    let r = u128::from(rate_bps);
     u64::try_from(num.div_ceil(r)).unwrap_or(u64::MAX)
 }
 
@@ -386,17 +419,18 @@ mod tests {
 
     #[test]
     fn serialization_is_exact_ceil() {
-        assert_eq!(serialization_ns(8000, 8_000_000), 1_000_000);
-        assert_eq!(serialization_ns(8000, 3_000_000), 2_666_667);
-        assert_eq!(serialization_ns(1, 1), 1_000_000_000);
-        assert_eq!(serialization_ns(u64::MAX, 1), u64::MAX);
+        let bps = Rate::from_bits_per_sec;
+        assert_eq!(serialization_ns(8000, bps(8_000_000)), 1_000_000);
+        assert_eq!(serialization_ns(8000, bps(3_000_000)), 2_666_667);
+        assert_eq!(serialization_ns(1, bps(1)), 1_000_000_000);
+        assert_eq!(serialization_ns(u64::MAX, bps(1)), u64::MAX);
     }
 
     #[test]
     fn next_cut_and_upstream_pause() {
         // Period 10 us, connected 8 us, phase 3 us: cuts [1, 3), [11, 13), ...
         let c = CutOff::new(Duration::from_micros(10), 0.8, CutMode::Drop).with_phase(Duration::from_micros(3));
-        let ct = LinkConfig::new(1_000_000_000, Duration::ZERO)
+        let ct = LinkConfig::new(Rate::from_gbit_per_sec(1), Duration::ZERO)
             .with_cutoff(c)
             .cut_timing()
             .unwrap();
@@ -413,9 +447,9 @@ mod tests {
 
     #[test]
     fn validation_names_the_bad_value() {
-        let ok = LinkConfig::new(1_000_000, Duration::from_millis(1));
+        let ok = LinkConfig::new(Rate::from_mbit_per_sec(1), Duration::from_millis(1));
         assert!(ok.validate().is_ok());
-        let e = LinkConfig::new(0, Duration::ZERO).validate().unwrap_err();
+        let e = LinkConfig::new(Rate::ZERO, Duration::ZERO).validate().unwrap_err();
         assert_eq!(e.to_string(), "link rate must be greater than 0 bit/s, got 0 bit/s");
         let e = ok
             .clone()
@@ -439,14 +473,8 @@ mod tests {
         assert_eq!(e, Error::BadLossProbability(2.0));
         let e = ok
             .with_rate_schedule(vec![
-                RateStep {
-                    at: SimTime::from_secs(2),
-                    rate_bps: 1,
-                },
-                RateStep {
-                    at: SimTime::from_secs(1),
-                    rate_bps: 1,
-                },
+                RateStep::new(SimTime::from_secs(2), Rate::from_bits_per_sec(1)),
+                RateStep::new(SimTime::from_secs(1), Rate::from_bits_per_sec(1)),
             ])
             .validate()
             .unwrap_err();

@@ -1,11 +1,18 @@
-//! Counters and time series (serde types; rendering is `tput-lab`'s job).
+//! Counters and time series (serializable with the `serde` feature;
+//! rendering is `tput-lab`'s job).
+//!
+//! These are records: their fields are public for reading, and times and
+//! durations in them are integer nanoseconds with the unit in the field's
+//! name (`time_ns`, `busy_ns`), the form their CSV and JSON columns take.
+//! The structs are `#[non_exhaustive]` (a counter may be added): start from
+//! `Default` and set fields, or use [`Counter::new`].
 
-use serde::{Deserialize, Serialize};
-
-use crate::{FlowId, LinkId};
+use crate::{FlowId, LinkId, SimTime};
 
 /// A packet and byte count.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Counter {
     /// Packets.
     pub packets: u64,
@@ -14,6 +21,11 @@ pub struct Counter {
 }
 
 impl Counter {
+    /// `packets` packets of `bytes` bytes in all.
+    pub const fn new(packets: u64, bytes: u64) -> Self {
+        Counter { packets, bytes }
+    }
+
     #[inline]
     pub(crate) fn add(&mut self, bytes: u64) {
         self.packets += 1;
@@ -32,7 +44,9 @@ impl Counter {
 /// Conservation, at every instant:
 /// `offered = delivered + dropped_queue + dropped_aqm + dropped_cutoff
 ///  + dropped_random + queued + in_transmission + in_flight`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct LinkStats {
     /// The link.
     pub link: LinkId,
@@ -45,18 +59,18 @@ pub struct LinkStats {
     pub dropped_queue: Counter,
     /// Drops decided by the queue discipline's AQM (CoDel's control law,
     /// RED's probability), apart from overflow; 0 with DropTail.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub dropped_aqm: Counter,
     /// Packets the queue discipline marked CE instead of dropping them.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub marked: Counter,
     /// Median time packets waited in the queue before their transmission
     /// started, in ns (0 before the first; within 6.25 %: a log-linear
     /// histogram).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sojourn_p50_ns: u64,
     /// 99th percentile of the same, in ns.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub sojourn_p99_ns: u64,
     /// Lost to a cut-off (arrivals in `drop` mode, packets on the wire when a
     /// cut began).
@@ -78,7 +92,7 @@ pub struct LinkStats {
     pub utilisation: f64,
     /// The most packets and the most bytes the queue has held so far (each
     /// its own maximum): the queue's high-water mark.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub queued_max: Counter,
 }
 
@@ -99,7 +113,9 @@ impl LinkStats {
 }
 
 /// A flow's counters. Bytes are datagram payload bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct FlowStats {
     /// The flow.
     pub flow: FlowId,
@@ -110,7 +126,9 @@ pub struct FlowStats {
 }
 
 /// A sample of a watched link's queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct QueueSample {
     /// Sample time in nanoseconds.
     pub time_ns: u64,
@@ -122,8 +140,22 @@ pub struct QueueSample {
     pub bytes: u64,
 }
 
+impl QueueSample {
+    /// `queued` waiting in `link`'s queue at `at`.
+    pub fn new(at: SimTime, link: LinkId, queued: Counter) -> Self {
+        QueueSample {
+            time_ns: at.as_nanos(),
+            link,
+            packets: queued.packets,
+            bytes: queued.bytes,
+        }
+    }
+}
+
 /// A sample of a flow's delivered payload bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct FlowSample {
     /// Sample time in nanoseconds.
     pub time_ns: u64,
@@ -135,8 +167,24 @@ pub struct FlowSample {
     pub interval_bytes: u64,
 }
 
-/// Everything the simulator measured, serializable as one JSON document.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+impl FlowSample {
+    /// `flow` has had `delivered_bytes` delivered by `at`,
+    /// `interval_bytes` of them since the previous sample.
+    pub fn new(at: SimTime, flow: FlowId, delivered_bytes: u64, interval_bytes: u64) -> Self {
+        FlowSample {
+            time_ns: at.as_nanos(),
+            flow,
+            delivered_bytes,
+            interval_bytes,
+        }
+    }
+}
+
+/// Everything the simulator measured (one JSON document with the `serde`
+/// feature).
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Metrics {
     /// Time of the snapshot in nanoseconds.
     pub time_ns: u64,

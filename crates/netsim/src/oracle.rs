@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::{FlowId, LinkId};
+use crate::{FlowId, LinkId, Rate};
 
 /// Number of full buckets in the sliding window.
 const BUCKETS: u64 = 100;
@@ -22,8 +22,8 @@ struct Shared {
 /// the link's transmitter (and at least once per bucket of virtual time).
 ///
 /// Created with [`crate::Simulator::add_oracle`]. Cheap to clone, `Send +
-/// Sync`; reads are relaxed atomic loads. Rates are in wire bits per second
-/// (payload + header overhead), the unit of the link rate.
+/// Sync`; reads are relaxed atomic loads. Rates count wire bits (payload +
+/// header overhead), as the link rate does.
 #[derive(Clone, Debug)]
 pub struct OracleHandle {
     shared: Arc<Shared>,
@@ -37,18 +37,18 @@ impl OracleHandle {
     }
 
     /// `P`: the link's current rate.
-    pub fn capacity_bits_per_sec(&self) -> u64 {
-        self.shared.capacity.load(Ordering::Relaxed)
+    pub fn capacity(&self) -> Rate {
+        Rate::from_bits_per_sec(self.shared.capacity.load(Ordering::Relaxed))
     }
 
     /// `A = max(0, P - cross)` over the sliding window.
-    pub fn available_bits_per_sec(&self) -> u64 {
-        self.shared.available.load(Ordering::Relaxed)
+    pub fn available(&self) -> Rate {
+        Rate::from_bits_per_sec(self.shared.available.load(Ordering::Relaxed))
     }
 
     /// Throughput of the traffic that is not the own flows, over the window.
-    pub fn cross_bits_per_sec(&self) -> u64 {
-        self.shared.cross.load(Ordering::Relaxed)
+    pub fn cross(&self) -> Rate {
+        Rate::from_bits_per_sec(self.shared.cross.load(Ordering::Relaxed))
     }
 }
 

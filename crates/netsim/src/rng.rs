@@ -10,8 +10,6 @@
 //! bits between machines; `libm` gives bit-identical results on every target,
 //! so one scenario and seed give the same bytes on x86_64 and aarch64.
 
-use serde::{Deserialize, Serialize};
-
 use crate::Error;
 
 /// SplitMix64 finaliser (Steele, Lea & Flood 2014).
@@ -105,7 +103,8 @@ impl Rng {
 
 /// Exponentially distributed values with a given mean (e.g. file
 /// inter-arrival gaps of background traffic).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Exponential {
     mean: f64,
 }
@@ -132,7 +131,8 @@ impl Exponential {
 
 /// Pareto (type I) distributed values given their mean and shape, e.g. file
 /// sizes of web-like background traffic. Scale `x_m = mean * (shape - 1) / shape`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Pareto {
     shape: f64,
     scale: f64,

@@ -4,14 +4,13 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 /// A point in virtual time: integer nanoseconds since the start of the run.
 ///
 /// Durations are plain [`std::time::Duration`]s; adding one saturates at
 /// [`SimTime::MAX`] instead of overflowing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct SimTime(u64);
 
 impl SimTime {

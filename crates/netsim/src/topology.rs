@@ -3,18 +3,18 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
-
 use crate::{Error, LinkConfig};
 
 /// A node (end host machine or router).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct NodeId(pub u32);
 
 /// A unidirectional link.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct LinkId(pub u32);
 
 impl NodeId {
@@ -266,7 +266,12 @@ impl RoutingTable {
 /// Parameters of a dumbbell (Yamanegi et al.; Araki):
 /// `sender_i -> left -> right -> receiver_i`, with access links both ways per
 /// pair and one bottleneck both ways between the routers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Build one with [`DumbbellConfig::new`] (the struct is
+/// `#[non_exhaustive]`; its fields are public for reading).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct DumbbellConfig {
     /// Number of sender/receiver pairs (>= 1).
     pub pairs: usize,
@@ -279,9 +284,32 @@ pub struct DumbbellConfig {
     pub reverse_bottleneck: Option<LinkConfig>,
 }
 
+impl DumbbellConfig {
+    /// `pairs` sender/receiver pairs on `access` links, sharing
+    /// `bottleneck`; the reverse bottleneck is the forward one without
+    /// impairments.
+    pub fn new(pairs: usize, access: LinkConfig, bottleneck: LinkConfig) -> Self {
+        DumbbellConfig {
+            pairs,
+            access,
+            bottleneck,
+            reverse_bottleneck: None,
+        }
+    }
+
+    /// Sets the reverse bottleneck (`None`: the forward one without
+    /// impairments).
+    #[must_use]
+    pub fn with_reverse_bottleneck(mut self, reverse: Option<LinkConfig>) -> Self {
+        self.reverse_bottleneck = reverse;
+        self
+    }
+}
+
 /// A built dumbbell: the topology plus the ids a caller needs to attach
 /// hosts and read metrics.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Dumbbell {
     /// The network (pass it to [`crate::Simulator::new`]).
     pub topology: Topology,
@@ -317,9 +345,9 @@ impl Dumbbell {
     ///
     /// ```
     /// # use std::time::Duration;
-    /// # use tput_netsim::{Dumbbell, DumbbellConfig, LinkConfig};
-    /// let link = |ms| LinkConfig::new(100_000_000, Duration::from_millis(ms));
-    /// let config = DumbbellConfig { pairs: 2, access: link(1), bottleneck: link(5), reverse_bottleneck: None };
+    /// # use tput_netsim::{Dumbbell, DumbbellConfig, LinkConfig, Rate};
+    /// let link = |ms| LinkConfig::new(Rate::from_mbit_per_sec(100), Duration::from_millis(ms));
+    /// let config = DumbbellConfig::new(2, link(1), link(5));
     /// // Round trips of 2 * (5 + 2 * 1) = 14 ms and 2 * (5 + 2 * 10) = 50 ms.
     /// let d = Dumbbell::build_with_access(&config, &[link(1), link(10)]).unwrap();
     /// assert_eq!(d.topology.link(d.sender_access[1].0).unwrap().2.delay, Duration::from_millis(10));
@@ -368,6 +396,7 @@ impl Dumbbell {
 
 /// A built chain `nodes[0] -> nodes[1] -> ... -> nodes[k]`.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Chain {
     /// The network (pass it to [`crate::Simulator::new`]).
     pub topology: Topology,
@@ -451,6 +480,7 @@ impl ParkingLotPair {
 /// "Connections with multiple congested gateways in packet-switched
 /// networks, part 1: one-way traffic", 1991).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ParkingLot {
     /// The network (pass it to [`crate::Simulator::new`]).
     pub topology: Topology,
@@ -520,21 +550,16 @@ impl ParkingLot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Rate;
     use std::time::Duration;
 
     fn cfg() -> LinkConfig {
-        LinkConfig::new(1_000_000, Duration::from_millis(1))
+        LinkConfig::new(Rate::from_mbit_per_sec(1), Duration::from_millis(1))
     }
 
     #[test]
     fn routes_follow_fewest_hops() {
-        let d = Dumbbell::build(&DumbbellConfig {
-            pairs: 2,
-            access: cfg(),
-            bottleneck: cfg(),
-            reverse_bottleneck: None,
-        })
-        .unwrap();
+        let d = Dumbbell::build(&DumbbellConfig::new(2, cfg(), cfg())).unwrap();
         let t = &d.topology;
         let table = t.routing_table();
         let route = |a: NodeId, b: NodeId| table.route(a.index(), b.index());
@@ -615,14 +640,9 @@ mod tests {
 
     #[test]
     fn per_pair_access_links_keep_the_link_ids() {
-        let c = DumbbellConfig {
-            pairs: 2,
-            access: cfg(),
-            bottleneck: cfg(),
-            reverse_bottleneck: None,
-        };
+        let c = DumbbellConfig::new(2, cfg(), cfg());
         let plain = Dumbbell::build(&c).unwrap();
-        let slow = LinkConfig::new(1_000_000, Duration::from_millis(50));
+        let slow = LinkConfig::new(Rate::from_mbit_per_sec(1), Duration::from_millis(50));
         let d = Dumbbell::build_with_access(&c, &[cfg(), slow.clone()]).unwrap();
         assert_eq!(d.sender_access, plain.sender_access);
         assert_eq!(d.receiver_access, plain.receiver_access);
@@ -652,17 +672,11 @@ mod tests {
         assert_eq!(t.set_route(b, a, l), Err(Error::RouteNotFromNode { node: b, link: l }));
         assert_eq!(Chain::build(&[]).unwrap_err(), Error::EmptyChain);
         assert_eq!(
-            Dumbbell::build(&DumbbellConfig {
-                pairs: 0,
-                access: cfg(),
-                bottleneck: cfg(),
-                reverse_bottleneck: None
-            })
-            .unwrap_err(),
+            Dumbbell::build(&DumbbellConfig::new(0, cfg(), cfg())).unwrap_err(),
             Error::NoPairs
         );
         assert_eq!(
-            Chain::build(&[LinkConfig::new(0, Duration::ZERO)])
+            Chain::build(&[LinkConfig::new(Rate::ZERO, Duration::ZERO)])
                 .unwrap_err()
                 .to_string(),
             "link rate must be greater than 0 bit/s, got 0 bit/s"

@@ -6,13 +6,14 @@
 //! schedules to decide when to open and close connections (typically by
 //! reporting the next event time from [`crate::Host::poll_timeout`]).
 
-use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 use crate::{Error, Exponential, FlowId, Pareto, Rng, SimTime};
 
 /// Start or stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum FlowAction {
     /// The flow begins sending.
     Start,
@@ -21,7 +22,9 @@ pub enum FlowAction {
 }
 
 /// One scheduled action.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct FlowEvent {
     /// When.
     pub at: SimTime,
@@ -44,7 +47,8 @@ pub struct FlowEvent {
 /// assert_eq!(s.active_at(SimTime::from_secs(7)).len(), 5);
 /// assert_eq!(s.next_after(SimTime::from_secs(5)), Some(SimTime::from_secs(10)));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FlowSchedule {
     events: Vec<FlowEvent>,
 }
@@ -133,12 +137,13 @@ pub struct FileArrivals {
 }
 
 impl FileArrivals {
-    /// `mean_gap_secs` between starts, Pareto sizes of `mean_bytes` and
+    /// `mean_gap` between starts, Pareto sizes of `mean_bytes` and
     /// `shape`, drawing from `rng` (e.g. `Rng::derive(seed, stream)`).
-    pub fn new(rng: Rng, start: SimTime, mean_gap_secs: f64, mean_bytes: f64, shape: f64) -> Result<Self, Error> {
+    pub fn new(rng: Rng, start: SimTime, mean_gap: Duration, mean_bytes: f64, shape: f64) -> Result<Self, Error> {
         Ok(FileArrivals {
             rng,
-            gap: Exponential::new(mean_gap_secs)?,
+            // Sampled in seconds, scaled to ns per draw.
+            gap: Exponential::new(mean_gap.as_secs_f64())?,
             size: Pareto::new(mean_bytes, shape)?,
             next_ns: start.as_nanos() as f64,
         })
@@ -177,7 +182,14 @@ mod tests {
 
     #[test]
     fn file_arrivals_rate_and_sizes() {
-        let mut f = FileArrivals::new(Rng::derive(5, 1), SimTime::ZERO, 0.01, 50_000.0, 2.5).unwrap();
+        let mut f = FileArrivals::new(
+            Rng::derive(5, 1),
+            SimTime::ZERO,
+            Duration::from_millis(10),
+            50_000.0,
+            2.5,
+        )
+        .unwrap();
         let n = 20_000;
         let mut last = SimTime::ZERO;
         let mut sizes = 0u64;

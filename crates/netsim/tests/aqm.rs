@@ -53,7 +53,7 @@ impl Host for Sink {
 /// An 8 Mbit/s link (1000 wire bytes per ms) offered 1.5 times its rate
 /// for 3 s, through `discipline`.
 fn overload(discipline: QueueDiscipline, ecn: Ecn) -> (LinkStats, [u64; 4]) {
-    let link = LinkConfig::new(8_000_000, Duration::from_millis(5))
+    let link = LinkConfig::new(Rate::from_mbit_per_sec(8), Duration::from_millis(5))
         .with_queue(QueueLimit::Packets(1000))
         .with_discipline(discipline);
     let chain = Chain::build(&[link]).unwrap();

@@ -48,7 +48,7 @@ fn link_strategy() -> impl Strategy<Value = LinkConfig> {
         steps,
     )
         .prop_map(|(rate, delay_us, overhead, queue, cutoff, loss, mut steps)| {
-            let mut cfg = LinkConfig::new(rate, Duration::from_micros(delay_us))
+            let mut cfg = LinkConfig::new(Rate::from_bits_per_sec(rate), Duration::from_micros(delay_us))
                 .with_overhead(overhead)
                 .with_queue(queue);
             if let Some((period_us, frac, phase_us, mode, lead_us)) = cutoff {
@@ -67,10 +67,7 @@ fn link_strategy() -> impl Strategy<Value = LinkConfig> {
             cfg.with_rate_schedule(
                 steps
                     .into_iter()
-                    .map(|(at_us, rate_bps)| RateStep {
-                        at: SimTime::from_micros(at_us),
-                        rate_bps,
-                    })
+                    .map(|(at_us, bps)| RateStep::new(SimTime::from_micros(at_us), Rate::from_bits_per_sec(bps)))
                     .collect(),
             )
         })
@@ -115,7 +112,7 @@ proptest! {
         });
         prop_assert!(ok);
         if let Some(o) = oracle {
-            prop_assert!(o.available_bits_per_sec() <= o.capacity_bits_per_sec());
+            prop_assert!(o.available() <= o.capacity());
         }
         let m = sim.metrics();
         for l in &m.links {
@@ -131,14 +128,13 @@ proptest! {
 
 /// 20 window-based toy flows with random start jitter over a lossy dumbbell.
 fn twenty_flows(seed: u64) -> (u64, Simulator) {
-    let d = Dumbbell::build(&DumbbellConfig {
-        pairs: 20,
-        access: LinkConfig::new(100_000_000, Duration::from_millis(1)),
-        bottleneck: LinkConfig::new(20_000_000, Duration::from_millis(5))
+    let d = Dumbbell::build(&DumbbellConfig::new(
+        20,
+        LinkConfig::new(Rate::from_mbit_per_sec(100), Duration::from_millis(1)),
+        LinkConfig::new(Rate::from_mbit_per_sec(20), Duration::from_millis(5))
             .with_queue(QueueLimit::Packets(30))
             .with_loss(RandomLoss::PacketLoss(0.01)),
-        reverse_bottleneck: None,
-    })
+    ))
     .unwrap();
     let mut sim = Simulator::new(d.topology.clone(), seed);
     for i in 0..20 {

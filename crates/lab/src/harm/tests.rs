@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use tput_cc::Snapshot;
 use tput_cc::units::Rate;
-use tput_netsim::{Counter, LinkId, LinkStats, QueueSample};
+use tput_netsim::{Counter, LinkId, LinkStats, QueueSample, SimTime};
 use tput_transport::IntervalStats;
 
 use super::*;
@@ -67,17 +67,9 @@ fn flow(id: u32, group: usize, start: f64, mbps: &[f64], snapshots: Option<&[Sna
 }
 
 fn result(flows: Vec<FlowResult>, dropped: u64, offered: u64, queue_bytes: &[u64]) -> ScenarioResult {
-    let link = LinkStats {
-        offered: Counter {
-            packets: offered,
-            bytes: 0,
-        },
-        dropped_queue: Counter {
-            packets: dropped,
-            bytes: 0,
-        },
-        ..LinkStats::default()
-    };
+    let mut link = LinkStats::default();
+    link.offered = Counter::new(offered, 0);
+    link.dropped_queue = Counter::new(dropped, 0);
     ScenarioResult {
         name: None,
         flows,
@@ -86,12 +78,7 @@ fn result(flows: Vec<FlowResult>, dropped: u64, offered: u64, queue_bytes: &[u64
         queue: queue_bytes
             .iter()
             .enumerate()
-            .map(|(i, &b)| QueueSample {
-                time_ns: (i as u64 + 1) * 1_000_000_000,
-                link: LinkId(0),
-                packets: b / 1200,
-                bytes: b,
-            })
+            .map(|(i, &b)| QueueSample::new(SimTime::from_secs(i as u64 + 1), LinkId(0), Counter::new(b / 1200, b)))
             .collect(),
         delivered: Vec::new(),
         trace_hash: 0,

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use tput_netsim::{FlowSample, LinkStats};
+use tput_netsim::{FlowSample, LinkStats, SimTime};
 
 use super::render::{LEGEND_CHARS, LEGEND_LINES, OVERFLOW, bounds, nice_range, nice_ticks, thin, tick_label, wrap};
 use super::scenario::BAND_GRID;
@@ -344,12 +344,7 @@ fn hand_made() -> (Scenario, ScenarioResult) {
     for t in 1..=10u64 {
         for f in 1..=5u32 {
             let bytes = if f >= 3 && t <= 2 { 0 } else { u64::from(f) * 125_000 };
-            delivered.push(FlowSample {
-                time_ns: t * 1_000_000_000,
-                flow: f,
-                delivered_bytes: 0,
-                interval_bytes: bytes,
-            });
+            delivered.push(FlowSample::new(SimTime::from_secs(t), f, 0, bytes));
         }
     }
     let r = ScenarioResult {

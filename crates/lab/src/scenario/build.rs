@@ -48,15 +48,17 @@ pub(super) fn build(s: &Scenario, flows: usize) -> Result<Net, Error> {
             access,
             reverse_bottleneck,
         } => {
-            let config = DumbbellConfig {
-                pairs: flows,
-                access: link_config(access, "topology.access")?,
-                bottleneck: link_config(bottleneck, "topology.bottleneck")?,
-                reverse_bottleneck: reverse_bottleneck
+            let config = DumbbellConfig::new(
+                flows,
+                link_config(access, "topology.access")?,
+                link_config(bottleneck, "topology.bottleneck")?,
+            )
+            .with_reverse_bottleneck(
+                reverse_bottleneck
                     .as_ref()
                     .map(|r| link_config(r, "topology.reverse_bottleneck"))
                     .transpose()?,
-            };
+            );
             let d = Dumbbell::build_with_access(&config, &per_flow_access(s, access)?)
                 .map_err(|e| Error::Invalid(e.to_string()))?;
             let pairs = d

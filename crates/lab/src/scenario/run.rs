@@ -363,7 +363,7 @@ impl Setup<'_> {
         FileArrivals::new(
             Rng::derive(self.s.seed, 2_000_000 + u64::from(flow)),
             SimTime::from_duration(start),
-            f.mean_gap.as_secs_f64(),
+            f.mean_gap,
             f.mean_size as f64,
             f.shape,
         )

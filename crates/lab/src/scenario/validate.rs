@@ -10,10 +10,15 @@ use tput_transport::{Direction, EvalSlot};
 use super::schema::{CutModeSpec, LinkSpec, Scenario, TopologySpec, Transport};
 use crate::Error;
 
+/// The simulator's rate type for a rate of the scenario's.
+fn sim_rate(r: tput_cc::units::Rate) -> tput_netsim::Rate {
+    tput_netsim::Rate::from_bits_per_sec(r.bits_per_sec())
+}
+
 /// The simulator's link for `l`, validated; errors name `what`.
 pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
     let bad = |why: String| Error::Invalid(format!("{what}: {why}"));
-    let mut c = LinkConfig::new(l.rate.bits_per_sec(), l.delay);
+    let mut c = LinkConfig::new(sim_rate(l.rate), l.delay);
     c = c.with_queue(match (l.queue_packets, l.queue_bytes) {
         (Some(_), Some(_)) => return Err(bad("give queue_packets or queue_bytes, not both".into())),
         (Some(p), None) => QueueLimit::Packets(p as _),
@@ -43,10 +48,7 @@ pub fn link_config(l: &LinkSpec, what: &str) -> Result<LinkConfig, Error> {
         c = c.with_rate_schedule(
             l.rate_schedule
                 .iter()
-                .map(|r| RateStep {
-                    at: SimTime::from_duration(r.at),
-                    rate_bps: r.rate.bits_per_sec(),
-                })
+                .map(|r| RateStep::new(SimTime::from_duration(r.at), sim_rate(r.rate)))
                 .collect(),
         );
     }

@@ -14,11 +14,9 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::Frame;
 use crate::time::duration_to_nanos;
-use crate::{Ecn, Error, Rng};
+use crate::{Ecn, Error, Rate, Rng};
 
 mod codel;
 mod fq_codel;
@@ -28,20 +26,36 @@ pub(crate) use codel::Codel;
 pub(crate) use fq_codel::FqCodel;
 pub(crate) use red::Red;
 
+/// `with_*` setters of a config struct: `with_x: x: T;` sets field `x`.
+macro_rules! setters {
+    ($($method:ident: $field:ident: $ty:ty;)*) => {
+        $(
+            #[doc = concat!("With [`", stringify!($field), "`](Self::", stringify!($field), ") set to `", stringify!($field), "`.")]
+            #[must_use]
+            pub fn $method(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
 /// The queue discipline of a link (see the module docs of each variant's
 /// configuration for its RFC or paper).
 ///
 /// ```
 /// use std::time::Duration;
-/// use tput_netsim::{CodelConfig, LinkConfig, QueueDiscipline};
+/// use tput_netsim::{CodelConfig, LinkConfig, QueueDiscipline, Rate};
 /// let fq = QueueDiscipline::FqCodel(Default::default());
-/// let link = LinkConfig::new(10_000_000, Duration::from_millis(5)).with_discipline(fq);
+/// let link = LinkConfig::new(Rate::from_mbit_per_sec(10), Duration::from_millis(5)).with_discipline(fq);
 /// assert!(link.validate().is_ok());
 /// let bad = QueueDiscipline::Codel(CodelConfig::default().with_target(Duration::ZERO));
 /// assert_eq!(bad.validate().unwrap_err().to_string(), "queue.target: must be greater than 0");
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
+#[non_exhaustive]
 pub enum QueueDiscipline {
     /// A FIFO that drops arrivals when full (the default).
     #[default]
@@ -125,7 +139,8 @@ fn check_codel(target: Duration, interval: Duration) -> Result<(), Error> {
 }
 
 /// CoDel's parameters (RFC 8289 §4.2-4.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct CodelConfig {
     /// Acceptable standing queue delay (RFC 8289 §4.4; default 5 ms).
@@ -149,25 +164,16 @@ impl Default for CodelConfig {
 }
 
 impl CodelConfig {
-    /// With `target`.
-    pub fn with_target(mut self, target: Duration) -> Self {
-        self.target = target;
-        self
-    }
-    /// With `interval`.
-    pub fn with_interval(mut self, interval: Duration) -> Self {
-        self.interval = interval;
-        self
-    }
-    /// With ECN marking on or off.
-    pub fn with_ecn(mut self, ecn: bool) -> Self {
-        self.ecn = ecn;
-        self
+    setters! {
+        with_target: target: Duration;
+        with_interval: interval: Duration;
+        with_ecn: ecn: bool;
     }
 }
 
 /// FQ-CoDel's parameters (RFC 8290 §5.2, §4.1-4.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct FqCodelConfig {
     /// CoDel target of every flow queue (default 5 ms).
@@ -198,36 +204,19 @@ impl Default for FqCodelConfig {
 }
 
 impl FqCodelConfig {
-    /// With `target`.
-    pub fn with_target(mut self, target: Duration) -> Self {
-        self.target = target;
-        self
-    }
-    /// With `interval`.
-    pub fn with_interval(mut self, interval: Duration) -> Self {
-        self.interval = interval;
-        self
-    }
-    /// With ECN marking on or off.
-    pub fn with_ecn(mut self, ecn: bool) -> Self {
-        self.ecn = ecn;
-        self
-    }
-    /// With a DRR quantum of `bytes`.
-    pub fn with_quantum(mut self, bytes: u32) -> Self {
-        self.quantum = bytes;
-        self
-    }
-    /// With `n` flow queues.
-    pub fn with_flows(mut self, n: u32) -> Self {
-        self.flows = n;
-        self
+    setters! {
+        with_target: target: Duration;
+        with_interval: interval: Duration;
+        with_ecn: ecn: bool;
+        with_quantum: quantum: u32;
+        with_flows: flows: u32;
     }
 }
 
 /// RED's parameters, named and defaulted as ns-2's `Queue/RED` (Floyd and
 /// Jacobson 1993, §4 and the "gentle" variant of Floyd 2000).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct RedConfig {
     /// Minimum threshold of the average queue, in packets (ns-2 `thresh_`,
@@ -279,45 +268,20 @@ impl Default for RedConfig {
 
 impl RedConfig {
     /// With thresholds `min_th` and `max_th` (packets).
+    #[must_use]
     pub fn with_thresholds(mut self, min_th: f64, max_th: f64) -> Self {
         self.min_th = min_th;
         self.max_th = max_th;
         self
     }
-    /// With `max_p`.
-    pub fn with_max_p(mut self, max_p: f64) -> Self {
-        self.max_p = max_p;
-        self
-    }
-    /// With queue weight `w`.
-    pub fn with_weight(mut self, w: f64) -> Self {
-        self.weight = w;
-        self
-    }
-    /// With gentle mode on or off.
-    pub fn with_gentle(mut self, gentle: bool) -> Self {
-        self.gentle = gentle;
-        self
-    }
-    /// With byte mode on or off.
-    pub fn with_bytes(mut self, bytes: bool) -> Self {
-        self.bytes = bytes;
-        self
-    }
-    /// With mean packet size `bytes`.
-    pub fn with_mean_packet(mut self, bytes: u32) -> Self {
-        self.mean_packet = bytes;
-        self
-    }
-    /// With `wait` on or off.
-    pub fn with_wait(mut self, wait: bool) -> Self {
-        self.wait = wait;
-        self
-    }
-    /// With ECN marking on or off.
-    pub fn with_ecn(mut self, ecn: bool) -> Self {
-        self.ecn = ecn;
-        self
+    setters! {
+        with_max_p: max_p: f64;
+        with_weight: weight: f64;
+        with_gentle: gentle: bool;
+        with_bytes: bytes: bool;
+        with_mean_packet: mean_packet: u32;
+        with_wait: wait: bool;
+        with_ecn: ecn: bool;
     }
 }
 
@@ -443,14 +407,14 @@ impl<P> Queue<P> {
         }
     }
 
-    /// An arrival at `now` (ns) on a link of `rate_bps` (DropTail's limit
+    /// An arrival at `now` (ns) on a link of `rate` (DropTail's limit
     /// check is the link's own). `Err` gives the arrival back when it is
     /// dropped.
     #[inline]
     pub fn enqueue(
         &mut self,
         now: u64,
-        rate_bps: u64,
+        rate: Rate,
         f: Frame<P>,
         out: &mut impl Out<P>,
     ) -> Result<(), (Frame<P>, DropCause)> {
@@ -464,18 +428,18 @@ impl<P> Queue<P> {
                 c.enqueue(now, f, out);
                 Ok(())
             }
-            Queue::Red(r) => r.enqueue(now, rate_bps, f, out),
+            Queue::Red(r) => r.enqueue(now, rate, f, out),
         }
     }
 
     /// The next packet for the transmitter at `now` (ns), if any.
     #[inline]
-    pub fn dequeue(&mut self, now: u64, rate_bps: u64, out: &mut impl Out<P>) -> Option<Frame<P>> {
+    pub fn dequeue(&mut self, now: u64, rate: Rate, out: &mut impl Out<P>) -> Option<Frame<P>> {
         match self {
             Queue::DropTail(q) => q.pop_front(),
             Queue::Codel(c) => c.dequeue(now, out),
             Queue::FqCodel(c) => c.dequeue(now, out),
-            Queue::Red(r) => r.dequeue(now, rate_bps),
+            Queue::Red(r) => r.dequeue(now, rate),
         }
     }
 }

@@ -107,7 +107,7 @@ impl<P> Red<P> {
     pub fn enqueue(
         &mut self,
         now: u64,
-        rate_bps: u64,
+        rate: crate::Rate,
         mut f: Frame<P>,
         out: &mut impl Out<P>,
     ) -> Result<(), (Frame<P>, DropCause)> {
@@ -121,7 +121,7 @@ impl<P> Red<P> {
         // link's rate in mean-sized packets (ns-2's `ptc`).
         let mut m = 0.0;
         if let Some(since) = self.idle_since.take() {
-            let ptc = rate_bps as f64 / (8.0 * self.c.mean_packet as f64);
+            let ptc = rate.bits_per_sec() as f64 / (8.0 * self.c.mean_packet as f64);
             m = (ptc * now.saturating_sub(since) as f64 / 1e9).floor();
         }
         let w = self.c.weight;
@@ -164,10 +164,10 @@ impl<P> Red<P> {
     /// The head packet. When the queue empties, the idle period starts as
     /// the last packet's transmission ends (at the current rate): ns-2's
     /// link asks its queue for a packet, and finds none, only then.
-    pub fn dequeue(&mut self, now: u64, rate_bps: u64) -> Option<Frame<P>> {
+    pub fn dequeue(&mut self, now: u64, rate: crate::Rate) -> Option<Frame<P>> {
         let f = self.q.pop()?;
         if self.q.q.is_empty() {
-            self.idle_since = Some(now + crate::serialization_ns(f.wire * 8, rate_bps));
+            self.idle_since = Some(now + crate::serialization_ns(f.wire * 8, rate));
         }
         Some(f)
     }
@@ -201,18 +201,28 @@ mod tests {
         let mut rec = Record::default();
         // Arrivals at time 0 into queues of 0, 1, 2 packets (no departure).
         for i in 0..3 {
-            r.enqueue(0, 8_000_000, frame(i, 1000, 0, Ecn::NotEct, 0), &mut rec)
-                .unwrap();
+            r.enqueue(
+                0,
+                crate::Rate::from_mbit_per_sec(8),
+                frame(i, 1000, 0, Ecn::NotEct, 0),
+                &mut rec,
+            )
+            .unwrap();
         }
         // idle at start: m = 0 at t = 0; avg = 0, then 0.5, then 1.25.
         assert!((r.avg - 1.25).abs() < 1e-12, "{}", r.avg);
         for _ in 0..3 {
-            r.dequeue(0, 8_000_000);
+            r.dequeue(0, crate::Rate::from_mbit_per_sec(8));
         }
         // Idle from 1 ms (the last packet's transmission at 8 Mbit/s) to
         // 11 ms: 10 ms at 1000 mean-sized packets per s = 10 packet times.
-        r.enqueue(11_000_000, 8_000_000, frame(9, 1000, 0, Ecn::NotEct, 0), &mut rec)
-            .unwrap();
+        r.enqueue(
+            11_000_000,
+            crate::Rate::from_mbit_per_sec(8),
+            frame(9, 1000, 0, Ecn::NotEct, 0),
+            &mut rec,
+        )
+        .unwrap();
         let expect = 1.25 * 0.5f64.powi(11);
         assert!((r.avg - expect).abs() < 1e-12, "{} vs {expect}", r.avg);
     }
@@ -246,7 +256,12 @@ mod tests {
             let code = if ecn { Ecn::Ect1 } else { Ecn::NotEct };
             for i in 0..200_000u32 {
                 // Keep the queue at 10 packets: one in, one out.
-                match r.enqueue(0, 8_000_000, frame(i, 1000, 0, code, 0), &mut rec) {
+                match r.enqueue(
+                    0,
+                    crate::Rate::from_mbit_per_sec(8),
+                    frame(i, 1000, 0, code, 0),
+                    &mut rec,
+                ) {
                     Ok(()) => {}
                     Err((_, c)) => {
                         assert_eq!(c, DropCause::Aqm);
@@ -255,7 +270,7 @@ mod tests {
                 }
                 arrivals += 1;
                 if r.queued_len() > 10 {
-                    r.dequeue(0, 8_000_000);
+                    r.dequeue(0, crate::Rate::from_mbit_per_sec(8));
                 }
             }
             let frac = (drops as f64 + rec.marked as f64) / arrivals as f64;

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
-use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, PacketTag, SimTime, Verdict, serialization_ns};
+use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, PacketTag, Rate, SimTime, Verdict, serialization_ns};
 
 use crate::Error;
 
@@ -102,10 +102,10 @@ impl Direction {
         let s = self.link.stats(now);
         DirectionStats {
             offered: s.offered,
-            delivered: Counter {
-                packets: s.delivered.packets - self.overload.packets,
-                bytes: s.delivered.bytes - self.overload.bytes,
-            },
+            delivered: Counter::new(
+                s.delivered.packets - self.overload.packets,
+                s.delivered.bytes - self.overload.bytes,
+            ),
             dropped_queue: s.dropped_queue,
             dropped_aqm: s.dropped_aqm,
             marked: s.marked,
@@ -113,7 +113,7 @@ impl Direction {
             dropped_random: s.dropped_random,
             dropped_overload: self.overload,
             queue_high_water: self.link.model().queue_high_water(),
-            rate_bps: self.link.model().rate_bps(),
+            rate_bps: self.link.model().rate().bits_per_sec(),
             active_secs: self.active_secs(),
             delivered_bps: {
                 let secs = self.active_secs();
@@ -151,7 +151,7 @@ impl Direction {
     /// Records the queueing delay of a datagram offered at `offered` and due
     /// at the far end at `due`, `wire` bytes long.
     fn record_queueing(&mut self, offered: SimTime, due: SimTime, wire: u64) {
-        let serialization = serialization_ns(wire * 8, self.link.model().rate_bps().max(1));
+        let serialization = serialization_ns(wire * 8, self.link.model().rate().max(Rate::from_bits_per_sec(1)));
         let in_link = due.as_nanos().saturating_sub(offered.as_nanos());
         self.queueing.record(
             in_link
@@ -346,12 +346,10 @@ impl Relay {
                         LinkOutput::CutEnd { at } => {
                             tracing::info!("relay: {name} cut-off ends at {:.6} s", at.as_secs_f64());
                         }
-                        LinkOutput::RateChange { at, rate_bps } => {
-                            tracing::info!(
-                                "relay: {name} rate steps to {rate_bps} bit/s at {:.6} s",
-                                at.as_secs_f64()
-                            );
+                        LinkOutput::RateChange { at, rate } => {
+                            tracing::info!("relay: {name} rate steps to {rate} at {:.6} s", at.as_secs_f64());
                         }
+                        _ => {}
                     }
                 }
             }
@@ -551,7 +549,7 @@ mod tests {
     #[test]
     fn queueing_delay_is_time_in_link_less_propagation_and_serialization() {
         // 8 Mbit/s, 10 ms: a 1000-byte datagram serializes in 1 ms.
-        let cfg = LinkConfig::new(8_000_000, Duration::from_millis(10)).with_overhead(0);
+        let cfg = LinkConfig::new(Rate::from_mbit_per_sec(8), Duration::from_millis(10)).with_overhead(0);
         let mut d = Direction::new(&cfg, 1, "forward").expect("valid link");
         let addr: SocketAddr = "127.0.0.1:9".parse().expect("address");
         // Three back to back at t = 0: they wait 0, 1 and 2 ms.

@@ -1,238 +1,22 @@
 //! The event engine.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bytes::Bytes;
-
-use crate::host::AnyHost;
 use crate::metrics::{FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
-use crate::model::{LinkDriver, LinkEvent, LinkModel, LinkTrace, PacketTag};
+use crate::model::{LinkModel, PacketTag};
 use crate::oracle::OracleState;
 use crate::queue::{Ev, EventQueue};
 use crate::time::duration_to_nanos;
-use crate::{Addr, Datagram, Ecn, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rng, SimTime, Topology};
+use crate::{
+    Addr, Datagram, Ecn, Error, FlowId, Host, HostId, LinkId, NodeId, OracleHandle, Rate, Rng, SimTime, Topology,
+};
 
-const NO_ROUTE: u32 = u32::MAX;
-/// Flow ids below this live in a vector; larger ones in a map.
-const DENSE_FLOWS: u32 = 1 << 16;
-/// Random streams of links are `LINK_STREAM | link index`.
-const LINK_STREAM: u64 = 0x4C49_4E4B << 32;
+mod parts;
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-enum Kind {
-    /// End of a transmission that someone waits for.
-    Kick,
-    Arrive,
-    Timer,
-    CutStart,
-    CutEnd,
-    PauseStart,
-    RateChange,
-    Sample,
-    OracleTick,
-}
-
-/// Trace event codes folded into the trace hash.
-#[derive(Clone, Copy)]
-#[repr(u8)]
-enum TraceKind {
-    Offer = 1,
-    DropQueue,
-    DropCut,
-    DropRandom,
-    Arrive,
-    Deliver,
-    DropAqm,
-    Mark,
-}
-
-impl Ev {
-    #[inline]
-    fn kind(&self) -> Kind {
-        KINDS[(self.aux & 0xFF) as usize]
-    }
-    #[inline]
-    fn arg(&self) -> u32 {
-        self.aux >> 8
-    }
-}
-
-const KINDS: [Kind; 9] = [
-    Kind::Kick,
-    Kind::Arrive,
-    Kind::Timer,
-    Kind::CutStart,
-    Kind::CutEnd,
-    Kind::PauseStart,
-    Kind::RateChange,
-    Kind::Sample,
-    Kind::OracleTick,
-];
-
-/// A datagram on its way (its flow and wire bytes travel in the link's
-/// [`crate::model::Frame`]).
-#[derive(Debug)]
-struct Packet {
-    src: Addr,
-    dst: Addr,
-    payload: Bytes,
-}
-
-impl Packet {
-    /// The hash of its addresses and ports that FQ-CoDel classifies it by
-    /// (RFC 8290 §4.1.1; SplitMix64's finaliser over the 4-tuple).
-    #[inline]
-    fn flow_hash(&self) -> u64 {
-        let a = (self.src.node.0 as u64) << 16 | self.src.port as u64;
-        let b = (self.dst.node.0 as u64) << 16 | self.dst.port as u64;
-        let mut z = a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-struct LinkRt {
-    model: LinkModel<Packet>,
-    to: NodeId,
-    /// Oracles fed by this link's transmissions.
-    oracles: Vec<u32>,
-}
-
-/// Folds one event into the trace hash.
-#[inline]
-fn fold_trace(trace: &mut u64, time: u64, kind: TraceKind, id: u32, size: u64) {
-    let word = (kind as u64) << 56 | (id as u64) << 32 | (size & 0xFFFF_FFFF);
-    *trace = (*trace ^ time).wrapping_mul(FNV_PRIME);
-    *trace = (*trace ^ word).wrapping_mul(FNV_PRIME);
-}
-
-#[inline]
-fn push_ev(heap: &mut EventQueue, seq: &mut u64, time: u64, kind: Kind, id: u32, arg: u32) {
-    debug_assert!(arg < 1 << 24);
-    *seq += 1;
-    heap.push(Ev {
-        time,
-        seq: *seq,
-        id,
-        aux: arg << 8 | kind as u32,
-    });
-}
-
-/// The simulator as the driver of one link: link events go on the event
-/// queue, transmissions feed the link's oracles, counted events the trace.
-struct SimDriver<'a> {
-    heap: &'a mut EventQueue,
-    seq: &'a mut u64,
-    trace: &'a mut u64,
-    oracles: &'a mut [OracleState],
-    watched: &'a [u32],
-    li: u32,
-}
-
-impl LinkDriver for SimDriver<'_> {
-    #[inline]
-    fn schedule(&mut self, at: SimTime, event: LinkEvent) {
-        let (kind, arg) = match event {
-            LinkEvent::TxDone(g) => (Kind::Kick, g),
-            LinkEvent::Arrive => (Kind::Arrive, 0),
-            LinkEvent::CutStart => (Kind::CutStart, 0),
-            LinkEvent::CutEnd => (Kind::CutEnd, 0),
-            LinkEvent::PauseStart => (Kind::PauseStart, 0),
-            LinkEvent::RateChange(k) => (Kind::RateChange, k),
-        };
-        push_ev(self.heap, self.seq, at.as_nanos(), kind, self.li, arg);
-    }
-
-    #[inline]
-    fn transmitted(&mut self, done: SimTime, flow: FlowId, wire: u64) {
-        for &o in self.watched {
-            self.oracles[o as usize].on_packet(done.as_nanos(), flow, wire);
-        }
-    }
-
-    #[inline]
-    fn trace(&mut self, time: SimTime, what: LinkTrace, wire: u64) {
-        let kind = match what {
-            LinkTrace::Offer => TraceKind::Offer,
-            LinkTrace::DropQueue => TraceKind::DropQueue,
-            LinkTrace::DropCutoff => TraceKind::DropCut,
-            LinkTrace::DropRandom => TraceKind::DropRandom,
-            LinkTrace::DropAqm => TraceKind::DropAqm,
-            LinkTrace::Mark => TraceKind::Mark,
-        };
-        fold_trace(self.trace, time.as_nanos(), kind, self.li, wire);
-    }
-
-    #[inline]
-    fn watches_transmissions(&self) -> bool {
-        !self.watched.is_empty()
-    }
-}
-
-struct HostSlot {
-    host: Box<dyn AnyHost>,
-    addr: Addr,
-    /// The host's last reported wake-up.
-    wake: Option<u64>,
-    /// Earliest timer event known to be in the heap for this host.
-    armed: Option<u64>,
-}
-
-#[derive(Clone, Copy, Default)]
-struct FlowEntry {
-    used: bool,
-    stats: FlowStats,
-    last_sampled: u64,
-}
-
-#[derive(Default)]
-struct FlowTable {
-    dense: Vec<FlowEntry>,
-    sparse: BTreeMap<FlowId, FlowEntry>,
-}
-
-impl FlowTable {
-    #[inline]
-    fn entry(&mut self, flow: FlowId) -> &mut FlowEntry {
-        let e = if flow < DENSE_FLOWS {
-            let i = flow as usize;
-            if i >= self.dense.len() {
-                self.dense.resize(i + 1, FlowEntry::default());
-            }
-            &mut self.dense[i]
-        } else {
-            self.sparse.entry(flow).or_default()
-        };
-        if !e.used {
-            e.used = true;
-            e.stats.flow = flow;
-        }
-        e
-    }
-
-    fn get(&self, flow: FlowId) -> Option<&FlowEntry> {
-        let e = if flow < DENSE_FLOWS {
-            self.dense.get(flow as usize)
-        } else {
-            self.sparse.get(&flow)
-        };
-        e.filter(|e| e.used)
-    }
-
-    fn iter_mut(&mut self) -> impl Iterator<Item = &mut FlowEntry> {
-        self.dense.iter_mut().chain(self.sparse.values_mut()).filter(|e| e.used)
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &FlowEntry> {
-        self.dense.iter().chain(self.sparse.values()).filter(|e| e.used)
-    }
-}
+use parts::{
+    FNV_OFFSET, FlowTable, HostSlot, Kind, LINK_STREAM, LinkRt, NO_ROUTE, Packet, SimDriver, TraceKind, fold_trace,
+    push_ev,
+};
 
 /// The discrete-event simulator: a topology, the hosts attached to it, and
 /// one event queue in virtual time.
@@ -562,7 +346,7 @@ impl Simulator {
         let l = &mut self.links[li];
         let rate = l.model.on_rate_change(step);
         for &o in &l.oracles {
-            self.oracles[o as usize].set_capacity(rate, now);
+            self.oracles[o as usize].set_capacity(rate.bits_per_sec(), now);
         }
     }
 
@@ -655,9 +439,9 @@ impl Simulator {
         self.links.len()
     }
 
-    /// The current rate of `link` in bits per second.
-    pub fn link_rate(&self, link: LinkId) -> Option<u64> {
-        self.links.get(link.index()).map(|l| l.model.rate_bps())
+    /// The current rate of `link`.
+    pub fn link_rate(&self, link: LinkId) -> Option<Rate> {
+        self.links.get(link.index()).map(|l| l.model.rate())
     }
 
     /// A snapshot of `link`'s counters (default values for an unknown link).
@@ -769,7 +553,7 @@ impl Simulator {
                 value: window,
             });
         }
-        let rate = self.links[link.index()].model.rate_bps();
+        let rate = self.links[link.index()].model.rate().bits_per_sec();
         let (state, handle) = OracleState::new(link, own_flows, w, self.now, rate);
         let idx = self.oracles.len() as u32;
         let first_tick = self.now + state.bucket_ns();

@@ -12,151 +12,20 @@
 //!
 //! [`Simulator`]: crate::Simulator
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::aqm::{DropCause, Histogram, Limits, Out, Queue};
 use crate::delivery_trace::TraceCursor;
 use crate::link::{CutMode, CutTiming, RandomLoss, RateStep, serialization_ns};
 use crate::metrics::{Counter, LinkStats};
 use crate::time::duration_to_nanos;
-use crate::{Ecn, FlowId, LinkConfig, QueueLimit, Rng, SimTime};
+use crate::{FlowId, LinkConfig, QueueLimit, Rate, Rng, SimTime};
 
-/// A transition a [`LinkModel`] asks its driver to run at a given time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LinkEvent {
-    /// The transmission of this generation ends ([`LinkModel::on_tx_done`]).
-    TxDone(u32),
-    /// The head of the propagating packets reaches the far end
-    /// ([`LinkModel::on_arrive`]).
-    Arrive,
-    /// A cut begins ([`LinkModel::on_cut_start`]).
-    CutStart,
-    /// A cut ends ([`LinkModel::on_cut_end`]).
-    CutEnd,
-    /// The transmitter stops ahead of a cut ([`LinkModel::on_pause_start`]).
-    PauseStart,
-    /// Step `n` of the rate schedule takes effect ([`LinkModel::on_rate_change`]).
-    RateChange(u32),
-}
+mod driver;
+mod runner;
 
-/// What a [`LinkModel`] reports to its driver, for a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkTrace {
-    /// A packet was accepted into the queue.
-    Offer,
-    /// An arrival found the queue full (or, with FQ-CoDel, a packet of the
-    /// fattest flow was dropped to make room).
-    DropQueue,
-    /// The queue discipline's AQM dropped a packet (never with DropTail).
-    DropAqm,
-    /// The queue discipline marked a packet CE (never with DropTail).
-    Mark,
-    /// A packet was lost to a cut-off.
-    DropCutoff,
-    /// A packet was lost to random loss.
-    DropRandom,
-}
-
-/// The driver of a [`LinkModel`]: it runs the model's timed transitions.
-pub trait LinkDriver {
-    /// Call `event` back on the model at `at` (never earlier than the `now`
-    /// of the call that asks). Events at the same time run in the order they
-    /// were asked for.
-    fn schedule(&mut self, at: SimTime, event: LinkEvent);
-    /// A packet's last bit left the transmitter at `done` (a packet lost to
-    /// random loss is not reported).
-    #[inline]
-    fn transmitted(&mut self, done: SimTime, flow: FlowId, wire: u64) {
-        let _ = (done, flow, wire);
-    }
-    /// A counted event, at its time, with the packet's wire bytes.
-    #[inline]
-    fn trace(&mut self, time: SimTime, what: LinkTrace, wire: u64) {
-        let _ = (time, what, wire);
-    }
-    /// Whether [`LinkDriver::transmitted`] must be called at the end of every
-    /// transmission even when nothing waits behind it (costs one event per
-    /// packet).
-    #[inline]
-    fn watches_transmissions(&self) -> bool {
-        false
-    }
-}
-
-/// A packet on a link: its wire bytes (payload plus the link's overhead),
-/// its flow, its ECN codepoint (CE if this link's queue marked it), and the
-/// caller's item.
-#[derive(Debug)]
-pub struct Frame<P> {
-    /// Wire bytes on this link.
-    pub wire: u64,
-    /// The flow it belongs to.
-    pub flow: FlowId,
-    /// Its ECN codepoint.
-    pub ecn: Ecn,
-    /// The caller's packet.
-    pub item: P,
-    /// The hash FQ-CoDel classifies it by.
-    pub(crate) hash: u64,
-    /// When it entered the queue (ns).
-    pub(crate) enqueued: u64,
-}
-
-/// What a link knows of a packet besides its size: its flow, its ECN
-/// codepoint and the hash of its addresses and ports that a flow-queueing
-/// discipline ([`crate::QueueDiscipline::FqCodel`]) classifies it by.
-///
-/// ```
-/// use tput_netsim::{Ecn, PacketTag};
-/// let t = PacketTag::new(3).with_ecn(Ecn::Ect0).with_hash(0xfeed);
-/// assert_eq!((t.flow, t.ecn, t.hash), (3, Ecn::Ect0, 0xfeed));
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PacketTag {
-    /// The flow (per-flow metrics, the bandwidth oracle).
-    pub flow: FlowId,
-    /// The ECN codepoint.
-    pub ecn: Ecn,
-    /// Flow-queue hash (default: the flow id).
-    pub hash: u64,
-}
-
-impl PacketTag {
-    /// A `Not-ECT` packet of `flow`, hashed by its flow id.
-    pub fn new(flow: FlowId) -> Self {
-        PacketTag {
-            flow,
-            ecn: Ecn::NotEct,
-            hash: flow as u64,
-        }
-    }
-    /// With ECN codepoint `ecn`.
-    pub fn with_ecn(mut self, ecn: Ecn) -> Self {
-        self.ecn = ecn;
-        self
-    }
-    /// With flow-queue hash `hash`.
-    pub fn with_hash(mut self, hash: u64) -> Self {
-        self.hash = hash;
-        self
-    }
-}
-
-/// The outcome of [`LinkModel::offer`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Accepted: queued or being serialized.
-    Accepted,
-    /// Dropped: the queue was full.
-    DroppedQueue,
-    /// Dropped (or, with ECN, marked and queued: then [`Verdict::Accepted`])
-    /// by the queue discipline's AQM on arrival (RED).
-    DroppedAqm,
-    /// Dropped: the link is cut in [`CutMode::Drop`].
-    DroppedCutoff,
-}
+pub use driver::{Frame, LinkDriver, LinkEvent, LinkTrace, PacketTag, Verdict};
+pub use runner::{LinkOutput, LinkRunner};
 
 #[derive(Clone, Copy, Debug)]
 struct Tx {
@@ -171,7 +40,7 @@ struct Tx {
 /// One unidirectional link's state and transitions (see the module docs).
 #[derive(Debug)]
 pub struct LinkModel<P> {
-    rate: u64,
+    rate: Rate,
     delay: u64,
     overhead: u64,
     limit_packets: u64,
@@ -205,19 +74,9 @@ pub struct LinkModel<P> {
     /// A trace-driven link's next delivery opportunity.
     trace: Option<TraceCursor>,
     rng: Rng,
-    offered: Counter,
-    delivered: Counter,
-    dropped_queue: Counter,
-    dropped_cutoff: Counter,
-    dropped_random: Counter,
-    dropped_aqm: Counter,
-    marked: Counter,
+    /// What [`LinkStats`] reports.
+    count: Counters,
     sojourn: Histogram,
-    queued: Counter,
-    queued_max: Counter,
-    in_transmission: Counter,
-    in_flight: Counter,
-    busy_ns: u64,
 }
 
 impl<P> LinkModel<P> {
@@ -234,7 +93,7 @@ impl<P> LinkModel<P> {
             bytes: limit_bytes,
         };
         LinkModel {
-            rate: config.rate_bps,
+            rate: config.rate,
             delay: duration_to_nanos(config.delay),
             overhead: config.overhead_bytes as u64,
             limit_packets,
@@ -256,19 +115,8 @@ impl<P> LinkModel<P> {
             loss: config.loss,
             trace: config.trace.as_ref().map(TraceCursor::new),
             rng,
-            offered: Counter::default(),
-            delivered: Counter::default(),
-            dropped_queue: Counter::default(),
-            dropped_cutoff: Counter::default(),
-            dropped_random: Counter::default(),
-            dropped_aqm: Counter::default(),
-            marked: Counter::default(),
+            count: Counters::default(),
             sojourn: Histogram::default(),
-            queued: Counter::default(),
-            queued_max: Counter::default(),
-            in_transmission: Counter::default(),
-            in_flight: Counter::default(),
-            busy_ns: 0,
         }
     }
 
@@ -302,9 +150,9 @@ impl<P> LinkModel<P> {
         !self.cut && !self.paused
     }
 
-    /// The current rate in bits per second.
+    /// The current rate.
     #[inline]
-    pub fn rate_bps(&self) -> u64 {
+    pub fn rate(&self) -> Rate {
         self.rate
     }
 
@@ -316,19 +164,19 @@ impl<P> LinkModel<P> {
     /// The packets waiting in the queue now.
     #[inline]
     pub fn queued(&self) -> Counter {
-        self.queued
+        self.count.queued
     }
 
     /// The packets that have reached the far end.
     #[inline]
     pub fn delivered(&self) -> Counter {
-        self.delivered
+        self.count.delivered
     }
 
     /// The most packets and the most bytes the queue has held (each its own
     /// maximum).
     pub fn queue_high_water(&self) -> Counter {
-        self.queued_max
+        self.count.queued_max
     }
 
     /// Hands the link a `Not-ECT` packet of `flow` and `payload_bytes` (the
@@ -359,9 +207,9 @@ impl<P> LinkModel<P> {
         let t = now.as_nanos();
         self.pump(now, d);
         let wire = payload_bytes + self.overhead;
-        self.offered.add(wire);
+        self.count.offered.add(wire);
         if self.cut && self.cut_timing.is_some_and(|c| c.mode == CutMode::Drop) {
-            self.dropped_cutoff.add(wire);
+            self.count.dropped_cutoff.add(wire);
             d.trace(now, LinkTrace::DropCutoff, wire);
             return Verdict::DroppedCutoff;
         }
@@ -382,15 +230,16 @@ impl<P> LinkModel<P> {
         // before the cut waiting: then the queue is not empty.)
         let idle = self.tx.is_none() && self.can_send() && self.queue.is_empty();
         if !idle
-            && (self.queued.packets >= self.limit_packets || self.queued.bytes.saturating_add(wire) > self.limit_bytes)
+            && (self.count.queued.packets >= self.limit_packets
+                || self.count.queued.bytes.saturating_add(wire) > self.limit_bytes)
         {
-            self.dropped_queue.add(wire);
+            self.count.dropped_queue.add(wire);
             d.trace(now, LinkTrace::DropQueue, wire);
             return Verdict::DroppedQueue;
         }
-        self.queued.add(wire);
-        self.queued_max.packets = self.queued_max.packets.max(self.queued.packets);
-        self.queued_max.bytes = self.queued_max.bytes.max(self.queued.bytes);
+        self.count.queued.add(wire);
+        self.count.queued_max.packets = self.count.queued_max.packets.max(self.count.queued.packets);
+        self.count.queued_max.bytes = self.count.queued_max.bytes.max(self.count.queued.bytes);
         if let Queue::DropTail(q) = &mut self.queue {
             q.push_back(f);
         }
@@ -405,32 +254,29 @@ impl<P> LinkModel<P> {
         let wire = f.wire;
         // Counted in before the discipline sees it, so that its drops of
         // queued packets (this one included) count out.
-        self.queued.add(wire);
+        self.count.queued.add(wire);
         let mut acct = Acct {
             now,
             d: &mut *d,
-            queued: &mut self.queued,
-            dropped_queue: &mut self.dropped_queue,
-            dropped_aqm: &mut self.dropped_aqm,
-            marked: &mut self.marked,
+            count: &mut self.count,
         };
         if let Err((_, cause)) = self.queue.enqueue(now.as_nanos(), self.rate, f, &mut acct) {
-            self.queued.sub(wire);
+            self.count.queued.sub(wire);
             return match cause {
                 DropCause::Overflow => {
-                    self.dropped_queue.add(wire);
+                    self.count.dropped_queue.add(wire);
                     d.trace(now, LinkTrace::DropQueue, wire);
                     Verdict::DroppedQueue
                 }
                 DropCause::Aqm => {
-                    self.dropped_aqm.add(wire);
+                    self.count.dropped_aqm.add(wire);
                     d.trace(now, LinkTrace::DropAqm, wire);
                     Verdict::DroppedAqm
                 }
             };
         }
-        self.queued_max.packets = self.queued_max.packets.max(self.queued.packets);
-        self.queued_max.bytes = self.queued_max.bytes.max(self.queued.bytes);
+        self.count.queued_max.packets = self.count.queued_max.packets.max(self.count.queued.packets);
+        self.count.queued_max.bytes = self.count.queued_max.bytes.max(self.count.queued.bytes);
         d.trace(now, LinkTrace::Offer, wire);
         self.pump(now, d);
         Verdict::Accepted
@@ -450,10 +296,7 @@ impl<P> LinkModel<P> {
                 let mut acct = Acct {
                     now,
                     d: &mut *d,
-                    queued: &mut self.queued,
-                    dropped_queue: &mut self.dropped_queue,
-                    dropped_aqm: &mut self.dropped_aqm,
-                    marked: &mut self.marked,
+                    count: &mut self.count,
                 };
                 self.queue.dequeue(t, self.rate, &mut acct)
             } else if self.queue.front_wire().is_some_and(|w| self.fits_before_cut(t, w)) {
@@ -462,7 +305,7 @@ impl<P> LinkModel<P> {
                 None
             };
             if let Some(f) = next {
-                self.queued.sub(f.wire);
+                self.count.queued.sub(f.wire);
                 self.sojourn.record(t - f.enqueued);
                 self.start_tx(t, f, d);
             }
@@ -499,13 +342,13 @@ impl<P> LinkModel<P> {
             return;
         }
         self.tx = None;
-        self.in_transmission.sub(tx.wire);
-        self.busy_ns += tx.done - tx.start;
+        self.count.in_transmission.sub(tx.wire);
+        self.count.busy_ns += tx.done - tx.start;
         if tx.lost {
-            self.dropped_random.add(tx.wire);
+            self.count.dropped_random.add(tx.wire);
             d.trace(SimTime::from_nanos(tx.done), LinkTrace::DropRandom, tx.wire);
         } else {
-            self.in_flight.add(tx.wire);
+            self.count.in_flight.add(tx.wire);
             d.transmitted(SimTime::from_nanos(tx.done), tx.flow, tx.wire);
         }
     }
@@ -540,7 +383,7 @@ impl<P> LinkModel<P> {
                 self.rng.bernoulli(p)
             }
         };
-        self.in_transmission.add(f.wire);
+        self.count.in_transmission.add(f.wire);
         self.tx = Some(Tx {
             start: now,
             done,
@@ -579,8 +422,8 @@ impl<P> LinkModel<P> {
             _ => return None,
         }
         let (_, f) = self.prop.pop_front()?;
-        self.in_flight.sub(f.wire);
-        self.delivered.add(f.wire);
+        self.count.in_flight.sub(f.wire);
+        self.count.delivered.add(f.wire);
         if let Some(&(next, _)) = self.prop.front() {
             d.schedule(SimTime::from_nanos(next), LinkEvent::Arrive);
         }
@@ -598,8 +441,8 @@ impl<P> LinkModel<P> {
         self.paused = false;
         if let Some(tx) = self.tx.take() {
             // The wire goes dark mid-frame: the frame is lost in every mode.
-            self.in_transmission.sub(tx.wire);
-            self.busy_ns += t - tx.start;
+            self.count.in_transmission.sub(tx.wire);
+            self.count.busy_ns += t - tx.start;
             self.tx_gen = (self.tx_gen + 1) & 0xFF_FFFF;
             self.kick_armed = false;
             self.anchor_valid = false;
@@ -608,7 +451,7 @@ impl<P> LinkModel<P> {
                 // scheduled for it will find a different head and do nothing.
                 self.prop.pop_back();
             }
-            self.dropped_cutoff.add(tx.wire);
+            self.count.dropped_cutoff.add(tx.wire);
             d.trace(now, LinkTrace::DropCutoff, tx.wire);
         }
         d.schedule(SimTime::from_nanos(t + (ct.period - ct.connected)), LinkEvent::CutEnd);
@@ -640,9 +483,9 @@ impl<P> LinkModel<P> {
     /// [`LinkEvent::RateChange`]: step `step` of the schedule takes effect;
     /// returns the new rate. The packet on the wire keeps its finish time;
     /// the next starts a fresh anchor at the new rate.
-    pub fn on_rate_change(&mut self, step: u32) -> u64 {
+    pub fn on_rate_change(&mut self, step: u32) -> Rate {
         if let Some(s) = self.schedule.get(step as usize) {
-            self.rate = s.rate_bps;
+            self.rate = s.rate;
             self.anchor_valid = false;
         }
         self.rate
@@ -653,9 +496,12 @@ impl<P> LinkModel<P> {
     pub fn stats(&self, now: SimTime) -> LinkStats {
         let now = now.as_nanos();
         // Settle a finished transmission on the copy (completion is lazy).
-        let mut busy = self.busy_ns;
-        let (mut in_tx, mut in_flight, mut dropped_random) =
-            (self.in_transmission, self.in_flight, self.dropped_random);
+        let mut busy = self.count.busy_ns;
+        let (mut in_tx, mut in_flight, mut dropped_random) = (
+            self.count.in_transmission,
+            self.count.in_flight,
+            self.count.dropped_random,
+        );
         if let Some(tx) = self.tx {
             if tx.done <= now {
                 busy += tx.done - tx.start;
@@ -670,55 +516,72 @@ impl<P> LinkModel<P> {
             }
         }
         LinkStats {
-            offered: self.offered,
-            delivered: self.delivered,
-            dropped_queue: self.dropped_queue,
-            dropped_cutoff: self.dropped_cutoff,
+            offered: self.count.offered,
+            delivered: self.count.delivered,
+            dropped_queue: self.count.dropped_queue,
+            dropped_cutoff: self.count.dropped_cutoff,
             dropped_random,
-            dropped_aqm: self.dropped_aqm,
-            marked: self.marked,
+            dropped_aqm: self.count.dropped_aqm,
+            marked: self.count.marked,
             sojourn_p50_ns: self.sojourn.quantile(0.5),
             sojourn_p99_ns: self.sojourn.quantile(0.99),
-            queued: self.queued,
+            queued: self.count.queued,
             in_transmission: in_tx,
             in_flight,
             busy_ns: busy,
             elapsed_ns: now,
             utilisation: if now == 0 { 0.0 } else { busy as f64 / now as f64 },
-            queued_max: self.queued_max,
+            queued_max: self.count.queued_max,
             ..LinkStats::default()
         }
     }
+}
+
+/// A link's packet and byte counters: what [`LinkStats`] reports (see its
+/// conservation law), kept together so that the accounting of a
+/// discipline's drops and marks ([`Acct`]) borrows them as one.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    offered: Counter,
+    delivered: Counter,
+    dropped_queue: Counter,
+    dropped_cutoff: Counter,
+    dropped_random: Counter,
+    dropped_aqm: Counter,
+    marked: Counter,
+    queued: Counter,
+    queued_max: Counter,
+    in_transmission: Counter,
+    in_flight: Counter,
+    /// Nanoseconds the transmitter has spent serializing.
+    busy_ns: u64,
 }
 
 /// The link's accounting of what its discipline does to queued packets.
 struct Acct<'a, D> {
     now: SimTime,
     d: &'a mut D,
-    queued: &'a mut Counter,
-    dropped_queue: &'a mut Counter,
-    dropped_aqm: &'a mut Counter,
-    marked: &'a mut Counter,
+    count: &'a mut Counters,
 }
 
 impl<P, D: LinkDriver> Out<P> for Acct<'_, D> {
     #[inline]
     fn dropped(&mut self, f: Frame<P>, cause: DropCause) {
-        self.queued.sub(f.wire);
+        self.count.queued.sub(f.wire);
         match cause {
             DropCause::Overflow => {
-                self.dropped_queue.add(f.wire);
+                self.count.dropped_queue.add(f.wire);
                 self.d.trace(self.now, LinkTrace::DropQueue, f.wire);
             }
             DropCause::Aqm => {
-                self.dropped_aqm.add(f.wire);
+                self.count.dropped_aqm.add(f.wire);
                 self.d.trace(self.now, LinkTrace::DropAqm, f.wire);
             }
         }
     }
     #[inline]
     fn marked(&mut self, wire: u64) {
-        self.marked.add(wire);
+        self.count.marked.add(wire);
         self.d.trace(self.now, LinkTrace::Mark, wire);
     }
 }
@@ -729,263 +592,4 @@ struct Silent;
 impl<P> Out<P> for Silent {
     fn dropped(&mut self, _: Frame<P>, _: DropCause) {}
     fn marked(&mut self, _: u64) {}
-}
-
-/// A timer heap ordered by (time, order of scheduling).
-#[derive(Debug, Default)]
-struct Timers {
-    heap: BinaryHeap<Reverse<(u64, u64, LinkEvent)>>,
-    seq: u64,
-}
-
-impl LinkDriver for Timers {
-    fn schedule(&mut self, at: SimTime, event: LinkEvent) {
-        self.seq += 1;
-        self.heap.push(Reverse((at.as_nanos(), self.seq, event)));
-    }
-}
-
-/// What [`LinkRunner::poll`] reports.
-#[derive(Debug)]
-pub enum LinkOutput<P> {
-    /// A packet reached the far end at `at` (hand it on now; `at` is its
-    /// exact due time).
-    Deliver {
-        /// When it is due.
-        at: SimTime,
-        /// The packet.
-        frame: Frame<P>,
-    },
-    /// A cut began at `at`.
-    CutStart {
-        /// When.
-        at: SimTime,
-    },
-    /// A cut ended at `at`.
-    CutEnd {
-        /// When.
-        at: SimTime,
-    },
-    /// The rate changed at `at`.
-    RateChange {
-        /// When.
-        at: SimTime,
-        /// The new rate in bits per second.
-        rate_bps: u64,
-    },
-}
-
-/// A [`LinkModel`] with its own timers: a driver for one link outside the
-/// simulator. Its caller chooses what [`SimTime`] means (a wall clock's
-/// offset from an epoch, say) and calls [`LinkRunner::offer`] for every
-/// packet and [`LinkRunner::poll`] at (or after) [`LinkRunner::next_event`].
-/// Times passed in must not decrease.
-#[derive(Debug)]
-pub struct LinkRunner<P> {
-    model: LinkModel<P>,
-    timers: Timers,
-    /// Outputs of events run by `offer` that `poll` has not returned yet.
-    ready: VecDeque<LinkOutput<P>>,
-    now: u64,
-}
-
-impl<P> LinkRunner<P> {
-    /// A link at time zero with `config` (validated here), its random losses
-    /// drawn from a stream of `seed`.
-    pub fn new(config: &LinkConfig, seed: u64) -> Result<Self, crate::Error> {
-        config.validate()?;
-        let mut model = LinkModel::new(config, Rng::derive(seed, 0x4C49_4E4B << 32));
-        let mut timers = Timers::default();
-        model.start(&mut timers);
-        Ok(LinkRunner {
-            model,
-            timers,
-            ready: VecDeque::new(),
-            now: 0,
-        })
-    }
-
-    /// The model (rate, queue, counters).
-    pub fn model(&self) -> &LinkModel<P> {
-        &self.model
-    }
-
-    /// The link's counters at `now`.
-    pub fn stats(&self, now: SimTime) -> LinkStats {
-        self.model.stats(now.max(SimTime::from_nanos(self.now)))
-    }
-
-    /// Hands the link a packet of `payload_bytes` at `now`, after running
-    /// every event due by then.
-    pub fn offer(&mut self, now: SimTime, payload_bytes: u64, item: P) -> Verdict {
-        self.offer_tagged(now, payload_bytes, PacketTag::new(0), item)
-    }
-
-    /// [`LinkRunner::offer`] with the packet's ECN codepoint and flow hash
-    /// (for FQ-CoDel).
-    pub fn offer_tagged(&mut self, now: SimTime, payload_bytes: u64, tag: PacketTag, item: P) -> Verdict {
-        let now = self.advance(now);
-        self.model.offer_tagged(now, payload_bytes, tag, item, &mut self.timers)
-    }
-
-    fn advance(&mut self, now: SimTime) -> SimTime {
-        let now = SimTime::from_nanos(now.as_nanos().max(self.now));
-        while let Some(out) = self.step(now) {
-            self.ready.push_back(out);
-        }
-        self.now = now.as_nanos();
-        now
-    }
-
-    /// Runs the next event due by `now`; returns its output, if it has one,
-    /// or `None` when nothing else is due.
-    fn step(&mut self, now: SimTime) -> Option<LinkOutput<P>> {
-        while let Some(&Reverse((t, _, ev))) = self.timers.heap.peek() {
-            if t > now.as_nanos() {
-                return None;
-            }
-            self.timers.heap.pop();
-            self.now = self.now.max(t);
-            let at = SimTime::from_nanos(t);
-            let out = match ev {
-                LinkEvent::TxDone(g) => {
-                    self.model.on_tx_done(at, g, &mut self.timers);
-                    None
-                }
-                LinkEvent::Arrive => self
-                    .model
-                    .on_arrive(at, &mut self.timers)
-                    .map(|frame| LinkOutput::Deliver { at, frame }),
-                LinkEvent::CutStart => {
-                    self.model.on_cut_start(at, &mut self.timers);
-                    Some(LinkOutput::CutStart { at })
-                }
-                LinkEvent::CutEnd => {
-                    self.model.on_cut_end(at, &mut self.timers);
-                    Some(LinkOutput::CutEnd { at })
-                }
-                LinkEvent::PauseStart => {
-                    self.model.on_pause_start();
-                    None
-                }
-                LinkEvent::RateChange(k) => Some(LinkOutput::RateChange {
-                    at,
-                    rate_bps: self.model.on_rate_change(k),
-                }),
-            };
-            if out.is_some() {
-                return out;
-            }
-        }
-        None
-    }
-
-    /// The next output due by `now`, in time order; `None` when nothing else
-    /// is due.
-    pub fn poll(&mut self, now: SimTime) -> Option<LinkOutput<P>> {
-        if let Some(out) = self.ready.pop_front() {
-            return Some(out);
-        }
-        let now = SimTime::from_nanos(now.as_nanos().max(self.now));
-        let out = self.step(now);
-        if out.is_none() {
-            self.now = now.as_nanos();
-        }
-        out
-    }
-
-    /// When [`LinkRunner::poll`] has something to do next (`None`: nothing
-    /// until the next offer).
-    pub fn next_event(&self) -> Option<SimTime> {
-        if !self.ready.is_empty() {
-            return Some(SimTime::from_nanos(self.now));
-        }
-        self.timers
-            .heap
-            .peek()
-            .map(|Reverse((t, _, _))| SimTime::from_nanos(*t))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-    use crate::{CutOff, RandomLoss};
-
-    fn drain(r: &mut LinkRunner<u32>, now: SimTime) -> Vec<(u64, u32)> {
-        let mut v = Vec::new();
-        while let Some(o) = r.poll(now) {
-            if let LinkOutput::Deliver { at, frame } = o {
-                v.push((at.as_nanos(), frame.item));
-            }
-        }
-        v
-    }
-
-    #[test]
-    fn runner_times_serialization_and_delay() {
-        // 8 Mbit/s: 1000 wire bytes take 1 ms; 5 ms delay.
-        let cfg = LinkConfig::new(8_000_000, Duration::from_millis(5)).with_overhead(0);
-        let mut r = LinkRunner::new(&cfg, 1).unwrap();
-        for i in 0..3 {
-            assert_eq!(r.offer(SimTime::ZERO, 1000, i), Verdict::Accepted);
-        }
-        assert_eq!(r.next_event(), Some(SimTime::from_millis(1)));
-        assert!(drain(&mut r, SimTime::from_micros(5_999)).is_empty());
-        let got = drain(&mut r, SimTime::from_secs(1));
-        assert_eq!(got, vec![(6_000_000, 0), (7_000_000, 1), (8_000_000, 2)]);
-        let s = r.stats(SimTime::from_secs(1));
-        assert_eq!(s.delivered.packets, 3);
-        assert_eq!(r.model().queue_high_water().packets, 2);
-    }
-
-    #[test]
-    fn runner_drops_by_cause() {
-        let cfg = LinkConfig::new(8_000_000, Duration::ZERO)
-            .with_overhead(0)
-            .with_queue(QueueLimit::Packets(1));
-        let mut r = LinkRunner::new(&cfg, 1).unwrap();
-        let v: Vec<_> = (0..3).map(|i| r.offer(SimTime::ZERO, 1000, i)).collect();
-        assert_eq!(v, [Verdict::Accepted, Verdict::Accepted, Verdict::DroppedQueue]);
-
-        // Cut from 1 ms to 2 ms of every 2 ms: an arrival at 1.5 ms is dropped.
-        let cfg = LinkConfig::new(8_000_000, Duration::ZERO).with_cutoff(CutOff::new(
-            Duration::from_millis(2),
-            0.5,
-            CutMode::Drop,
-        ));
-        let mut r = LinkRunner::new(&cfg, 1).unwrap();
-        assert_eq!(r.offer(SimTime::from_micros(1_500), 100, 0), Verdict::DroppedCutoff);
-        assert!(matches!(
-            r.poll(SimTime::from_micros(1_500)),
-            Some(LinkOutput::CutStart { .. })
-        ));
-
-        let cfg = LinkConfig::new(8_000_000, Duration::ZERO).with_loss(RandomLoss::PacketLoss(1.0));
-        let mut r = LinkRunner::new(&cfg, 1).unwrap();
-        assert_eq!(r.offer(SimTime::ZERO, 100, 0), Verdict::Accepted);
-        assert!(drain(&mut r, SimTime::from_secs(1)).is_empty());
-        assert_eq!(r.stats(SimTime::from_secs(1)).dropped_random.packets, 1);
-    }
-
-    #[test]
-    fn runner_steps_rate() {
-        let cfg = LinkConfig::new(8_000_000, Duration::ZERO)
-            .with_overhead(0)
-            .with_rate_schedule(vec![RateStep {
-                at: SimTime::from_millis(10),
-                rate_bps: 80_000_000,
-            }]);
-        let mut r = LinkRunner::new(&cfg, 1).unwrap();
-        match r.poll(SimTime::from_millis(10)) {
-            Some(LinkOutput::RateChange { at, rate_bps }) => {
-                assert_eq!((at, rate_bps), (SimTime::from_millis(10), 80_000_000));
-            }
-            other => panic!("expected a rate change, got {other:?}"),
-        }
-        r.offer(SimTime::from_millis(10), 1000, 7);
-        assert_eq!(drain(&mut r, SimTime::from_secs(1)), vec![(10_100_000, 7)]);
-    }
 }
