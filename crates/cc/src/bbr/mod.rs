@@ -12,12 +12,13 @@
 //! - `model.rs`: round counting, `max_bw`, ACK aggregation (§5.5.1–§5.5.9);
 //! - `congestion.rs`: the response to loss, `inflight_longterm` and the
 //!   short-term model, undo (§5.5.10, §5.5.11);
-//! - `control.rs`: pacing rate, send quantum and cwnd (§5.6);
-//! - `filter.rs`: the two windowed max filters.
+//! - `control.rs`: pacing rate, send quantum and cwnd (§5.6).
+//!
+//! Its two windowed max filters are the crate's (`filter.rs`), shared with
+//! the inline estimator.
 
 mod congestion;
 mod control;
-mod filter;
 mod model;
 mod probe_bw;
 mod probe_rtt;
@@ -35,7 +36,7 @@ use crate::controller::{
 use crate::delivery_rate::{DeliveryRateSampler, RateSample};
 use crate::error::ConfigError;
 
-use filter::{MaxBwFilter, WindowedMax};
+use crate::filter::{MaxBwFilter, WindowedMax};
 
 /// Parameters of [`Bbr`]: the draft's constants (§2), defaults as specified.
 #[derive(Debug, Clone, PartialEq)]
@@ -390,7 +391,7 @@ pub struct Bbr {
     /// `BBR.extra_acked`, bytes.
     extra_acked: u64,
     /// `BBR.extra_acked_filter`.
-    extra_acked_filter: WindowedMax,
+    extra_acked_filter: WindowedMax<u64, u64>,
     /// `BBR.extra_acked_interval_start`.
     extra_acked_interval_start: Option<Instant>,
     /// `BBR.extra_acked_delivered`.

@@ -6,6 +6,7 @@ use crate::guarantee::{Guarantee, GuaranteeConfig};
 use crate::spec::ControllerSpec;
 use crate::testutil::{Harness, MSS, RTT};
 use crate::units::Rate;
+use std::collections::VecDeque;
 
 const S: u64 = 1200;
 
