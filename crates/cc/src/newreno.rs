@@ -119,8 +119,8 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
-    fn on_ack(&mut self, _now: Instant, ack: &Ack) {
-        self.core.on_ack(ack, &OnePerWindow);
+    fn on_ack(&mut self, now: Instant, ack: &Ack) {
+        self.core.on_ack(now, ack, &mut OnePerWindow);
     }
 
     fn on_end_acks(&mut self, _now: Instant, _bytes_in_flight: u64, _app_limited: bool) {

@@ -22,7 +22,7 @@ use crate::controller::{
 };
 use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
-use crate::reno::{RenoCore, WindowAdjustment};
+use crate::reno::{Growth, RenoCore, WindowAdjustment};
 use crate::units::Rate;
 
 mod floor;
@@ -892,7 +892,8 @@ fn initial_slot_rtts(configured: Option<u32>, d: u32) -> u32 {
 #[derive(Debug, Clone, Copy)]
 struct Slope(f64);
 
-impl WindowAdjustment for Slope {
+impl Slope {
+    /// One datagram per this many bytes acknowledged at window `cwnd`.
     #[inline]
     fn bytes_for_increase(&self, cwnd: u64) -> u64 {
         // k <= 0 (or NaN, which a validated config cannot produce): no growth.
@@ -907,12 +908,19 @@ impl WindowAdjustment for Slope {
     }
 }
 
+impl WindowAdjustment for Slope {
+    #[inline]
+    fn avoidance(&mut self, _now: Instant, _ack: &Ack, cwnd: u64, _mss: u64) -> Growth<u64> {
+        Growth::PerMss(self.bytes_for_increase(cwnd))
+    }
+}
+
 impl CongestionController for Guarantee {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
         // The slot bookkeeping and `k` run on every ACK, also in recovery and
         // while application-limited; the window itself grows as Reno's (§2.1).
         self.track(now, ack);
-        self.reno.on_ack(ack, &Slope(self.k));
+        self.reno.on_ack(now, ack, &mut Slope(self.k));
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
