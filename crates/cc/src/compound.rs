@@ -13,8 +13,7 @@
 use std::time::Instant;
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, DelayRounds, RoundEnd, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, DelayRounds, RoundEnd, Snapshot, init_window, min_window,
 };
 use crate::error::ConfigError;
 use crate::reno::{Growth, RenoCore, Window, WindowAdjustment};
@@ -85,7 +84,7 @@ impl CompoundConfig {
 }
 
 /// Windows are capped here (2^53 bytes) so that they stay finite whatever the inputs.
-const MAX_WINDOW: f64 = <f64 as Window>::MAX;
+const MAX_WINDOW: f64 = <f64 as Window>::CAP;
 
 /// Compound TCP: a loss-based window `cwnd` plus a delay-based window `dwnd`;
 /// the sender may have `win = cwnd + dwnd` bytes in flight (§3 of the paper;
@@ -138,8 +137,9 @@ struct DelayWindow {
 }
 
 impl Compound {
-    /// A Compound TCP controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: CompoundConfig, mss: u64) -> Self {
+    /// A Compound TCP controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: CompoundConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         Self {
             core: RenoCore::new(mss),
             delay: DelayWindow {
@@ -203,7 +203,7 @@ impl WindowAdjustment<f64> for DelayWindow {
     /// (never below the minimum window) as `cwnd` and `ssthresh`.
     fn reduce(&mut self, cwnd: f64, mss: u64, _floor: f64) -> (f64, f64) {
         let win = cwnd + self.dwnd;
-        let halved = (cwnd / 2.0).max(minimum_window(mss) as f64);
+        let halved = (cwnd / 2.0).max(min_window(mss) as f64);
         self.dwnd = (win * (1.0 - self.config.beta) - halved).max(0.0);
         (halved, halved)
     }
@@ -233,11 +233,11 @@ impl CongestionController for Compound {
 
     fn window(&self) -> u64 {
         // `as` saturates; both parts are finite and their sum is capped.
-        ((self.core.cwnd() + self.delay.dwnd) as u64).max(minimum_window(self.core.mss()))
+        ((self.core.cwnd() + self.delay.dwnd) as u64).max(min_window(self.core.mss()))
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.core.mss())
+        init_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -272,7 +272,7 @@ mod tests {
     /// Compound in congestion avoidance at `cwnd` packets; the path's minimum
     /// RTT is `BASE`, ACKs arrive after `rtt`; one round has been measured.
     fn in_ca(cfg: CompoundConfig, cwnd: u64, rtt: Duration) -> Harness<Compound> {
-        let mut h = Harness::new(Compound::new(cfg, MSS), rtt);
+        let mut h = Harness::new(Compound::new(cfg, DATAGRAM), rtt);
         h.min_rtt = Some(BASE);
         h.cc.core.set_cwnd((cwnd * MSS) as f64);
         h.cc.core.set_ssthresh(h.cc.core.cwnd());
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn slow_start_is_renos_and_keeps_dwnd_zero() {
-        let mut h = Harness::new(Compound::new(CompoundConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Compound::new(CompoundConfig::default(), DATAGRAM), BASE);
         for w in [24_000, 48_000, 96_000, 192_000] {
             h.round();
             assert_eq!(h.cc.window(), w);
@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn window_stays_finite_and_above_minimum_with_odd_inputs() {
-        let mut cc = Compound::new(CompoundConfig::default(), MSS);
+        let mut cc = Compound::new(CompoundConfig::default(), DATAGRAM);
         fuzz_odd_inputs(&mut cc, |cc| {
             assert!(cc.core.cwnd().is_finite() && cc.delay.dwnd.is_finite() && cc.delay.dwnd >= 0.0);
             assert!(cc.delay.diff.is_finite() && cc.delay.diff >= 0.0);

@@ -11,9 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window, minimum_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, init_window, min_window};
 use crate::error::ConfigError;
 use crate::reno::{Growth, RenoCore, Window, WindowAdjustment};
 
@@ -67,7 +65,7 @@ impl CubicConfig {
 
 /// Windows are capped here (2^53 bytes, where `f64` stops being exact) so
 /// that they stay finite whatever the inputs.
-const MAX_WINDOW: f64 = <f64 as Window>::MAX;
+const MAX_WINDOW: f64 = <f64 as Window>::CAP;
 
 /// `K = cubic_root((W_max - cwnd_epoch) / C)` in seconds, RFC 9438 §4.2 Eq. 2,
 /// with both windows in packets. Zero when `cwnd_epoch >= W_max`.
@@ -84,8 +82,8 @@ fn w_cubic(t: f64, k: f64, w_max_pkts: f64, c: f64) -> f64 {
 
 /// CUBIC congestion control (RFC 9438).
 ///
-/// - Slow start as Reno/RFC 9002 §7.3.1 (`cwnd += acked` below `ssthresh`);
-///   no HyStart++.
+/// - Slow start as Reno/RFC 9002 §7.3.1 (`cwnd += acked` below `ssthresh`),
+///   left by HyStart++ (RFC 9406) if [`CubicConfig::hystart`] is set.
 /// - Congestion avoidance (§4.2–§4.5): per ACK, `target = W_cubic(t + RTT)`
 ///   clamped to `[cwnd, 1.5 * cwnd]` and `cwnd += (target - cwnd) / cwnd` per
 ///   acked packet, with `RTT` the smoothed RTT and `t` the time since the epoch
@@ -137,8 +135,9 @@ struct Curve {
 }
 
 impl Cubic {
-    /// A CUBIC controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: CubicConfig, mss: u64) -> Self {
+    /// A CUBIC controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: CubicConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         let core = RenoCore::new(mss).with_hystart(config.hystart);
         Self {
             curve: Curve {
@@ -255,7 +254,7 @@ impl WindowAdjustment<f64> for Curve {
         // §4.6: `ssthresh = cwnd * beta_cubic` (the RFC's flight_size is
         // approximated by cwnd, as it allows), `cwnd = max(ssthresh, 2)`
         // with RFC 9002 §7.2's kMinimumWindow as the floor.
-        let ssthresh = (cwnd * beta).max(minimum_window(mss) as f64);
+        let ssthresh = (cwnd * beta).max(min_window(mss) as f64);
         // A new epoch starts with the first ACK in congestion avoidance;
         // K and W_est are set now too so that snapshots show the plan.
         self.epoch_start = None;
@@ -300,11 +299,11 @@ impl CongestionController for Cubic {
 
     fn window(&self) -> u64 {
         // `as` saturates; cwnd is finite and capped at MAX_WINDOW.
-        (self.core.cwnd() as u64).max(minimum_window(self.core.mss()))
+        (self.core.cwnd() as u64).max(min_window(self.core.mss()))
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.core.mss())
+        init_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -337,7 +336,7 @@ mod tests {
     /// A CUBIC controller whose window is `pkts` packets, then reduced by a loss
     /// at `h.now` (so `W_max = pkts` packets, `cwnd = 0.7 * pkts`).
     fn after_loss(cfg: CubicConfig, rtt: Duration, pkts: u64) -> Harness<Cubic> {
-        let mut h = Harness::new(Cubic::new(cfg, MSS), rtt);
+        let mut h = Harness::new(Cubic::new(cfg, DATAGRAM), rtt);
         h.cc.core.set_cwnd((pkts * MSS) as f64);
         h.lose(h.now, CongestionKind::Loss);
         h
@@ -568,7 +567,7 @@ mod tests {
 
     #[test]
     fn slow_start_doubles_per_round_trip() {
-        let mut h = Harness::new(Cubic::new(CubicConfig::default(), MSS), RTT);
+        let mut h = Harness::new(Cubic::new(CubicConfig::default(), DATAGRAM), RTT);
         assert_eq!(h.cc.window(), 12_000);
         h.round();
         assert_eq!(h.cc.window(), 24_000);
@@ -580,7 +579,7 @@ mod tests {
 
     #[test]
     fn window_stays_finite_and_above_minimum_with_odd_inputs() {
-        let mut cc = Cubic::new(CubicConfig::default(), MSS);
+        let mut cc = Cubic::new(CubicConfig::default(), DATAGRAM);
         fuzz_odd_inputs(&mut cc, |cc| {
             assert!(cc.core.cwnd().is_finite() && cc.curve.w_est.is_finite() && cc.curve.k.is_finite());
             assert!(cc.curve.w_max.is_finite());

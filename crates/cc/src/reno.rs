@@ -17,7 +17,7 @@
 use std::fmt;
 use std::time::Instant;
 
-use crate::controller::{Ack, Congestion, CongestionKind, Phase, Recovery, initial_window, minimum_window};
+use crate::controller::{Ack, Congestion, CongestionKind, Phase, Recovery, init_window, min_window};
 use crate::hystart::{HyStart, Step};
 
 /// The arithmetic a window is kept in: whole bytes (`u64`) or bytes with a
@@ -26,14 +26,14 @@ pub(crate) trait Window: Copy + PartialOrd + fmt::Debug {
     /// `ssthresh` before the first reduction (RFC 9002 Appendix B.3: infinite).
     const INFINITE: Self;
     /// The largest window: keeps arithmetic on it far from overflow.
-    const MAX: Self;
+    const CAP: Self;
     /// No bytes.
     const ZERO: Self;
     /// `bytes` as a window.
     fn from_bytes(bytes: u64) -> Self;
     /// The whole bytes of the window (`as` saturates for `f64`).
     fn bytes(self) -> u64;
-    /// `self + bytes`, at most [`MAX`](Self::MAX).
+    /// `self + bytes`, at most [`CAP`](Self::CAP).
     fn grow(self, bytes: u64) -> Self;
     /// Half of the window (whole bytes rounded down for `u64`).
     fn half(self) -> Self;
@@ -49,7 +49,7 @@ pub(crate) trait Window: Copy + PartialOrd + fmt::Debug {
 
 impl Window for u64 {
     const INFINITE: Self = u64::MAX;
-    const MAX: Self = 1_000_000_000_000_000;
+    const CAP: Self = 1_000_000_000_000_000;
     const ZERO: Self = 0;
     #[inline]
     fn from_bytes(bytes: u64) -> Self {
@@ -61,7 +61,7 @@ impl Window for u64 {
     }
     #[inline]
     fn grow(self, bytes: u64) -> Self {
-        self.saturating_add(bytes).min(Self::MAX)
+        self.saturating_add(bytes).min(Self::CAP)
     }
     #[inline]
     fn half(self) -> Self {
@@ -87,7 +87,7 @@ impl Window for u64 {
 
 impl Window for f64 {
     const INFINITE: Self = f64::INFINITY;
-    const MAX: Self = 9_007_199_254_740_992.0;
+    const CAP: Self = 9_007_199_254_740_992.0;
     const ZERO: Self = 0.0;
     #[inline]
     fn from_bytes(bytes: u64) -> Self {
@@ -99,7 +99,7 @@ impl Window for f64 {
     }
     #[inline]
     fn grow(self, bytes: u64) -> Self {
-        (self + bytes as f64).min(Self::MAX)
+        (self + bytes as f64).min(Self::CAP)
     }
     #[inline]
     fn half(self) -> Self {
@@ -180,7 +180,7 @@ pub(crate) trait WindowAdjustment<W: Window = u64> {
     /// kMinimumWindow)`, `(max(halved, floor), max(halved, min(cwnd, floor)))`.
     #[inline]
     fn reduce(&mut self, cwnd: W, mss: u64, floor: W) -> (W, W) {
-        let halved = cwnd.half().at_least(W::from_bytes(minimum_window(mss)));
+        let halved = cwnd.half().at_least(W::from_bytes(min_window(mss)));
         (halved.at_least(floor), halved.at_least(cwnd.at_most(floor)))
     }
 
@@ -248,7 +248,7 @@ impl<W: Window> RenoCore<W> {
     /// The initial state for maximum datagram size `mss` (RFC 9002 Appendix B.3).
     pub(crate) fn new(mss: u64) -> Self {
         // kMinimumWindow (RFC 9002 §7.2) is two datagrams.
-        Self::with_windows(mss, initial_window(mss), 2)
+        Self::with_windows(mss, init_window(mss), 2)
     }
 
     /// Starting from `initial` bytes and falling to `loss_packets` packets on
@@ -336,7 +336,7 @@ impl<W: Window> RenoCore<W> {
     /// The minimum window (RFC 9002 §7.2) for the current maximum datagram size.
     #[inline]
     pub(crate) fn min_window(&self) -> W {
-        W::from_bytes(minimum_window(self.mss))
+        W::from_bytes(min_window(self.mss))
     }
 
     /// The current maximum datagram size.
@@ -407,7 +407,7 @@ impl<W: Window> RenoCore<W> {
                     self.cwnd = self.cwnd.grow(steps.saturating_mul(self.mss));
                 }
             }
-            Growth::To(cwnd) => self.cwnd = cwnd.at_most(W::MAX),
+            Growth::To(cwnd) => self.cwnd = cwnd.at_most(W::CAP),
             Growth::Hold => {}
         }
     }
@@ -468,7 +468,7 @@ impl<W: Window> RenoCore<W> {
         floor: W,
         adjust: &mut A,
     ) {
-        let floor = floor.at_most(W::MAX);
+        let floor = floor.at_most(W::CAP);
         if self.recovery.enter(now, event.sent) {
             let (ssthresh, cwnd) = adjust.reduce(self.cwnd, self.mss, floor);
             self.ssthresh = ssthresh;
@@ -493,7 +493,7 @@ impl<W: Window> RenoCore<W> {
     /// new minimum window (RFC 9002 §7.2), or the loss window if smaller.
     pub(crate) fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
-        let floor = minimum_window(self.mss).min(self.loss_packets.saturating_mul(self.mss));
+        let floor = min_window(self.mss).min(self.loss_packets.saturating_mul(self.mss));
         self.cwnd = self.cwnd.at_least(W::from_bytes(floor));
     }
 }
@@ -532,10 +532,10 @@ mod tests {
     /// A guarantee controller whose slope is pinned at `k = k_min = 1`: with
     /// no available bandwidth (`A = 0`) and a physical bandwidth of 1 B/s,
     /// `k_max` (eqs. (4)/(5)) is below 1 in every state, so `k = k_min`.
-    fn pinned_guarantee(mss: u64) -> Guarantee {
+    fn pinned_guarantee(mss: u16) -> Guarantee {
         let bw = SharedBandwidth::new();
-        bw.set_available(0);
-        bw.set_physical(8);
+        bw.set_available(Rate::from_bits_per_sec(0));
+        bw.set_physical(Rate::from_bytes_per_sec(1));
         let config = GuaranteeConfig {
             eval: EvalSlot::Rtts(4),
             slot_rtts: Some(2),
@@ -546,9 +546,9 @@ mod tests {
 
     #[test]
     fn guarantee_with_k_pinned_at_one_is_newreno() {
-        let mut mss = 1200;
-        let mut reno = NewReno::new(NewRenoConfig::default(), mss);
-        let mut guarantee = pinned_guarantee(mss);
+        let mut mss: u64 = 1200;
+        let mut reno = NewReno::new(NewRenoConfig::default(), 1200);
+        let mut guarantee = pinned_guarantee(1200);
         let t0 = Instant::now();
         let mut now = t0;
         let mut flight: VecDeque<(Instant, u64)> = VecDeque::new();
@@ -691,6 +691,27 @@ mod tests {
         ends_recovery_when_told("vegas", Vegas::new(VegasConfig::default(), 1200));
         ends_recovery_when_told("ctcp", Compound::new(CompoundConfig::default(), 1200));
         ends_recovery_when_told("guarantee", pinned_guarantee(1200));
+    }
+
+    #[test]
+    fn slow_start_stops_at_the_window_cap_in_both_arithmetics() {
+        use super::{OnePerWindow, RenoCore, Window};
+        let t0 = Instant::now();
+        let ack = Ack {
+            sent: t0,
+            bytes: 1_000_000,
+            rtt: RttSample::uniform(Duration::from_millis(20)),
+            app_limited: false,
+        };
+        let mut whole = RenoCore::<u64>::new(1200);
+        whole.set_cwnd(<u64 as Window>::CAP - 10);
+        whole.on_ack(t0, &ack, &mut OnePerWindow);
+        assert_eq!(whole.window(), 1_000_000_000_000_000);
+        let mut fraction = RenoCore::<f64>::new(1200);
+        fraction.set_cwnd(<f64 as Window>::CAP - 10.0);
+        fraction.on_ack(t0, &ack, &mut super::Halving);
+        assert_eq!(fraction.cwnd(), 9_007_199_254_740_992.0);
+        assert_eq!(fraction.phase(), Phase::SlowStart);
     }
 
     #[test]

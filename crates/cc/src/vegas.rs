@@ -11,8 +11,7 @@
 use std::time::Instant;
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, DelayRounds, RoundEnd, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, DelayRounds, RoundEnd, Snapshot, init_window, min_window,
 };
 use crate::error::ConfigError;
 use crate::reno::{Growth, RenoCore, Window, WindowAdjustment};
@@ -130,8 +129,9 @@ struct VegasRounds {
 }
 
 impl Vegas {
-    /// A Vegas controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: VegasConfig, mss: u64) -> Self {
+    /// A Vegas controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: VegasConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         Self {
             core: RenoCore::new(mss),
             delay: VegasRounds {
@@ -183,7 +183,7 @@ impl VegasRounds {
             // Stay in congestion avoidance below the old threshold.
             core.set_ssthresh(core.ssthresh_raw().min(cwnd));
         } else if self.diff < self.config.alpha && !app_limited {
-            core.set_cwnd((cwnd + mss).min(<u64 as Window>::MAX));
+            core.set_cwnd((cwnd + mss).min(<u64 as Window>::CAP));
         }
     }
 }
@@ -233,11 +233,11 @@ impl CongestionController for Vegas {
     }
 
     fn window(&self) -> u64 {
-        self.core.cwnd().max(minimum_window(self.core.mss()))
+        self.core.cwnd().max(min_window(self.core.mss()))
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.core.mss())
+        init_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
@@ -270,7 +270,7 @@ mod tests {
     /// Vegas in congestion avoidance at `pkts` packets; the path's minimum RTT
     /// is `BASE` and ACKs arrive after `rtt`.
     fn in_ca(pkts: u64, rtt: Duration) -> Harness<Vegas> {
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), rtt);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), rtt);
         h.min_rtt = Some(BASE);
         h.cc.core.set_cwnd(pkts * MSS);
         h.cc.core.set_ssthresh(pkts * MSS);
@@ -328,11 +328,11 @@ mod tests {
 
     #[test]
     fn slow_start_grows_every_other_rtt_and_leaves_when_diff_exceeds_gamma() {
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), BASE);
         assert_eq!(windows(&mut h, 5), [20, 20, 40, 40, 80]);
         assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
 
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), BASE);
         h.round(); // growth round: 10 -> 20 packets
         h.rtt = Duration::from_millis(25); // the window-fixed round sees a queue
         h.round();
@@ -374,14 +374,14 @@ mod tests {
         let mut h = in_ca(10, BASE);
         h.app_limited = true;
         assert_eq!(windows(&mut h, 4), [10; 4]);
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), BASE);
         h.app_limited = true;
         assert_eq!(windows(&mut h, 3), [10; 3]);
     }
 
     #[test]
     fn window_stays_above_minimum_with_odd_inputs() {
-        let mut cc = Vegas::new(VegasConfig::default(), MSS);
+        let mut cc = Vegas::new(VegasConfig::default(), DATAGRAM);
         fuzz_odd_inputs(&mut cc, |cc| {
             assert!(cc.delay.diff.is_finite() && cc.delay.diff >= 0.0);
         });

@@ -30,8 +30,8 @@ use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, init_window,
+    min_window,
 };
 use crate::delivery_rate::{DeliveryRateSampler, RateSample};
 use crate::error::ConfigError;
@@ -474,13 +474,14 @@ pub struct Bbr {
 }
 
 impl Bbr {
-    /// A BBR controller for a path with maximum datagram size `mss` bytes:
+    /// A BBR controller for a path with maximum datagram size `max_datagram_size` bytes:
     /// §5.2.1 `OnInit()`.
-    pub fn new(config: BbrConfig, mss: u64) -> Self {
+    pub fn new(config: BbrConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         let mss = mss.max(1);
         let initial_cwnd = match config.initial_window {
             Some(packets) => u64::from(packets).saturating_mul(mss),
-            None => initial_window(mss),
+            None => init_window(mss),
         };
         let rng = config.seed;
         let mut bbr = Self {
@@ -775,15 +776,15 @@ impl CongestionController for Bbr {
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size).max(1);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+        self.cwnd = self.cwnd.max(min_window(self.mss));
     }
 
     fn window(&self) -> u64 {
-        self.cwnd.max(minimum_window(self.mss))
+        self.cwnd.max(min_window(self.mss))
     }
 
     fn initial_window(&self) -> u64 {
-        self.initial_cwnd.max(minimum_window(self.mss))
+        self.initial_cwnd.max(min_window(self.mss))
     }
 
     fn pacing_rate(&self) -> Option<u64> {

@@ -12,6 +12,7 @@ use crate::bandwidth::{BandwidthSource, SharedBandwidth};
 use crate::controller::{Ack, Congestion, CongestionController, Snapshot};
 use crate::filter::WindowedMax;
 use crate::send_ring::{SendRecord, SendRing};
+use crate::units::Rate;
 
 /// Records of the delivery state at send time kept at most; sends beyond that
 /// reuse the latest older record, which yields a valid sample over a longer interval.
@@ -30,8 +31,8 @@ const STANDING_FLOOR: Duration = Duration::from_micros(100);
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct EstimatorConfig {
-    /// A known physical bandwidth `P`, bytes per second; replaces the estimate.
-    pub physical: Option<f64>,
+    /// A known physical bandwidth `P`; replaces the estimate.
+    pub physical: Option<Rate>,
     /// Length of the own-rate max filter, in smoothed RTTs; default 8
     /// (BBR's bandwidth filter spans 10 round trips; 8 is one pacing-gain cycle).
     pub available_rtts: u32,
@@ -267,7 +268,7 @@ impl CapProbe {
 ///     est.on_ack(now, &Ack::new(t0, 1200, rtt));
 ///     est.on_end_acks(now, u64::from(10 - i) * 1200, false);
 /// }
-/// let p = est.shared().physical(t0).unwrap();
+/// let p = est.shared().physical(t0).unwrap().bytes_per_sec();
 /// assert!((p - 1.2e6).abs() < 1.0, "{p}"); // the pairs' dispersion: 1200 B per ms
 /// ```
 #[derive(Debug, Clone)]
@@ -320,10 +321,11 @@ impl InlineEstimator {
     pub fn with_shared(config: EstimatorConfig, shared: SharedBandwidth) -> Self {
         let physical = config
             .physical
+            .map(Rate::bytes_per_sec)
             .filter(|p| p.is_finite() && *p > 0.0)
             .map(|p| p.min(MAX_RATE));
         if let Some(p) = physical {
-            shared.set_physical(to_bits(p));
+            shared.set_physical(to_rate(p));
         }
         Self {
             config,
@@ -353,24 +355,24 @@ impl InlineEstimator {
         &self.shared
     }
 
-    /// The estimated available bandwidth `A`, bytes per second.
-    pub fn available(&self) -> Option<f64> {
-        self.available
+    /// The estimated available bandwidth `A`, as published.
+    pub fn available(&self) -> Option<Rate> {
+        self.available.map(to_rate)
     }
 
-    /// The estimated (or configured) physical bandwidth `P`, bytes per second.
-    pub fn physical(&self) -> Option<f64> {
-        self.physical
+    /// The estimated (or configured) physical bandwidth `P`, as published.
+    pub fn physical(&self) -> Option<Rate> {
+        self.physical.map(to_rate)
     }
 
-    /// The cross-traffic estimate `X` from the last standing queue, bytes per second.
-    pub fn cross_traffic(&self) -> f64 {
-        self.cross
+    /// The cross-traffic estimate `X` from the last standing queue.
+    pub fn cross_traffic(&self) -> Rate {
+        to_rate(self.cross)
     }
 
-    /// The last delivery-rate sample, bytes per second.
-    pub fn last_rate_sample(&self) -> Option<f64> {
-        self.last_sample
+    /// The last delivery-rate sample.
+    pub fn last_rate_sample(&self) -> Option<Rate> {
+        self.last_sample.map(to_rate)
     }
 
     /// How many delivery-rate samples have been taken.
@@ -494,17 +496,17 @@ impl InlineEstimator {
         self.physical = physical.filter(|p| p.is_finite());
         self.available = available.filter(|a| a.is_finite()).map(|a| a.max(0.0));
         if let Some(p) = self.physical {
-            self.shared.set_physical(to_bits(p));
+            self.shared.set_physical(to_rate(p));
         }
         if let Some(a) = self.available {
-            self.shared.set_available(to_bits(a));
+            self.shared.set_available(to_rate(a));
         }
     }
 }
 
-/// Bytes per second as the bits per second [`SharedBandwidth`] stores.
-fn to_bits(bytes_per_sec: f64) -> u64 {
-    (bytes_per_sec.clamp(0.0, MAX_RATE) * 8.0).round() as u64
+/// Bytes per second as the whole bits per second of a [`Rate`].
+fn to_rate(bytes_per_sec: f64) -> Rate {
+    Rate::from_bits_per_sec((bytes_per_sec.clamp(0.0, MAX_RATE) * 8.0).round() as u64)
 }
 
 /// A decorator that feeds an [`InlineEstimator`] every event before passing

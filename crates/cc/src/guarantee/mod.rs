@@ -17,9 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Snapshot, initial_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Snapshot, init_window};
 use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
 use crate::reno::{Growth, RenoCore, WindowAdjustment};
@@ -529,7 +527,8 @@ impl Slots {
 
 impl Guarantee {
     /// A guarantee controller reading `A` and `P` from `bandwidth`.
-    pub fn new(config: GuaranteeConfig, mss: u64, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
+    pub fn new(config: GuaranteeConfig, max_datagram_size: u16, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
+        let mss = u64::from(max_datagram_size);
         let (eval_rtts, slot_rtts) = match config.eval {
             EvalSlot::Rtts(d) => {
                 let d = d.max(2);
@@ -686,6 +685,7 @@ impl Guarantee {
             .bandwidth
             .as_ref()
             .and_then(|b| b.available(now))
+            .map(Rate::bytes_per_sec)
             .filter(|a| a.is_finite() && *a >= 0.0);
         let available = match &self.member {
             Some(m) => {
@@ -854,6 +854,7 @@ impl Guarantee {
         self.bandwidth
             .as_ref()
             .and_then(|b| b.physical(now))
+            .map(Rate::bytes_per_sec)
             .filter(|p| p.is_finite() && *p > 0.0)
             .or_else(|| self.config.physical.map(Rate::bytes_per_sec))
             .unwrap_or(f64::INFINITY)
@@ -952,7 +953,7 @@ impl CongestionController for Guarantee {
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.reno.mss())
+        init_window(self.reno.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
