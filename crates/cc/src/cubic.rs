@@ -106,7 +106,7 @@ fn w_cubic(t: f64, k: f64, w_max_pkts: f64, c: f64) -> f64 {
 ///
 /// Slow start (with HyStart++), the once-per-round-trip reduction, recovery
 /// and persistent congestion are the classic core's (`reno.rs`), as in
-/// neqo; the curve is CUBIC's [`WindowAdjustment`].
+/// neqo; the curve is CUBIC's `WindowAdjustment` of that core.
 #[derive(Debug, Clone)]
 pub struct Cubic {
     /// Congestion window and `ssthresh`, bytes.
