@@ -60,8 +60,8 @@ fn on_ack(c: &mut Criterion) {
         let spec: ControllerSpec = s.parse().expect("valid spec");
         let gap = Duration::from_micros(gap_us);
         let bw = SharedBandwidth::new();
-        bw.set_available(80_000_000);
-        bw.set_physical(100_000_000);
+        bw.set_available(tput_cc::units::Rate::from_mbit_per_sec(80));
+        bw.set_physical(tput_cc::units::Rate::from_mbit_per_sec(100));
         let mut cc = spec.build_with(1200, Some(Arc::new(bw) as Arc<dyn BandwidthSource>));
         let rtt = Duration::from_millis(20);
         let sample = RttSample::uniform(rtt);

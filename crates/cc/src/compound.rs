@@ -13,10 +13,10 @@
 use std::time::Instant;
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
-    initial_window, minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, DelayRounds, RoundEnd, Snapshot, init_window, min_window,
 };
 use crate::error::ConfigError;
+use crate::reno::{Growth, RenoCore, Window, WindowAdjustment};
 
 /// Parameters of [`Compound`] (Tan et al. 2006 §3; defaults from the paper).
 #[derive(Debug, Clone, PartialEq)]
@@ -84,7 +84,7 @@ impl CompoundConfig {
 }
 
 /// Windows are capped here (2^53 bytes) so that they stay finite whatever the inputs.
-const MAX_WINDOW: f64 = 9_007_199_254_740_992.0;
+const MAX_WINDOW: f64 = <f64 as Window>::CAP;
 
 /// Compound TCP: a loss-based window `cwnd` plus a delay-based window `dwnd`;
 /// the sender may have `win = cwnd + dwnd` bytes in flight (§3 of the paper;
@@ -114,70 +114,66 @@ const MAX_WINDOW: f64 = 9_007_199_254_740_992.0;
 ///   only acts in congestion avoidance) and does not change during recovery.
 ///   While application-limited (RFC 9002 §7.8) neither window grows; `dwnd`
 ///   may still shrink on a queue.
+///
+/// `cwnd`'s slow start, reduction, recovery and persistent congestion are
+/// the classic core's (`reno.rs`); Compound adds `dwnd` to it.
 #[derive(Debug, Clone)]
 pub struct Compound {
+    /// The loss-based window `cwnd`, bytes, and its `ssthresh`.
+    core: RenoCore<f64>,
+    delay: DelayWindow,
+}
+
+/// What Compound adds to the classic core: the delay-based window.
+#[derive(Debug, Clone)]
+struct DelayWindow {
     config: CompoundConfig,
-    mss: u64,
-    /// The loss-based window `cwnd`, bytes.
-    cwnd: f64,
     /// The delay-based window `dwnd`, bytes.
     dwnd: f64,
-    /// Slow-start threshold for `cwnd`, bytes; infinite until the first reduction.
-    ssthresh: f64,
     /// BaseRTT and the once-per-RTT rounds (§3.2).
     rounds: DelayRounds,
     /// `diff` of the last round, packets.
     diff: f64,
-    recovery: Recovery,
 }
 
 impl Compound {
-    /// A Compound TCP controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: CompoundConfig, mss: u64) -> Self {
+    /// A Compound TCP controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: CompoundConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         Self {
-            config,
-            mss,
-            cwnd: initial_window(mss) as f64,
-            dwnd: 0.0,
-            ssthresh: f64::INFINITY,
-            rounds: DelayRounds::default(),
-            diff: 0.0,
-            recovery: Recovery::default(),
+            core: RenoCore::new(mss),
+            delay: DelayWindow {
+                config,
+                dwnd: 0.0,
+                rounds: DelayRounds::default(),
+                diff: 0.0,
+            },
         }
     }
+}
 
-    fn mss_f64(&self) -> f64 {
-        self.mss.max(1) as f64
-    }
-
-    fn min_window(&self) -> f64 {
-        minimum_window(self.mss) as f64
-    }
-
-    fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
-    }
-
+impl DelayWindow {
     /// The end of a round: `diff` and the `dwnd` control law (§3.2).
-    fn end_round(&mut self, end: RoundEnd) {
+    fn end_round(&mut self, end: RoundEnd, core: &RenoCore<f64>) {
         let app_limited = end.app_limited;
         let Some((base, rtt)) = end.rtts else {
             return;
         };
         let (base, rtt) = (base.as_secs_f64(), rtt.as_secs_f64());
-        let mss = self.mss_f64();
-        let win = (self.cwnd + self.dwnd) / mss;
+        let mss = core.mss().max(1) as f64;
+        let cwnd = core.cwnd();
+        let win = (cwnd + self.dwnd) / mss;
         // (win / BaseRTT - win / RTT) * BaseRTT = win * (RTT - BaseRTT) / RTT.
         let diff = (win * (rtt - base) / rtt).max(0.0);
         self.diff = if diff.is_finite() { diff } else { 0.0 };
-        if self.recovery.is_open() || self.in_slow_start() {
+        if core.in_recovery() || core.in_slow_start() {
             return;
         }
         let c = &self.config;
         if self.diff < c.gamma {
             if !app_limited {
                 let step = (c.alpha * libm::pow(win, c.k) - 1.0).max(0.0) * mss;
-                self.dwnd = (self.dwnd + step).min(MAX_WINDOW - self.cwnd).max(0.0);
+                self.dwnd = (self.dwnd + step).min(MAX_WINDOW - cwnd).max(0.0);
             }
         } else {
             self.dwnd = (self.dwnd - c.zeta * self.diff * mss).max(0.0);
@@ -185,71 +181,74 @@ impl Compound {
     }
 }
 
+impl WindowAdjustment<f64> for DelayWindow {
+    /// §3.1: `cwnd += 1 / (cwnd + dwnd)` packets per acked packet. (In slow
+    /// start `dwnd` is always 0: only a reduction or this round law make it
+    /// positive, and both leave `cwnd >= ssthresh`.)
+    fn avoidance(&mut self, _now: Instant, ack: &Ack, cwnd: f64, mss: u64) -> Growth<f64> {
+        let next = (cwnd + mss.max(1) as f64 * ack.bytes as f64 / (cwnd + self.dwnd).max(1.0)).min(MAX_WINDOW);
+        self.dwnd = self.dwnd.min(MAX_WINDOW - next);
+        Growth::To(next)
+    }
+
+    /// §3.2: BaseRTT, and the end of a round once per RTT (also in recovery
+    /// and while application-limited).
+    fn on_ack_seen(&mut self, now: Instant, ack: &Ack, core: &mut RenoCore<f64>) {
+        if let Some(end) = self.rounds.on_ack(now, ack) {
+            self.end_round(end, core);
+        }
+    }
+
+    /// §3.2: `dwnd = (win (1 - beta) - cwnd / 2)^+`, and Reno's `cwnd / 2`
+    /// (never below the minimum window) as `cwnd` and `ssthresh`.
+    fn reduce(&mut self, cwnd: f64, mss: u64, _floor: f64) -> (f64, f64) {
+        let win = cwnd + self.dwnd;
+        let halved = (cwnd / 2.0).max(min_window(mss) as f64);
+        self.dwnd = (win * (1.0 - self.config.beta) - halved).max(0.0);
+        (halved, halved)
+    }
+
+    /// RFC 9002 §7.6.2 / Appendix B.8: minimum window, slow start, no `dwnd`.
+    fn on_persistent_congestion(&mut self, _cwnd: f64) {
+        self.dwnd = 0.0;
+    }
+}
+
 impl CongestionController for Compound {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
-        let inside_recovery = self.recovery.on_ack(ack.sent);
-        // §3.2: BaseRTT, and the end of a round once per RTT.
-        if let Some(end) = self.rounds.on_ack(now, ack) {
-            self.end_round(end);
-        }
-        if inside_recovery || ack.app_limited {
-            return;
-        }
-        let acked = ack.bytes as f64;
-        if self.in_slow_start() {
-            self.cwnd += acked;
-        } else {
-            // §3.1: cwnd += 1 / (cwnd + dwnd) packets per acked packet.
-            self.cwnd += self.mss_f64() * acked / (self.cwnd + self.dwnd).max(1.0);
-        }
-        self.cwnd = self.cwnd.min(MAX_WINDOW);
-        self.dwnd = self.dwnd.min(MAX_WINDOW - self.cwnd);
+        self.core.on_ack(now, ack, &mut self.delay);
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        if self.recovery.enter(now, event.sent) {
-            // §3.2: dwnd = (win (1 - beta) - cwnd / 2)^+, and Reno's cwnd / 2.
-            let win = self.cwnd + self.dwnd;
-            let cwnd = (self.cwnd / 2.0).max(self.min_window());
-            self.dwnd = (win * (1.0 - self.config.beta) - cwnd).max(0.0);
-            self.cwnd = cwnd;
-            self.ssthresh = cwnd;
-        }
-        if event.kind == CongestionKind::PersistentCongestion {
-            // RFC 9002 §7.6.2 / Appendix B.8: minimum window, slow start.
-            self.cwnd = self.min_window();
-            self.dwnd = 0.0;
-            self.recovery.reset();
-        }
+        self.core.on_congestion_with(now, event, 0.0, &mut self.delay);
     }
 
     fn on_recovery_end(&mut self, _now: Instant) {
-        self.recovery.end();
+        self.core.end_recovery();
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
-        self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(self.min_window());
+        self.core.on_mtu_update(max_datagram_size);
     }
 
     fn window(&self) -> u64 {
         // `as` saturates; both parts are finite and their sum is capped.
-        ((self.cwnd + self.dwnd) as u64).max(minimum_window(self.mss))
+        ((self.core.cwnd() + self.delay.dwnd) as u64).max(min_window(self.core.mss()))
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        init_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             cwnd_bytes: self.window(),
-            ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: self.recovery.phase(self.in_slow_start()),
+            ssthresh_bytes: self.core.ssthresh(),
+            phase: self.core.phase(),
             state: AlgorithmState::Compound {
-                cwnd_bytes: self.cwnd as u64,
-                dwnd_bytes: self.dwnd as u64,
-                diff_packets: self.diff,
+                cwnd_bytes: self.core.cwnd() as u64,
+                dwnd_bytes: self.delay.dwnd as u64,
+                diff_packets: self.delay.diff,
             },
         }
     }
@@ -262,6 +261,7 @@ impl CongestionController for Compound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::CongestionKind;
     use crate::controller::Phase;
     use crate::testutil::*;
     use std::time::Duration;
@@ -272,10 +272,10 @@ mod tests {
     /// Compound in congestion avoidance at `cwnd` packets; the path's minimum
     /// RTT is `BASE`, ACKs arrive after `rtt`; one round has been measured.
     fn in_ca(cfg: CompoundConfig, cwnd: u64, rtt: Duration) -> Harness<Compound> {
-        let mut h = Harness::new(Compound::new(cfg, MSS), rtt);
+        let mut h = Harness::new(Compound::new(cfg, DATAGRAM), rtt);
         h.min_rtt = Some(BASE);
-        h.cc.cwnd = (cwnd * MSS) as f64;
-        h.cc.ssthresh = h.cc.cwnd;
+        h.cc.core.set_cwnd((cwnd * MSS) as f64);
+        h.cc.core.set_ssthresh(h.cc.core.cwnd());
         h.round(); // starts the first round and collects its RTT samples
         h
     }
@@ -284,20 +284,24 @@ mod tests {
     fn dwnd_grows_by_the_binomial_law_without_queueing() {
         let mut h = in_ca(CompoundConfig::default(), 20, BASE);
         // Make the window at the round's end a round 100 packets.
-        h.cc.cwnd = 60.0 * PKT;
-        h.cc.dwnd = 40.0 * PKT;
+        h.cc.core.set_cwnd(60.0 * PKT);
+        h.cc.delay.dwnd = 40.0 * PKT;
         let acked_before = h.acked_total;
         h.round();
         // By hand: win = 100, alpha * win^k - 1 = 0.125 * 100^0.75 - 1
         // = 0.125 * 31.6228 - 1 = 2.9528 packets.
         let step = 0.125 * 100f64.powf(0.75) - 1.0;
         assert!((step - 2.952_847_075).abs() < 1e-6);
-        assert!((h.cc.dwnd - (40.0 + step) * PKT).abs() < 1e-6, "{}", h.cc.dwnd);
+        assert!(
+            (h.cc.delay.dwnd - (40.0 + step) * PKT).abs() < 1e-6,
+            "{}",
+            h.cc.delay.dwnd
+        );
         // Over the same round cwnd gained 1/win packets per acked packet (win
         // is 102.95 packets once the round's first ACK has grown dwnd), so a
         // full window of ACKs adds one packet and win grows by alpha * win^k.
         let acked = (h.acked_total - acked_before) as f64 / PKT;
-        let gained = h.cc.cwnd / PKT - 60.0;
+        let gained = h.cc.core.cwnd() / PKT - 60.0;
         let win = 100.0 + step;
         assert!(gained > acked / (win + 1.0) && gained <= acked / win, "{gained}");
         match h.cc.snapshot().state {
@@ -307,8 +311,8 @@ mod tests {
                 diff_packets,
             } => {
                 assert_eq!(diff_packets, 0.0);
-                assert_eq!(cwnd_bytes, h.cc.cwnd as u64);
-                assert_eq!(dwnd_bytes, h.cc.dwnd as u64);
+                assert_eq!(cwnd_bytes, h.cc.core.cwnd() as u64);
+                assert_eq!(dwnd_bytes, h.cc.delay.dwnd as u64);
             }
             s => panic!("{s:?}"),
         }
@@ -316,7 +320,7 @@ mod tests {
         // Small windows: alpha * win^k < 1 leaves dwnd alone (the ^+ of §3.2).
         let mut h = in_ca(CompoundConfig::default(), 10, BASE);
         h.round();
-        assert_eq!(h.cc.dwnd, 0.0);
+        assert_eq!(h.cc.delay.dwnd, 0.0);
     }
 
     #[test]
@@ -324,31 +328,31 @@ mod tests {
         // RTT = 32 ms over BaseRTT = 20 ms, win = 100 packets:
         // diff = 100 * 12 / 32 = 37.5 >= gamma = 30.
         let mut h = in_ca(CompoundConfig::default(), 20, Duration::from_millis(32));
-        h.cc.cwnd = 50.0 * PKT;
-        h.cc.dwnd = 50.0 * PKT;
+        h.cc.core.set_cwnd(50.0 * PKT);
+        h.cc.delay.dwnd = 50.0 * PKT;
         h.round();
         let diff = match h.cc.snapshot().state {
             AlgorithmState::Compound { diff_packets, .. } => diff_packets,
             s => panic!("{s:?}"),
         };
         assert!((diff - 37.5).abs() < 1e-9);
-        assert!((h.cc.dwnd - 12.5 * PKT).abs() < 1e-6, "{}", h.cc.dwnd);
+        assert!((h.cc.delay.dwnd - 12.5 * PKT).abs() < 1e-6, "{}", h.cc.delay.dwnd);
         // zeta scales the decrease.
         let cfg = CompoundConfig {
             zeta: 0.5,
             ..CompoundConfig::default()
         };
         let mut h = in_ca(cfg, 20, Duration::from_millis(32));
-        h.cc.cwnd = 50.0 * PKT;
-        h.cc.dwnd = 50.0 * PKT;
+        h.cc.core.set_cwnd(50.0 * PKT);
+        h.cc.delay.dwnd = 50.0 * PKT;
         h.round();
-        assert!((h.cc.dwnd - (50.0 - 0.5 * 37.5) * PKT).abs() < 1e-6);
+        assert!((h.cc.delay.dwnd - (50.0 - 0.5 * 37.5) * PKT).abs() < 1e-6);
         // Below gamma dwnd still grows although packets are queued.
         let mut h = in_ca(CompoundConfig::default(), 20, Duration::from_millis(25));
-        h.cc.cwnd = 50.0 * PKT;
-        h.cc.dwnd = 50.0 * PKT;
+        h.cc.core.set_cwnd(50.0 * PKT);
+        h.cc.delay.dwnd = 50.0 * PKT;
         h.round(); // diff = 100 * 5 / 25 = 20 < 30
-        assert!(h.cc.dwnd > 52.0 * PKT);
+        assert!(h.cc.delay.dwnd > 52.0 * PKT);
     }
 
     #[test]
@@ -366,14 +370,14 @@ mod tests {
                 ..CompoundConfig::default()
             };
             let mut h = in_ca(cfg, 20, BASE);
-            h.cc.cwnd = cwnd * PKT;
-            h.cc.dwnd = dwnd * PKT;
+            h.cc.core.set_cwnd(cwnd * PKT);
+            h.cc.delay.dwnd = dwnd * PKT;
             let sent = h.now - BASE / 2;
             h.lose(sent, CongestionKind::Loss);
             h.lose(sent, CongestionKind::Loss); // same flight: once per RTT
             h.lose(h.now, CongestionKind::Ecn);
-            assert!((h.cc.cwnd - want_cwnd * PKT).abs() < 1e-6, "{beta}");
-            assert!((h.cc.dwnd - want_dwnd * PKT).abs() < 1e-6, "{beta}");
+            assert!((h.cc.core.cwnd() - want_cwnd * PKT).abs() < 1e-6, "{beta}");
+            assert!((h.cc.delay.dwnd - want_dwnd * PKT).abs() < 1e-6, "{beta}");
             assert_eq!(h.cc.window(), ((want_cwnd + want_dwnd) * PKT) as u64);
             assert_eq!(h.cc.snapshot().cwnd_bytes, h.cc.window());
             assert_eq!(h.cc.snapshot().ssthresh_bytes, Some((want_cwnd * PKT) as u64));
@@ -383,11 +387,11 @@ mod tests {
 
     #[test]
     fn slow_start_is_renos_and_keeps_dwnd_zero() {
-        let mut h = Harness::new(Compound::new(CompoundConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Compound::new(CompoundConfig::default(), DATAGRAM), BASE);
         for w in [24_000, 48_000, 96_000, 192_000] {
             h.round();
             assert_eq!(h.cc.window(), w);
-            assert_eq!(h.cc.dwnd, 0.0);
+            assert_eq!(h.cc.delay.dwnd, 0.0);
         }
         assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
     }
@@ -395,10 +399,10 @@ mod tests {
     #[test]
     fn persistent_congestion_collapses_both_windows() {
         let mut h = in_ca(CompoundConfig::default(), 60, BASE);
-        h.cc.dwnd = 40.0 * PKT;
+        h.cc.delay.dwnd = 40.0 * PKT;
         h.lose(h.now, CongestionKind::PersistentCongestion);
         assert_eq!(h.cc.window(), 2 * MSS);
-        assert_eq!(h.cc.dwnd, 0.0);
+        assert_eq!(h.cc.delay.dwnd, 0.0);
         assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
         h.flight.clear();
         h.advance(BASE);
@@ -409,7 +413,7 @@ mod tests {
     #[test]
     fn no_growth_while_app_limited() {
         let mut h = in_ca(CompoundConfig::default(), 60, BASE);
-        h.cc.dwnd = 40.0 * PKT;
+        h.cc.delay.dwnd = 40.0 * PKT;
         let w = h.cc.window();
         h.app_limited = true;
         for _ in 0..5 {
@@ -420,10 +424,10 @@ mod tests {
 
     #[test]
     fn window_stays_finite_and_above_minimum_with_odd_inputs() {
-        let mut cc = Compound::new(CompoundConfig::default(), MSS);
+        let mut cc = Compound::new(CompoundConfig::default(), DATAGRAM);
         fuzz_odd_inputs(&mut cc, |cc| {
-            assert!(cc.cwnd.is_finite() && cc.dwnd.is_finite() && cc.dwnd >= 0.0);
-            assert!(cc.diff.is_finite() && cc.diff >= 0.0);
+            assert!(cc.core.cwnd().is_finite() && cc.delay.dwnd.is_finite() && cc.delay.dwnd >= 0.0);
+            assert!(cc.delay.diff.is_finite() && cc.delay.diff >= 0.0);
         });
     }
 }

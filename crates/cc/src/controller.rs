@@ -236,6 +236,10 @@ pub enum Phase {
 }
 
 /// Algorithm-specific internal state, for traces and plots.
+///
+/// A trace record: its fields are plain numbers written to CSV and JSON as
+/// they are, so each carries its unit in its name (`_bytes`, `_secs`,
+/// `_bytes_per_sec`, `_packets`).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(tag = "algorithm", rename_all = "snake_case"))]
@@ -460,14 +464,26 @@ impl Clone for Box<dyn CongestionController> {
     }
 }
 
-/// The minimum window after persistent congestion, RFC 9002 §7.2:
+/// The minimum window after persistent congestion, bytes, RFC 9002 §7.2:
 /// `kMinimumWindow = 2 * max_datagram_size`.
-pub fn minimum_window(mss: u64) -> u64 {
+pub fn minimum_window(max_datagram_size: u16) -> u64 {
+    min_window(u64::from(max_datagram_size))
+}
+
+/// The initial window, bytes, RFC 9002 §7.2: `min(10 * max_datagram_size, max(14720, 2 * max_datagram_size))`.
+pub fn initial_window(max_datagram_size: u16) -> u64 {
+    init_window(u64::from(max_datagram_size))
+}
+
+/// [`minimum_window`] for a maximum datagram size `mss` already widened to `u64`.
+#[inline]
+pub(crate) fn min_window(mss: u64) -> u64 {
     2 * mss
 }
 
-/// The initial window, RFC 9002 §7.2: `min(10 * max_datagram_size, max(14720, 2 * max_datagram_size))`.
-pub fn initial_window(mss: u64) -> u64 {
+/// [`initial_window`] for a maximum datagram size `mss` already widened to `u64`.
+#[inline]
+pub(crate) fn init_window(mss: u64) -> u64 {
     (10 * mss).min(14_720.max(2 * mss))
 }
 

@@ -11,12 +11,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Recovery, Snapshot, initial_window,
-    minimum_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, init_window, min_window};
 use crate::error::ConfigError;
-use crate::hystart::{HyStart, Step};
+use crate::reno::{Growth, RenoCore, Window, WindowAdjustment};
 
 /// Parameters of [`Cubic`] (RFC 9438 §4).
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +65,7 @@ impl CubicConfig {
 
 /// Windows are capped here (2^53 bytes, where `f64` stops being exact) so
 /// that they stay finite whatever the inputs.
-const MAX_WINDOW: f64 = 9_007_199_254_740_992.0;
+const MAX_WINDOW: f64 = <f64 as Window>::CAP;
 
 /// `K = cubic_root((W_max - cwnd_epoch) / C)` in seconds, RFC 9438 §4.2 Eq. 2,
 /// with both windows in packets. Zero when `cwnd_epoch >= W_max`.
@@ -85,8 +82,8 @@ fn w_cubic(t: f64, k: f64, w_max_pkts: f64, c: f64) -> f64 {
 
 /// CUBIC congestion control (RFC 9438).
 ///
-/// - Slow start as Reno/RFC 9002 §7.3.1 (`cwnd += acked` below `ssthresh`);
-///   no HyStart++.
+/// - Slow start as Reno/RFC 9002 §7.3.1 (`cwnd += acked` below `ssthresh`),
+///   left by HyStart++ (RFC 9406) if [`CubicConfig::hystart`] is set.
 /// - Congestion avoidance (§4.2–§4.5): per ACK, `target = W_cubic(t + RTT)`
 ///   clamped to `[cwnd, 1.5 * cwnd]` and `cwnd += (target - cwnd) / cwnd` per
 ///   acked packet, with `RTT` the smoothed RTT and `t` the time since the epoch
@@ -106,14 +103,21 @@ fn w_cubic(t: f64, k: f64, w_max_pkts: f64, c: f64) -> f64 {
 ///   application-limited inside an epoch is excluded from `t` (the epoch start
 ///   moves forward by it), so the curve does not jump when the application
 ///   starts sending again.
+///
+/// Slow start (with HyStart++), the once-per-round-trip reduction, recovery
+/// and persistent congestion are the classic core's (`reno.rs`), as in
+/// neqo; the curve is CUBIC's `WindowAdjustment` of that core.
 #[derive(Debug, Clone)]
 pub struct Cubic {
+    /// Congestion window and `ssthresh`, bytes.
+    core: RenoCore<f64>,
+    curve: Curve,
+}
+
+/// CUBIC's state beside the classic core: the curve and the Reno estimate.
+#[derive(Debug, Clone)]
+struct Curve {
     config: CubicConfig,
-    mss: u64,
-    /// Congestion window, bytes.
-    cwnd: f64,
-    /// Slow-start threshold, bytes; infinite until the first reduction.
-    ssthresh: f64,
     /// `W_max` (§4.2), bytes; 0 while unknown (at start, after persistent congestion).
     w_max: f64,
     /// `cwnd_prior` (§4.6): the window just before the last reduction, bytes.
@@ -128,42 +132,31 @@ pub struct Cubic {
     epoch_start: Option<Instant>,
     /// Start of the current application-limited period inside an epoch.
     app_limited_since: Option<Instant>,
-    recovery: Recovery,
-    /// HyStart++ for the initial slow start, if enabled.
-    hystart: Option<Box<HyStart>>,
 }
 
 impl Cubic {
-    /// A CUBIC controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: CubicConfig, mss: u64) -> Self {
-        let cwnd = initial_window(mss) as f64;
+    /// A CUBIC controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: CubicConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
+        let core = RenoCore::new(mss).with_hystart(config.hystart);
         Self {
-            mss,
-            cwnd,
-            ssthresh: f64::INFINITY,
-            w_max: 0.0,
-            cwnd_prior: 0.0,
-            k: 0.0,
-            w_est: cwnd,
-            epoch_start: None,
-            app_limited_since: None,
-            recovery: Recovery::default(),
-            hystart: config.hystart.then(Box::default),
-            config,
+            curve: Curve {
+                w_max: 0.0,
+                cwnd_prior: 0.0,
+                k: 0.0,
+                w_est: core.cwnd(),
+                epoch_start: None,
+                app_limited_since: None,
+                config,
+            },
+            core,
         }
     }
+}
 
-    fn mss_f64(&self) -> f64 {
-        self.mss.max(1) as f64
-    }
-
-    fn min_window(&self) -> f64 {
-        minimum_window(self.mss) as f64
-    }
-
+impl Curve {
     /// `W_cubic(t)` of §4.2 Eq. 1, converted to bytes.
-    fn w_cubic_bytes(&self, t: f64) -> f64 {
-        let mss = self.mss_f64();
+    fn w_cubic_bytes(&self, t: f64, mss: f64) -> f64 {
         w_cubic(t, self.k, self.w_max / mss, self.config.c) * mss
     }
 
@@ -181,11 +174,10 @@ impl Cubic {
         }
     }
 
-    /// Begin a congestion-avoidance epoch at `now` (§4.2, §4.3).
-    fn start_epoch(&mut self, now: Instant) {
+    /// Begin a congestion-avoidance epoch at `now` with window `cwnd_epoch` (§4.2, §4.3).
+    fn start_epoch(&mut self, now: Instant, cwnd_epoch: f64, mss: f64) {
         self.epoch_start = Some(now);
         self.app_limited_since = None;
-        let cwnd_epoch = self.cwnd;
         if self.w_max <= cwnd_epoch {
             // §4.8: after a timeout (persistent congestion), "K is set to 0,
             // and W_max is set to the cwnd at the beginning of the current
@@ -195,147 +187,134 @@ impl Cubic {
             self.w_max = cwnd_epoch;
             self.k = 0.0;
         } else {
-            let mss = self.mss_f64();
             self.k = cubic_k(self.w_max / mss, cwnd_epoch / mss, self.config.c);
         }
         // §4.3: "W_est is set equal to cwnd_epoch at the start of the
         // congestion avoidance stage".
         self.w_est = cwnd_epoch;
     }
+}
 
+impl WindowAdjustment<f64> for Curve {
     /// One ACK in congestion avoidance (§4.2–§4.5).
-    fn congestion_avoidance(&mut self, now: Instant, ack: &Ack) {
+    fn avoidance(&mut self, now: Instant, ack: &Ack, cwnd: f64, mss: u64) -> Growth<f64> {
+        let mss = mss.max(1) as f64;
         if self.epoch_start.is_none() {
-            self.start_epoch(now);
+            self.start_epoch(now, cwnd, mss);
         }
         let start = self.epoch_start.unwrap_or(now);
         let t = now.saturating_duration_since(start).as_secs_f64();
         // §4.4: the target is the window one (smoothed) RTT ahead.
         let rtt = ack.rtt.smoothed.min(Duration::from_secs(3600)).as_secs_f64();
         let acked = ack.bytes as f64;
-        let cwnd = self.cwnd.max(1.0);
+        let cwnd = cwnd.max(1.0);
         // §4.4: target clamped to [cwnd, 1.5 cwnd]; NaN cannot survive min/max.
-        let target = self.w_cubic_bytes(t + rtt).min(1.5 * cwnd).max(cwnd);
+        let target = self.w_cubic_bytes(t + rtt, mss).min(1.5 * cwnd).max(cwnd);
         // §4.4: `cwnd += (target - cwnd) / cwnd` per acked segment; in bytes
         // per acked byte this is `(target - cwnd) * acked / cwnd`.
         let mut next = cwnd + (target - cwnd) * acked / cwnd;
         // §4.3: `W_est += alpha_cubic * segments_acked / cwnd` (segments).
-        self.w_est = (self.w_est + self.alpha() * self.mss_f64() * acked / cwnd).min(MAX_WINDOW);
-        if self.config.reno_friendly && self.w_cubic_bytes(t) < self.w_est {
+        self.w_est = (self.w_est + self.alpha() * mss * acked / cwnd).min(MAX_WINDOW);
+        if self.config.reno_friendly && self.w_cubic_bytes(t, mss) < self.w_est {
             // §4.3: in the Reno-friendly region cwnd is set to W_est; we never
             // let an ACK shrink the window, hence the max.
             next = next.max(self.w_est);
         }
-        self.cwnd = next.min(MAX_WINDOW);
+        Growth::To(next.min(MAX_WINDOW))
     }
-}
 
-impl CongestionController for Cubic {
-    fn on_ack(&mut self, now: Instant, ack: &Ack) {
-        if self.recovery.on_ack(ack.sent) {
-            // RFC 9002 §7.3.2: no growth for packets sent before the reduction.
-            return;
+    /// §5.8 / RFC 9002 §7.8: no growth; remember when this began so the
+    /// epoch clock can skip it.
+    fn on_app_limited(&mut self, now: Instant) {
+        if self.epoch_start.is_some() && self.app_limited_since.is_none() {
+            self.app_limited_since = Some(now);
         }
-        if ack.app_limited {
-            // §5.8 / RFC 9002 §7.8: no growth; remember when this began so the
-            // epoch clock can skip it.
-            if self.epoch_start.is_some() && self.app_limited_since.is_none() {
-                self.app_limited_since = Some(now);
-            }
-            return;
-        }
+    }
+
+    /// The application sends again: the epoch start moves forward by the
+    /// time it was application-limited.
+    fn on_growth_ack(&mut self, now: Instant) {
         if let Some(since) = self.app_limited_since.take()
             && let Some(start) = self.epoch_start.as_mut()
         {
             *start += now.saturating_duration_since(since);
         }
-        if self.cwnd < self.ssthresh {
-            // §4.10 / RFC 9002 §7.3.1: Reno's slow start, in the initial one
-            // with HyStart++ if enabled (RFC 9406 §4.2).
-            let mut grow = ack.bytes;
-            if let Some(h) = self.hystart.as_deref_mut()
-                && self.ssthresh.is_infinite()
-            {
-                match h.on_ack(ack, self.mss) {
-                    Step::Grow(bytes) => grow = bytes,
-                    Step::Exit => {
-                        // "enter congestion avoidance by setting the ssthresh to the current cwnd"
-                        self.ssthresh = self.cwnd;
-                        return;
-                    }
-                }
-            }
-            self.cwnd = (self.cwnd + grow as f64).min(MAX_WINDOW);
+    }
+
+    fn reduce(&mut self, cwnd: f64, mss: u64, _floor: f64) -> (f64, f64) {
+        let beta = self.config.beta;
+        self.cwnd_prior = cwnd;
+        // §4.7 fast convergence: a loss below the previous W_max means
+        // another flow is taking bandwidth; release some by lowering W_max.
+        self.w_max = if self.config.fast_convergence && cwnd < self.w_max {
+            cwnd * (1.0 + beta) / 2.0
         } else {
-            self.congestion_avoidance(now, ack);
-        }
+            cwnd
+        };
+        // §4.6: `ssthresh = cwnd * beta_cubic` (the RFC's flight_size is
+        // approximated by cwnd, as it allows), `cwnd = max(ssthresh, 2)`
+        // with RFC 9002 §7.2's kMinimumWindow as the floor.
+        let ssthresh = (cwnd * beta).max(min_window(mss) as f64);
+        // A new epoch starts with the first ACK in congestion avoidance;
+        // K and W_est are set now too so that snapshots show the plan.
+        self.epoch_start = None;
+        self.app_limited_since = None;
+        let mss = mss.max(1) as f64;
+        self.k = cubic_k(self.w_max / mss, ssthresh / mss, self.config.c);
+        self.w_est = ssthresh;
+        (ssthresh, ssthresh)
+    }
+
+    /// §4.8 and RFC 9002 §7.6.2 / Appendix B.8: the core collapsed the
+    /// window to the minimum and slow-starts back to ssthresh; W_max is
+    /// forgotten so the next epoch uses K = 0, W_max = cwnd_epoch.
+    fn on_persistent_congestion(&mut self, cwnd: f64) {
+        self.w_max = 0.0;
+        self.k = 0.0;
+        self.w_est = cwnd;
+        self.epoch_start = None;
+        self.app_limited_since = None;
+    }
+}
+
+impl CongestionController for Cubic {
+    fn on_ack(&mut self, now: Instant, ack: &Ack) {
+        // RFC 9002 §7.3.2: no growth for packets sent before the reduction;
+        // §4.10 / RFC 9002 §7.3.1: Reno's slow start, in the initial one with
+        // HyStart++ if enabled (RFC 9406 §4.2).
+        self.core.on_ack(now, ack, &mut self.curve);
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        if self.recovery.enter(now, event.sent) {
-            let beta = self.config.beta;
-            self.cwnd_prior = self.cwnd;
-            // §4.7 fast convergence: a loss below the previous W_max means
-            // another flow is taking bandwidth; release some by lowering W_max.
-            self.w_max = if self.config.fast_convergence && self.cwnd < self.w_max {
-                self.cwnd * (1.0 + beta) / 2.0
-            } else {
-                self.cwnd
-            };
-            // §4.6: `ssthresh = cwnd * beta_cubic` (the RFC's flight_size is
-            // approximated by cwnd, as it allows), `cwnd = max(ssthresh, 2)`
-            // with RFC 9002 §7.2's kMinimumWindow as the floor.
-            self.ssthresh = (self.cwnd * beta).max(self.min_window());
-            self.cwnd = self.ssthresh;
-            // A new epoch starts with the first ACK in congestion avoidance;
-            // K and W_est are set now too so that snapshots show the plan.
-            self.epoch_start = None;
-            self.app_limited_since = None;
-            let mss = self.mss_f64();
-            self.k = cubic_k(self.w_max / mss, self.cwnd / mss, self.config.c);
-            self.w_est = self.cwnd;
-        }
-        if event.kind == CongestionKind::PersistentCongestion {
-            // §4.8 and RFC 9002 §7.6.2 / Appendix B.8: collapse to the
-            // minimum window and slow-start back to ssthresh; W_max is
-            // forgotten so the next epoch uses K = 0, W_max = cwnd_epoch.
-            self.cwnd = self.min_window();
-            self.w_max = 0.0;
-            self.k = 0.0;
-            self.w_est = self.cwnd;
-            self.epoch_start = None;
-            self.app_limited_since = None;
-            self.recovery.reset();
-        }
+        self.core.on_congestion_with(now, event, 0.0, &mut self.curve);
     }
 
     fn on_recovery_end(&mut self, _now: Instant) {
-        self.recovery.end();
+        self.core.end_recovery();
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
-        self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(self.min_window());
+        self.core.on_mtu_update(max_datagram_size);
     }
 
     fn window(&self) -> u64 {
         // `as` saturates; cwnd is finite and capped at MAX_WINDOW.
-        (self.cwnd as u64).max(minimum_window(self.mss))
+        (self.core.cwnd() as u64).max(min_window(self.core.mss()))
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        init_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             cwnd_bytes: self.window(),
-            ssthresh_bytes: self.ssthresh.is_finite().then_some(self.ssthresh as u64),
-            phase: HyStart::phase(self.hystart.as_deref(), self.recovery.phase(self.cwnd < self.ssthresh)),
+            ssthresh_bytes: self.core.ssthresh(),
+            phase: self.core.phase(),
             state: AlgorithmState::Cubic {
-                w_max_bytes: self.w_max,
-                k_secs: self.k,
-                w_est_bytes: self.w_est,
+                w_max_bytes: self.curve.w_max,
+                k_secs: self.curve.k,
+                w_est_bytes: self.curve.w_est,
             },
         }
     }
@@ -348,6 +327,7 @@ impl CongestionController for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::CongestionKind;
     use crate::controller::Phase;
     use crate::testutil::*;
 
@@ -356,8 +336,8 @@ mod tests {
     /// A CUBIC controller whose window is `pkts` packets, then reduced by a loss
     /// at `h.now` (so `W_max = pkts` packets, `cwnd = 0.7 * pkts`).
     fn after_loss(cfg: CubicConfig, rtt: Duration, pkts: u64) -> Harness<Cubic> {
-        let mut h = Harness::new(Cubic::new(cfg, MSS), rtt);
-        h.cc.cwnd = (pkts * MSS) as f64;
+        let mut h = Harness::new(Cubic::new(cfg, DATAGRAM), rtt);
+        h.cc.core.set_cwnd((pkts * MSS) as f64);
         h.lose(h.now, CongestionKind::Loss);
         h
     }
@@ -417,9 +397,9 @@ mod tests {
         h.advance(RTT + Duration::from_millis(1));
         h.ack(MSS);
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
-        let w = h.cc.cwnd;
+        let w = h.cc.core.cwnd();
         h.lose(h.now - RTT / 4, CongestionKind::Ecn);
-        assert!((h.cc.cwnd - 0.7 * w).abs() < 1e-6);
+        assert!((h.cc.core.cwnd() - 0.7 * w).abs() < 1e-6);
     }
 
     #[test]
@@ -434,15 +414,15 @@ mod tests {
             // End recovery, then lose again at 80 packets, below W_max = 100.
             h.advance(RTT + Duration::from_millis(1));
             h.ack(MSS);
-            h.cc.cwnd = 80.0 * PKT;
+            h.cc.core.set_cwnd(80.0 * PKT);
             h.lose(h.now - RTT / 4, CongestionKind::Loss);
             let expected = if fast_convergence { 80.0 * 1.7 / 2.0 } else { 80.0 };
             assert!((w_max_pkts(&h.cc) - expected).abs() < 1e-9);
-            assert!((h.cc.cwnd - 56.0 * PKT).abs() < 1e-6);
+            assert!((h.cc.core.cwnd() - 56.0 * PKT).abs() < 1e-6);
             // A loss above W_max takes the window as the new W_max.
             h.advance(RTT + Duration::from_millis(1));
             h.ack(MSS);
-            h.cc.cwnd = 150.0 * PKT;
+            h.cc.core.set_cwnd(150.0 * PKT);
             h.lose(h.now - RTT / 4, CongestionKind::Loss);
             assert!((w_max_pkts(&h.cc) - 150.0).abs() < 1e-9);
         }
@@ -467,14 +447,14 @@ mod tests {
         let formula = |t: f64| 0.4 * (t - k).powi(3) + 100.0;
         h.round(); // the flight sent at the reduction: recovery, no growth
         assert_eq!(h.cc.window(), 84_000);
-        assert!(h.cc.epoch_start.is_none());
+        assert!(h.cc.curve.epoch_start.is_none());
         h.round(); // first ACKs in congestion avoidance start the epoch
         let epoch = h.now;
-        assert_eq!(h.cc.epoch_start, Some(epoch));
+        assert_eq!(h.cc.curve.epoch_start, Some(epoch));
         let mut checked_at_k = false;
         while h.now - epoch < Duration::from_secs(8) {
             let t = (h.now - epoch).as_secs_f64();
-            let cwnd = h.cc.cwnd / PKT;
+            let cwnd = h.cc.core.cwnd() / PKT;
             let (lo, hi) = (formula(t), formula(t + rtt.as_secs_f64()));
             assert!(
                 cwnd >= lo - 0.05 && cwnd <= hi + 1e-9,
@@ -498,7 +478,7 @@ mod tests {
         assert!(checked_at_k);
         // At t = 8 s: W_cubic = 0.4 * 3.78^3 + 100 = 121.7 packets.
         let t = (h.now - epoch).as_secs_f64();
-        assert!((h.cc.cwnd / PKT - formula(t)).abs() < 1.0);
+        assert!((h.cc.core.cwnd() / PKT - formula(t)).abs() < 1.0);
     }
 
     #[test]
@@ -521,14 +501,14 @@ mod tests {
         // 3 * 0.3 / 1.7 = 0.529 packets over one window of ACKs (§4.3).
         let alpha = 0.9 / 1.7;
         assert!((w_est_pkts(&friendly.cc) - (14.0 + alpha)).abs() < 0.02 * alpha);
-        assert!(friendly.cc.cwnd >= friendly.cc.w_est);
+        assert!(friendly.cc.core.cwnd() >= friendly.cc.curve.w_est);
         let mut last = w_est_pkts(&friendly.cc);
         for _ in 0..100 {
             friendly.round();
             pure.round();
             let w_est = w_est_pkts(&friendly.cc);
             // cwnd grows at least as fast as W_est.
-            assert!(friendly.cc.cwnd >= friendly.cc.w_est - 1e-6);
+            assert!(friendly.cc.core.cwnd() >= friendly.cc.curve.w_est - 1e-6);
             // Beyond cwnd_prior = 20 packets alpha is 1: Reno's packet per RTT.
             if last > 21.0 {
                 assert!((w_est - last - 1.0).abs() < 0.1, "{last} -> {w_est}");
@@ -554,10 +534,10 @@ mod tests {
         h.round();
         assert_eq!(h.cc.window(), 4 * MSS); // slow start again
         // A fresh loss-free epoch: K = 0, W_max = cwnd_epoch (§4.8).
-        h.cc.ssthresh = h.cc.cwnd;
+        h.cc.core.set_ssthresh(h.cc.core.cwnd());
         h.round();
         assert_eq!(h.cc.snapshot().phase, Phase::CongestionAvoidance);
-        assert_eq!(h.cc.k, 0.0);
+        assert_eq!(h.cc.curve.k, 0.0);
         assert_eq!(w_max_pkts(&h.cc), 4.0);
     }
 
@@ -587,7 +567,7 @@ mod tests {
 
     #[test]
     fn slow_start_doubles_per_round_trip() {
-        let mut h = Harness::new(Cubic::new(CubicConfig::default(), MSS), RTT);
+        let mut h = Harness::new(Cubic::new(CubicConfig::default(), DATAGRAM), RTT);
         assert_eq!(h.cc.window(), 12_000);
         h.round();
         assert_eq!(h.cc.window(), 24_000);
@@ -599,10 +579,10 @@ mod tests {
 
     #[test]
     fn window_stays_finite_and_above_minimum_with_odd_inputs() {
-        let mut cc = Cubic::new(CubicConfig::default(), MSS);
+        let mut cc = Cubic::new(CubicConfig::default(), DATAGRAM);
         fuzz_odd_inputs(&mut cc, |cc| {
-            assert!(cc.cwnd.is_finite() && cc.w_est.is_finite() && cc.k.is_finite());
-            assert!(cc.w_max.is_finite());
+            assert!(cc.core.cwnd().is_finite() && cc.curve.w_est.is_finite() && cc.curve.k.is_finite());
+            assert!(cc.curve.w_max.is_finite());
         });
     }
 }

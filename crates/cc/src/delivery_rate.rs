@@ -2,8 +2,9 @@
 //! flight of data, measured from the sender's own ACK stream
 //! (draft-ietf-ccwg-bbr-06 §4.1); see [`DeliveryRateSampler`].
 
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+use crate::send_ring::{SendRecord, SendRing, Sent};
 
 /// At most this many send records are kept (oldest dropped first), so that
 /// memory stays bounded whatever the caller does. 65 536 records are 78 MB
@@ -13,24 +14,25 @@ const MAX_RECORDS: usize = 1 << 16;
 /// The snapshot taken when data was sent (§4.1.2.1.2), for one send instant.
 #[derive(Debug, Clone, Copy)]
 struct SentRecord {
-    /// `P.send_time`.
-    send_time: Instant,
+    /// `P.send_time`, `P.delivered`, `P.delivered_time`, `P.first_send_time`.
+    state: SendRecord,
     /// Bytes sent at this instant.
     bytes: u64,
     /// Bytes of it neither acknowledged nor lost yet.
     unacked: u64,
-    /// `P.delivered`.
-    delivered: u64,
-    /// `P.delivered_time`.
-    delivered_time: Instant,
-    /// `P.first_send_time`.
-    first_send_time: Instant,
     /// `P.lost`.
     lost: u64,
     /// `P.tx_in_flight`: `C.inflight` right after this instant's sends.
     tx_in_flight: u64,
     /// `P.is_app_limited`.
     is_app_limited: bool,
+}
+
+impl Sent for SentRecord {
+    #[inline]
+    fn record(&self) -> &SendRecord {
+        &self.state
+    }
 }
 
 /// One rate sample, `RS` of §2.3 and §4.1.2.1.3, generated per ACK frame.
@@ -198,7 +200,7 @@ pub struct DeliveryRateSampler {
     /// `C.min_rtt`: the smallest positive RTT sample seen.
     min_rtt: Option<Duration>,
     /// Send records, oldest first, at strictly increasing send times.
-    records: VecDeque<SentRecord>,
+    records: SendRing<SentRecord>,
     /// Sum of `unacked` over `records`.
     recorded: u64,
     pending: Pending,
@@ -223,7 +225,7 @@ impl DeliveryRateSampler {
             app_limited: 0,
             inflight: 0,
             min_rtt: None,
-            records: VecDeque::new(),
+            records: SendRing::new(MAX_RECORDS, 0),
             recorded: 0,
             pending: Pending::default(),
             last_acked: None,
@@ -261,7 +263,7 @@ impl DeliveryRateSampler {
             return;
         }
         // A send time before the newest record's (input out of order) joins it.
-        let now = self.records.back().map_or(now, |r| r.send_time.max(now));
+        let now = self.records.newest().map_or(now, |r| r.state.send_time.max(now));
         if self.inflight == 0 {
             // "If there is no data in flight yet, then we can start the
             // delivery rate interval at the current time".
@@ -271,27 +273,29 @@ impl DeliveryRateSampler {
         self.inflight = self.inflight.saturating_add(bytes);
         self.recorded = self.recorded.saturating_add(bytes);
         let is_app_limited = self.app_limited != 0;
-        match self.records.back_mut() {
-            Some(r) if r.send_time == now => {
+        match self.records.newest_mut() {
+            Some(r) if r.state.send_time == now => {
                 r.bytes = r.bytes.saturating_add(bytes);
                 r.unacked = r.unacked.saturating_add(bytes);
                 r.tx_in_flight = self.inflight;
                 r.is_app_limited |= is_app_limited;
             }
             _ => {
-                self.records.push_back(SentRecord {
-                    send_time: now,
+                let dropped = self.records.push(SentRecord {
+                    state: SendRecord {
+                        send_time: now,
+                        delivered: self.delivered,
+                        delivered_time: self.delivered_time.unwrap_or(now),
+                        first_send_time: self.first_send_time.unwrap_or(now),
+                    },
                     bytes,
                     unacked: bytes,
-                    delivered: self.delivered,
-                    delivered_time: self.delivered_time.unwrap_or(now),
-                    first_send_time: self.first_send_time.unwrap_or(now),
                     lost: self.lost,
                     tx_in_flight: self.inflight,
                     is_app_limited,
                 });
-                if self.records.len() > MAX_RECORDS {
-                    self.drop_oldest();
+                if let Some(r) = dropped {
+                    self.recorded -= r.unacked;
                 }
             }
         }
@@ -313,31 +317,28 @@ impl DeliveryRateSampler {
         if rtt > Duration::ZERO && self.min_rtt.is_none_or(|m| rtt < m) {
             self.min_rtt = Some(rtt);
         }
-        // ACKs come mostly in send order: try the oldest record first.
-        let i = match self.records.front() {
-            Some(r) if r.send_time == sent => 0,
-            _ => match self.records.binary_search_by(|r| r.send_time.cmp(&sent)) {
-                Ok(i) => i,
-                Err(_) => return, // no send state (trimmed, or sent before we counted)
-            },
+        let Some(i) = self.records.position(sent) else {
+            return; // no send state (trimmed, or sent before we counted)
         };
-        let record = self.records[i];
+        let Some(slot) = self.records.get_mut(i) else { return };
+        let record = *slot;
+        let take = bytes.min(slot.unacked);
+        slot.unacked -= take;
+        let gone = slot.unacked == 0;
+        self.recorded -= take;
+        if gone {
+            self.records.remove(i);
+        }
         // "Update info using the newest packet" (IsNewestPacket): records
         // are per send instant, so the newest is the latest send time.
         let newest = match self.pending.newest {
             None => true,
-            Some(n) => record.send_time > n.send_time,
+            Some(n) => record.state.send_time > n.state.send_time,
         };
         if newest {
             self.pending.newest = Some(record);
             self.pending.rtt = (rtt > Duration::ZERO).then_some(rtt);
-            self.first_send_time = Some(record.send_time);
-        }
-        let take = bytes.min(record.unacked);
-        self.records[i].unacked -= take;
-        self.recorded -= take;
-        if self.records[i].unacked == 0 {
-            self.records.remove(i);
+            self.first_send_time = Some(record.state.send_time);
         }
     }
 
@@ -349,17 +350,17 @@ impl DeliveryRateSampler {
         if max_bytes == 0 {
             return None;
         }
-        let record = self.records.front_mut()?;
+        let record = self.records.oldest_mut()?;
         let size = max_bytes.min(record.unacked);
         record.unacked -= size;
         let snapshot = *record;
         if record.unacked == 0 {
-            self.records.pop_front();
+            self.records.pop_oldest();
         }
         self.recorded -= size;
         self.note_lost(size);
         Some(LostPacket {
-            send_time: snapshot.send_time,
+            send_time: snapshot.state.send_time,
             size,
             tx_in_flight: snapshot.tx_in_flight,
             lost_since_sent: self.lost.saturating_sub(snapshot.lost),
@@ -389,7 +390,7 @@ impl DeliveryRateSampler {
     /// that is gone, such as an ECN mark reported with the ACK, is judged by it.
     pub fn newest_acked_as_lost(&self, size: u64) -> Option<LostPacket> {
         self.pending.newest.or(self.last_acked).map(|r| LostPacket {
-            send_time: r.send_time,
+            send_time: r.state.send_time,
             size,
             tx_in_flight: r.tx_in_flight,
             lost_since_sent: self.lost.saturating_sub(r.lost),
@@ -407,12 +408,12 @@ impl DeliveryRateSampler {
             self.inflight = in_flight;
             while self.recorded > in_flight {
                 let excess = self.recorded - in_flight;
-                let Some(front) = self.records.front_mut() else { break };
+                let Some(front) = self.records.oldest_mut() else { break };
                 let take = excess.min(front.unacked);
                 front.unacked -= take;
                 self.recorded -= take;
                 if front.unacked == 0 {
-                    self.records.pop_front();
+                    self.records.pop_oldest();
                 }
             }
         }
@@ -433,28 +434,22 @@ impl DeliveryRateSampler {
         let Some(p) = pending.newest else {
             return rs; // nothing with send state delivered on this ACK
         };
-        let now = self.delivered_time.unwrap_or(p.send_time);
-        rs.prior_delivered = Some(p.delivered);
-        rs.prior_time = Some(p.delivered_time);
+        let now = self.delivered_time.unwrap_or(p.state.send_time);
+        rs.prior_delivered = Some(p.state.delivered);
+        rs.prior_time = Some(p.state.delivered_time);
         rs.is_app_limited = p.is_app_limited;
         rs.tx_in_flight = p.tx_in_flight;
         rs.lost = self.lost.saturating_sub(p.lost);
-        rs.send_elapsed = p.send_time.saturating_duration_since(p.first_send_time);
-        rs.ack_elapsed = now.saturating_duration_since(p.delivered_time);
+        rs.send_elapsed = p.state.send_time.saturating_duration_since(p.state.first_send_time);
+        rs.ack_elapsed = now.saturating_duration_since(p.state.delivered_time);
         // §4.1.1.2.4: "delivery_elapsed = max(ack_elapsed, send_elapsed)".
         rs.interval = rs.send_elapsed.max(rs.ack_elapsed);
-        rs.delivered = self.delivered.saturating_sub(p.delivered);
+        rs.delivered = self.delivered.saturating_sub(p.state.delivered);
         // "if (RS.interval < C.min_rtt) return /* no reliable rate sample */"
         if rs.interval > Duration::ZERO && self.min_rtt.is_none_or(|m| rs.interval >= m) {
             rs.delivery_rate = Some(rs.delivered as f64 / rs.interval.as_secs_f64());
         }
         rs
-    }
-
-    fn drop_oldest(&mut self) {
-        if let Some(r) = self.records.pop_front() {
-            self.recorded -= r.unacked;
-        }
     }
 }
 
@@ -654,7 +649,7 @@ mod tests {
         s.on_ack(t0 + 20 * MS, t0 + MS, 1000, 19 * MS);
         let rs = s.end_ack(Some(1000)); // the transport never counted the 50 bytes
         assert_eq!(s.records.len(), 1);
-        assert_eq!(s.records[0].send_time, t0 + 2 * MS);
+        assert_eq!(s.records.oldest().map(|r| r.state.send_time), Some(t0 + 2 * MS));
         assert_eq!(s.inflight(), 1000);
         assert_eq!(rs.delivered, 1000);
         // And a record count beyond the cap drops the oldest.

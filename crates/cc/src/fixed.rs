@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, initial_window, minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, Phase, Snapshot, init_window, min_window,
 };
 use crate::error::ConfigError;
 use crate::units::Rate;
@@ -48,20 +48,21 @@ pub struct FixedWindow {
 }
 
 impl FixedWindow {
-    /// A fixed-window controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: FixedConfig, mss: u64) -> Self {
+    /// A fixed-window controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: FixedConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         Self {
             rate: config.rate,
             mss,
             min_rtt: None,
-            cwnd: initial_window(mss),
+            cwnd: init_window(mss),
         }
     }
 
     fn resize(&mut self) {
         if let Some(rtt) = self.min_rtt {
             let bytes = self.rate.bits_per_sec() as u128 * rtt.as_nanos() / 8_000_000_000;
-            self.cwnd = u64::try_from(bytes).unwrap_or(u64::MAX).max(minimum_window(self.mss));
+            self.cwnd = u64::try_from(bytes).unwrap_or(u64::MAX).max(min_window(self.mss));
         }
     }
 }
@@ -79,7 +80,7 @@ impl CongestionController for FixedWindow {
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+        self.cwnd = self.cwnd.max(min_window(self.mss));
     }
 
     fn window(&self) -> u64 {
@@ -87,7 +88,7 @@ impl CongestionController for FixedWindow {
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        init_window(self.mss)
     }
 
     fn pacing_rate(&self) -> Option<u64> {
@@ -121,7 +122,7 @@ mod tests {
         let cfg = FixedConfig {
             rate: "20Mbit/s".parse().unwrap(),
         };
-        let mut h = Harness::new(FixedWindow::new(cfg, MSS), Duration::from_millis(20));
+        let mut h = Harness::new(FixedWindow::new(cfg, DATAGRAM), Duration::from_millis(20));
         assert_eq!(h.cc.window(), 12_000); // initial window before any RTT sample
         h.ack(MSS);
         assert_eq!(h.cc.window(), 50_000); // 2.5 MB/s * 20 ms

@@ -73,6 +73,7 @@ mod delivery_rate;
 mod error;
 mod estimator;
 mod eval_slot;
+mod filter;
 mod fixed;
 // Fuzz harnesses for `fuzz/` and the corpus replay: not part of the API.
 #[cfg(feature = "fuzzing")]
@@ -84,6 +85,7 @@ mod hystart;
 mod native;
 mod newreno;
 mod reno;
+mod send_ring;
 mod spec;
 pub mod units;
 mod vegas;

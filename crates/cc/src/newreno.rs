@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, initial_window};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, Snapshot, init_window};
 use crate::error::ConfigError;
 pub use crate::reno::Counting;
 use crate::reno::{OnePerWindow, RenoCore};
@@ -104,11 +104,12 @@ pub struct NewReno {
 }
 
 impl NewReno {
-    /// A NewReno controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: NewRenoConfig, mss: u64) -> Self {
+    /// A NewReno controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: NewRenoConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         let initial = config
             .initial_window
-            .map_or_else(|| initial_window(mss), |n| u64::from(n) * mss);
+            .map_or_else(|| init_window(mss), |n| u64::from(n) * mss);
         Self {
             core: RenoCore::with_windows(mss, initial, u64::from(config.loss_window))
                 .with_counting(config.count)
@@ -119,8 +120,8 @@ impl NewReno {
 }
 
 impl CongestionController for NewReno {
-    fn on_ack(&mut self, _now: Instant, ack: &Ack) {
-        self.core.on_ack(ack, &OnePerWindow);
+    fn on_ack(&mut self, now: Instant, ack: &Ack) {
+        self.core.on_ack(now, ack, &mut OnePerWindow);
     }
 
     fn on_end_acks(&mut self, _now: Instant, _bytes_in_flight: u64, _app_limited: bool) {
@@ -170,7 +171,7 @@ mod tests {
 
     #[test]
     fn slow_start_doubles_per_round_trip() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), DATAGRAM), RTT);
         let w0 = h.cc.window();
         assert_eq!(w0, 12_000);
         h.round(); // a full window acked
@@ -182,7 +183,7 @@ mod tests {
 
     #[test]
     fn halves_once_per_round_trip_not_per_lost_packet() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), DATAGRAM), RTT);
         h.round();
         h.round();
         let before = h.cc.window(); // 48_000
@@ -207,7 +208,7 @@ mod tests {
 
     #[test]
     fn the_transport_can_end_recovery_before_a_later_packet_is_acked() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), DATAGRAM), RTT);
         h.round();
         let sent = h.now - RTT / 2;
         h.lose(sent, CongestionKind::Loss);
@@ -233,7 +234,7 @@ mod tests {
             count: Counting::Acks,
             ..NewRenoConfig::default()
         };
-        let mut h = Harness::new(NewReno::new(config, MSS), RTT);
+        let mut h = Harness::new(NewReno::new(config, DATAGRAM), RTT);
         // Slow start: an ACK of two packets adds one MSS (RFC 5681 eq. 2),
         // not two (what byte counting adds).
         let t = h.now;
@@ -265,7 +266,7 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_packet_per_window() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), DATAGRAM), RTT);
         h.round();
         h.lose(h.now - RTT / 2, CongestionKind::Loss); // cwnd = ssthresh = 12_000
         let w = h.cc.window();
@@ -280,7 +281,7 @@ mod tests {
 
     #[test]
     fn persistent_congestion_collapses_to_minimum_and_restarts_slow_start() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), DATAGRAM), RTT);
         h.round();
         h.round();
         h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
@@ -294,7 +295,7 @@ mod tests {
 
     #[test]
     fn ns2_windows_start_at_two_and_restart_at_one_packet() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::ns2(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::ns2(), DATAGRAM), RTT);
         assert_eq!(h.cc.window(), 2 * MSS);
         assert_eq!(h.cc.initial_window(), 2 * MSS);
         h.round();
@@ -333,7 +334,7 @@ mod tests {
 
     #[test]
     fn ecn_reduces_like_loss_and_app_limited_acks_do_not_grow() {
-        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), MSS), RTT);
+        let mut h = Harness::new(NewReno::new(NewRenoConfig::default(), DATAGRAM), RTT);
         h.lose(h.now, CongestionKind::Ecn);
         assert_eq!(h.cc.window(), 6_000);
         h.advance(RTT);

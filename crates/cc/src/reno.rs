@@ -1,27 +1,195 @@
-//! The Reno machinery shared by [`NewReno`](crate::NewReno) and
-//! [`Guarantee`](crate::Guarantee): slow start, congestion avoidance, loss
-//! recovery and persistent congestion as RFC 9002 §7 and Appendix B specify
-//! them for QUIC (Iyengar, Swett, "QUIC Loss Detection and Congestion
-//! Control", RFC 9002, 2021).
+//! The classic congestion-control core shared by every loss-window
+//! controller: [`NewReno`](crate::NewReno), [`Guarantee`](crate::Guarantee),
+//! [`Cubic`](crate::Cubic), [`Vegas`](crate::Vegas) and
+//! [`Compound`](crate::Compound). It runs slow start (with HyStart++ if
+//! enabled), the once-per-round-trip reduction, loss recovery and persistent
+//! congestion as RFC 9002 §7 and Appendix B specify them for QUIC (Iyengar,
+//! Swett, "QUIC Loss Detection and Congestion Control", RFC 9002, 2021).
 //!
-//! [`RenoCore`] owns the window; the only thing a Reno variant changes is how
-//! fast congestion avoidance grows, which it says through [`WindowAdjustment`]
-//! (the split of neqo's `ClassicCongestionControl` and `WindowAdjustment`).
+//! [`RenoCore`] owns the window, `ssthresh` and the recovery period; what a
+//! controller changes (how congestion avoidance grows, how far a congestion
+//! event reduces, what else it tracks per ACK) it says through
+//! [`WindowAdjustment`]: the split of neqo's `ClassicCongestionControl` and
+//! `WindowAdjustment`, which hosts CUBIC the same way. Windows are `u64`
+//! bytes for the Reno family and Vegas, `f64` bytes for CUBIC and Compound
+//! TCP, whose per-ACK increments are fractions of a byte ([`Window`]).
 
-use crate::controller::{Ack, Congestion, CongestionKind, Phase, Recovery, initial_window, minimum_window};
-use crate::hystart::{HyStart, Step};
+use std::fmt;
 use std::time::Instant;
 
-/// Upper bound on the window, bytes: keeps arithmetic on it far from `u64::MAX`.
-const MAX_WINDOW: u64 = 1_000_000_000_000_000;
+use crate::controller::{Ack, Congestion, CongestionKind, Phase, Recovery, init_window, min_window};
+use crate::hystart::{HyStart, Step};
 
-/// How fast a Reno variant grows its window in congestion avoidance.
-pub(crate) trait WindowAdjustment {
-    /// Bytes that must be acknowledged in congestion avoidance for the window
-    /// to grow by one maximum datagram size, given the current window `cwnd`.
-    /// NewReno: `cwnd` (one datagram per window acknowledged, RFC 9002 §7.3.3).
-    /// Must be at least 1; `u64::MAX` means no growth.
-    fn bytes_for_increase(&self, cwnd: u64) -> u64;
+/// The arithmetic a window is kept in: whole bytes (`u64`) or bytes with a
+/// fraction (`f64`, exact up to 2^53).
+pub(crate) trait Window: Copy + PartialOrd + fmt::Debug {
+    /// `ssthresh` before the first reduction (RFC 9002 Appendix B.3: infinite).
+    const INFINITE: Self;
+    /// The largest window: keeps arithmetic on it far from overflow.
+    const CAP: Self;
+    /// No bytes.
+    const ZERO: Self;
+    /// `bytes` as a window.
+    fn from_bytes(bytes: u64) -> Self;
+    /// The whole bytes of the window (`as` saturates for `f64`).
+    fn bytes(self) -> u64;
+    /// `self + bytes`, at most [`CAP`](Self::CAP).
+    fn grow(self, bytes: u64) -> Self;
+    /// Half of the window (whole bytes rounded down for `u64`).
+    fn half(self) -> Self;
+    /// The larger of the two.
+    fn at_least(self, other: Self) -> Self;
+    /// The smaller of the two.
+    fn at_most(self, other: Self) -> Self;
+    /// `self - other` in whole bytes, zero if `other` is larger.
+    fn bytes_above(self, other: Self) -> u64;
+    /// `Some(bytes)` unless infinite.
+    fn finite(self) -> Option<u64>;
+}
+
+impl Window for u64 {
+    const INFINITE: Self = u64::MAX;
+    const CAP: Self = 1_000_000_000_000_000;
+    const ZERO: Self = 0;
+    #[inline]
+    fn from_bytes(bytes: u64) -> Self {
+        bytes
+    }
+    #[inline]
+    fn bytes(self) -> u64 {
+        self
+    }
+    #[inline]
+    fn grow(self, bytes: u64) -> Self {
+        self.saturating_add(bytes).min(Self::CAP)
+    }
+    #[inline]
+    fn half(self) -> Self {
+        self / 2
+    }
+    #[inline]
+    fn at_least(self, other: Self) -> Self {
+        Ord::max(self, other)
+    }
+    #[inline]
+    fn at_most(self, other: Self) -> Self {
+        Ord::min(self, other)
+    }
+    #[inline]
+    fn bytes_above(self, other: Self) -> u64 {
+        self.saturating_sub(other)
+    }
+    #[inline]
+    fn finite(self) -> Option<u64> {
+        (self != Self::INFINITE).then_some(self)
+    }
+}
+
+impl Window for f64 {
+    const INFINITE: Self = f64::INFINITY;
+    const CAP: Self = 9_007_199_254_740_992.0;
+    const ZERO: Self = 0.0;
+    #[inline]
+    fn from_bytes(bytes: u64) -> Self {
+        bytes as f64
+    }
+    #[inline]
+    fn bytes(self) -> u64 {
+        self as u64
+    }
+    #[inline]
+    fn grow(self, bytes: u64) -> Self {
+        (self + bytes as f64).min(Self::CAP)
+    }
+    #[inline]
+    fn half(self) -> Self {
+        self / 2.0
+    }
+    #[inline]
+    fn at_least(self, other: Self) -> Self {
+        f64::max(self, other)
+    }
+    #[inline]
+    fn at_most(self, other: Self) -> Self {
+        f64::min(self, other)
+    }
+    #[inline]
+    fn bytes_above(self, other: Self) -> u64 {
+        (self - other).max(0.0) as u64
+    }
+    #[inline]
+    fn finite(self) -> Option<u64> {
+        self.is_finite().then_some(self as u64)
+    }
+}
+
+/// What one ACK in congestion avoidance does to the window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Growth<W> {
+    /// Grow one maximum datagram size per this many acknowledged bytes,
+    /// counted by the core across ACKs without rounding loss (as Linux's
+    /// `tcp_cong_avoid_ai`). NewReno: `cwnd` (RFC 9002 §7.3.3). At least 1;
+    /// `u64::MAX` means no growth.
+    PerMss(u64),
+    /// The window becomes this (CUBIC, Compound TCP).
+    To(W),
+    /// No growth on this ACK (Vegas grows once per round instead).
+    Hold,
+}
+
+/// What a controller on the classic core changes about it. Every hook but
+/// [`avoidance`](Self::avoidance) defaults to the Reno behaviour.
+pub(crate) trait WindowAdjustment<W: Window = u64> {
+    /// Congestion avoidance for one acknowledged packet, with the window
+    /// `cwnd` and maximum datagram size `mss`.
+    fn avoidance(&mut self, now: Instant, ack: &Ack, cwnd: W, mss: u64) -> Growth<W>;
+
+    /// Every ACK, after the recovery bookkeeping and before any growth, also
+    /// in recovery and while application-limited: the delay-based
+    /// controllers' once-per-round step, which may change the core's window.
+    #[inline]
+    fn on_ack_seen(&mut self, now: Instant, ack: &Ack, core: &mut RenoCore<W>) {
+        let _ = (now, ack, core);
+    }
+
+    /// An ACK outside recovery while application-limited: no growth (RFC
+    /// 9002 §7.8).
+    #[inline]
+    fn on_app_limited(&mut self, now: Instant) {
+        let _ = now;
+    }
+
+    /// An ACK that may grow the window (outside recovery, not
+    /// application-limited), before slow start or congestion avoidance.
+    #[inline]
+    fn on_growth_ack(&mut self, now: Instant) {
+        let _ = now;
+    }
+
+    /// Whether slow start keeps the window fixed on this ACK (Vegas's
+    /// every-other-round slow start).
+    #[inline]
+    fn holds_slow_start(&self) -> bool {
+        false
+    }
+
+    /// A congestion event that starts a recovery period: the new
+    /// `(ssthresh, cwnd)` for window `cwnd`, maximum datagram size `mss` and
+    /// the controller's `floor`. Reno (RFC 9002 Appendix B.6,
+    /// `kLossReductionFactor` = 0.5): with `halved = max(cwnd / 2,
+    /// kMinimumWindow)`, `(max(halved, floor), max(halved, min(cwnd, floor)))`.
+    #[inline]
+    fn reduce(&mut self, cwnd: W, mss: u64, floor: W) -> (W, W) {
+        let halved = cwnd.half().at_least(W::from_bytes(min_window(mss)));
+        (halved.at_least(floor), halved.at_least(cwnd.at_most(floor)))
+    }
+
+    /// Persistent congestion collapsed the window to `cwnd` (RFC 9002
+    /// §7.6.2).
+    #[inline]
+    fn on_persistent_congestion(&mut self, cwnd: W) {
+        let _ = cwnd;
+    }
 }
 
 /// How a Reno core counts acknowledgements towards growth.
@@ -50,19 +218,19 @@ pub(crate) struct OnePerWindow;
 
 impl WindowAdjustment for OnePerWindow {
     #[inline]
-    fn bytes_for_increase(&self, cwnd: u64) -> u64 {
-        cwnd
+    fn avoidance(&mut self, _now: Instant, _ack: &Ack, cwnd: u64, _mss: u64) -> Growth<u64> {
+        Growth::PerMss(cwnd)
     }
 }
 
-/// Window, threshold and recovery state of a Reno-style controller (RFC 9002
+/// Window, threshold and recovery state of a classic controller (RFC 9002
 /// Appendix B.2 `congestion_window`, `ssthresh`, `congestion_recovery_start_time`).
 #[derive(Debug, Clone)]
-pub(crate) struct RenoCore {
+pub(crate) struct RenoCore<W: Window = u64> {
     mss: u64,
-    cwnd: u64,
-    /// `u64::MAX` until the first reduction (RFC 9002 Appendix B.3: infinite).
-    ssthresh: u64,
+    cwnd: W,
+    /// [`Window::INFINITE`] until the first reduction (RFC 9002 Appendix B.3).
+    ssthresh: W,
     /// Window after persistent congestion, packets (`kMinimumWindow` = 2 unless configured).
     loss_packets: u64,
     /// Bytes acked in congestion avoidance since the window last grew
@@ -76,11 +244,11 @@ pub(crate) struct RenoCore {
     hystart: Option<Box<HyStart>>,
 }
 
-impl RenoCore {
+impl<W: Window> RenoCore<W> {
     /// The initial state for maximum datagram size `mss` (RFC 9002 Appendix B.3).
     pub(crate) fn new(mss: u64) -> Self {
         // kMinimumWindow (RFC 9002 §7.2) is two datagrams.
-        Self::with_windows(mss, initial_window(mss), 2)
+        Self::with_windows(mss, init_window(mss), 2)
     }
 
     /// Starting from `initial` bytes and falling to `loss_packets` packets on
@@ -88,8 +256,8 @@ impl RenoCore {
     pub(crate) fn with_windows(mss: u64, initial: u64, loss_packets: u64) -> Self {
         Self {
             mss,
-            cwnd: initial.max(1),
-            ssthresh: u64::MAX,
+            cwnd: W::from_bytes(initial.max(1)),
+            ssthresh: W::INFINITE,
             loss_packets: loss_packets.max(1),
             acked_in_ca: 0,
             recovery: Recovery::default(),
@@ -111,9 +279,10 @@ impl RenoCore {
     #[inline]
     fn hystart_growth(&mut self, ack: &Ack) -> Option<u64> {
         match self.hystart.as_deref_mut() {
-            Some(h) if self.ssthresh == u64::MAX => match h.on_ack(ack, self.mss) {
+            Some(h) if self.ssthresh == W::INFINITE => match h.on_ack(ack, self.mss) {
                 Step::Grow(bytes) => Some(bytes),
                 Step::Exit => {
+                    // "enter congestion avoidance by setting the ssthresh to the current cwnd"
                     self.ssthresh = self.cwnd;
                     None
                 }
@@ -128,10 +297,46 @@ impl RenoCore {
         self
     }
 
-    /// The congestion window, bytes; never below the minimum window.
+    /// The congestion window as kept, bytes.
     #[inline]
-    pub(crate) fn window(&self) -> u64 {
+    pub(crate) fn cwnd(&self) -> W {
         self.cwnd
+    }
+
+    /// Set the congestion window (a delay-based controller's round, a test).
+    #[inline]
+    pub(crate) fn set_cwnd(&mut self, cwnd: W) {
+        self.cwnd = cwnd;
+    }
+
+    /// The slow-start threshold as kept ([`Window::INFINITE`] before the first reduction).
+    #[inline]
+    pub(crate) fn ssthresh_raw(&self) -> W {
+        self.ssthresh
+    }
+
+    /// Set the slow-start threshold (a delay-based controller's round, a test).
+    #[inline]
+    pub(crate) fn set_ssthresh(&mut self, ssthresh: W) {
+        self.ssthresh = ssthresh;
+    }
+
+    /// Whether the window is below `ssthresh`.
+    #[inline]
+    pub(crate) fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Whether the current recovery period is still open.
+    #[inline]
+    pub(crate) fn in_recovery(&self) -> bool {
+        self.recovery.is_open()
+    }
+
+    /// The minimum window (RFC 9002 §7.2) for the current maximum datagram size.
+    #[inline]
+    pub(crate) fn min_window(&self) -> W {
+        W::from_bytes(min_window(self.mss))
     }
 
     /// The current maximum datagram size.
@@ -140,56 +345,70 @@ impl RenoCore {
         self.mss
     }
 
-    /// The slow-start threshold, `None` while infinite.
+    /// The slow-start threshold in whole bytes, `None` while infinite.
     pub(crate) fn ssthresh(&self) -> Option<u64> {
-        (self.ssthresh != u64::MAX).then_some(self.ssthresh)
+        self.ssthresh.finite()
     }
 
     /// The snapshot phase: recovery, slow start or congestion avoidance.
     pub(crate) fn phase(&self) -> Phase {
-        HyStart::phase(self.hystart.as_deref(), self.recovery.phase(self.cwnd < self.ssthresh))
+        HyStart::phase(self.hystart.as_deref(), self.recovery.phase(self.in_slow_start()))
     }
 
     /// RFC 9002 Appendix B.5 `OnPacketAcked`: no growth for packets sent in
     /// the current recovery period (which an ACK of a later packet ends) nor
     /// while application-limited (§7.8); slow start adds the acked bytes
-    /// (§7.3.1); congestion avoidance adds one maximum datagram size per
-    /// `adjust.bytes_for_increase(cwnd)` bytes acknowledged (§7.3.3), counted
-    /// without rounding loss as Linux's `tcp_cong_avoid_ai` does.
+    /// (§7.3.1); congestion avoidance grows as `adjust` says (§7.3.3 for
+    /// NewReno: one maximum datagram size per `cwnd` bytes acknowledged).
     #[inline]
-    pub(crate) fn on_ack<A: WindowAdjustment>(&mut self, ack: &Ack, adjust: &A) {
-        if self.recovery.on_ack(ack.sent) || ack.app_limited {
+    pub(crate) fn on_ack<A: WindowAdjustment<W>>(&mut self, now: Instant, ack: &Ack, adjust: &mut A) {
+        let inside_recovery = self.recovery.on_ack(ack.sent);
+        adjust.on_ack_seen(now, ack, self);
+        if inside_recovery {
             return;
         }
+        if ack.app_limited {
+            adjust.on_app_limited(now);
+            return;
+        }
+        adjust.on_growth_ack(now);
         if self.counting == Counting::Acks {
-            if self.cwnd < self.ssthresh && self.hystart_growth(ack).is_none() {
+            if self.in_slow_start() && self.hystart_growth(ack).is_none() {
                 return;
             }
             self.batch_bytes = self.batch_bytes.saturating_add(ack.bytes);
             return;
         }
-        if self.cwnd < self.ssthresh {
+        if self.in_slow_start() {
+            if adjust.holds_slow_start() {
+                return;
+            }
             let Some(grow) = self.hystart_growth(ack) else {
                 return;
             };
-            self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
+            self.cwnd = self.cwnd.grow(grow);
             if self.cwnd >= self.ssthresh {
                 // The bytes beyond ssthresh already count towards congestion avoidance.
-                self.acked_in_ca = self.cwnd - self.ssthresh;
+                self.acked_in_ca = self.cwnd.bytes_above(self.ssthresh);
             }
-        } else {
-            self.acked_in_ca = self.acked_in_ca.saturating_add(ack.bytes);
-            let per_mss = adjust.bytes_for_increase(self.cwnd);
-            if self.acked_in_ca >= per_mss {
-                // Usually one step; divide only when an ACK covers several.
-                let steps = if self.acked_in_ca - per_mss < per_mss {
-                    1
-                } else {
-                    self.acked_in_ca / per_mss
-                };
-                self.acked_in_ca -= steps * per_mss;
-                self.cwnd = self.cwnd.saturating_add(steps.saturating_mul(self.mss)).min(MAX_WINDOW);
+            return;
+        }
+        match adjust.avoidance(now, ack, self.cwnd, self.mss) {
+            Growth::PerMss(per_mss) => {
+                self.acked_in_ca = self.acked_in_ca.saturating_add(ack.bytes);
+                if self.acked_in_ca >= per_mss {
+                    // Usually one step; divide only when an ACK covers several.
+                    let steps = if self.acked_in_ca - per_mss < per_mss {
+                        1
+                    } else {
+                        self.acked_in_ca / per_mss
+                    };
+                    self.acked_in_ca -= steps * per_mss;
+                    self.cwnd = self.cwnd.grow(steps.saturating_mul(self.mss));
+                }
             }
+            Growth::To(cwnd) => self.cwnd = cwnd.at_most(W::CAP),
+            Growth::Hold => {}
         }
     }
 
@@ -203,16 +422,17 @@ impl RenoCore {
         if acked == 0 || self.counting != Counting::Acks {
             return;
         }
-        if self.cwnd < self.ssthresh {
+        if self.in_slow_start() {
             // RFC 5681 eq. 2; in HyStart++'s CSS a quarter of it (RFC 9406 §4.2).
             let n = acked.min(self.mss);
             let grow = self.hystart.as_deref().map_or(n, |h| h.growth(n, self.mss));
-            self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
+            self.cwnd = self.cwnd.grow(grow);
         } else {
+            let cwnd = self.cwnd.bytes().max(1);
             let sum = self.acked_in_ca.saturating_add(self.mss.saturating_mul(self.mss));
-            let grow = sum / self.cwnd;
-            self.acked_in_ca = sum - grow * self.cwnd;
-            self.cwnd = self.cwnd.saturating_add(grow).min(MAX_WINDOW);
+            let grow = sum / cwnd;
+            self.acked_in_ca = sum - grow * cwnd;
+            self.cwnd = self.cwnd.grow(grow);
         }
     }
 
@@ -222,7 +442,7 @@ impl RenoCore {
     /// configured loss window, and restarts slow start. ECN-CE marks reduce
     /// like loss (§7.1).
     pub(crate) fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        self.on_congestion_above(now, event, 0);
+        self.on_congestion_above(now, event, W::ZERO);
     }
 
     /// [`on_congestion`](Self::on_congestion) with a floor of `floor` bytes
@@ -234,17 +454,31 @@ impl RenoCore {
     /// Persistent congestion still collapses the window (RFC 9002 §7.6.2);
     /// `ssthresh` keeps at least the floor. With `floor = 0` this is RFC
     /// 9002's rule exactly.
-    pub(crate) fn on_congestion_above(&mut self, now: Instant, event: &Congestion, floor: u64) {
+    pub(crate) fn on_congestion_above(&mut self, now: Instant, event: &Congestion, floor: W) {
+        self.on_congestion_with(now, event, floor, &mut Halving);
+    }
+
+    /// A congestion event, reduced as `adjust` says (at most once per round
+    /// trip, RFC 9002 §7.3.2), with `floor` as in
+    /// [`on_congestion_above`](Self::on_congestion_above).
+    pub(crate) fn on_congestion_with<A: WindowAdjustment<W>>(
+        &mut self,
+        now: Instant,
+        event: &Congestion,
+        floor: W,
+        adjust: &mut A,
+    ) {
+        let floor = floor.at_most(W::CAP);
         if self.recovery.enter(now, event.sent) {
-            let floor = floor.min(MAX_WINDOW);
-            let halved = (self.cwnd / 2).max(minimum_window(self.mss));
-            self.ssthresh = halved.max(floor);
-            self.cwnd = halved.max(self.cwnd.min(floor));
+            let (ssthresh, cwnd) = adjust.reduce(self.cwnd, self.mss, floor);
+            self.ssthresh = ssthresh;
+            self.cwnd = cwnd;
             self.acked_in_ca = 0;
         }
         if event.kind == CongestionKind::PersistentCongestion {
-            self.cwnd = self.loss_packets.saturating_mul(self.mss);
-            self.ssthresh = self.ssthresh.max(floor.min(MAX_WINDOW));
+            self.cwnd = W::from_bytes(self.loss_packets.saturating_mul(self.mss));
+            self.ssthresh = self.ssthresh.at_least(floor);
+            adjust.on_persistent_congestion(self.cwnd);
             self.recovery.reset();
         }
     }
@@ -259,8 +493,26 @@ impl RenoCore {
     /// new minimum window (RFC 9002 §7.2), or the loss window if smaller.
     pub(crate) fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size);
-        let floor = minimum_window(self.mss).min(self.loss_packets.saturating_mul(self.mss));
-        self.cwnd = self.cwnd.max(floor);
+        let floor = min_window(self.mss).min(self.loss_packets.saturating_mul(self.mss));
+        self.cwnd = self.cwnd.at_least(W::from_bytes(floor));
+    }
+}
+
+impl RenoCore<u64> {
+    /// The congestion window, bytes.
+    #[inline]
+    pub(crate) fn window(&self) -> u64 {
+        self.cwnd
+    }
+}
+
+/// Reno's reduction with the adjustment's defaults, for
+/// [`RenoCore::on_congestion_above`].
+struct Halving;
+
+impl<W: Window> WindowAdjustment<W> for Halving {
+    fn avoidance(&mut self, _now: Instant, _ack: &Ack, _cwnd: W, _mss: u64) -> Growth<W> {
+        Growth::Hold
     }
 }
 
@@ -280,10 +532,10 @@ mod tests {
     /// A guarantee controller whose slope is pinned at `k = k_min = 1`: with
     /// no available bandwidth (`A = 0`) and a physical bandwidth of 1 B/s,
     /// `k_max` (eqs. (4)/(5)) is below 1 in every state, so `k = k_min`.
-    fn pinned_guarantee(mss: u64) -> Guarantee {
+    fn pinned_guarantee(mss: u16) -> Guarantee {
         let bw = SharedBandwidth::new();
-        bw.set_available(0);
-        bw.set_physical(8);
+        bw.set_available(Rate::from_bits_per_sec(0));
+        bw.set_physical(Rate::from_bytes_per_sec(1));
         let config = GuaranteeConfig {
             eval: EvalSlot::Rtts(4),
             slot_rtts: Some(2),
@@ -294,9 +546,9 @@ mod tests {
 
     #[test]
     fn guarantee_with_k_pinned_at_one_is_newreno() {
-        let mut mss = 1200;
-        let mut reno = NewReno::new(NewRenoConfig::default(), mss);
-        let mut guarantee = pinned_guarantee(mss);
+        let mut mss: u64 = 1200;
+        let mut reno = NewReno::new(NewRenoConfig::default(), 1200);
+        let mut guarantee = pinned_guarantee(1200);
         let t0 = Instant::now();
         let mut now = t0;
         let mut flight: VecDeque<(Instant, u64)> = VecDeque::new();
@@ -442,16 +694,37 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_stops_at_the_window_cap_in_both_arithmetics() {
+        use super::{OnePerWindow, RenoCore, Window};
+        let t0 = Instant::now();
+        let ack = Ack {
+            sent: t0,
+            bytes: 1_000_000,
+            rtt: RttSample::uniform(Duration::from_millis(20)),
+            app_limited: false,
+        };
+        let mut whole = RenoCore::<u64>::new(1200);
+        whole.set_cwnd(<u64 as Window>::CAP - 10);
+        whole.on_ack(t0, &ack, &mut OnePerWindow);
+        assert_eq!(whole.window(), 1_000_000_000_000_000);
+        let mut fraction = RenoCore::<f64>::new(1200);
+        fraction.set_cwnd(<f64 as Window>::CAP - 10.0);
+        fraction.on_ack(t0, &ack, &mut super::Halving);
+        assert_eq!(fraction.cwnd(), 9_007_199_254_740_992.0);
+        assert_eq!(fraction.phase(), Phase::SlowStart);
+    }
+
+    #[test]
     fn a_slope_of_k_grows_k_datagrams_per_window() {
         // cwnd = ssthresh = 12_000 after a loss, then ten 1200-byte ACKs in
         // congestion avoidance. k = 1: one datagram after 12_000 bytes.
         // k = 2.5: one datagram per cwnd / 2.5 bytes, i.e. after 4 ACKs
         // (4_800 >= 12_000 / 2.5) and after 5 more (6_000 >= 13_200 / 2.5).
-        use super::{OnePerWindow, RenoCore, WindowAdjustment};
+        use super::{Growth, OnePerWindow, RenoCore, WindowAdjustment};
         struct K(f64);
         impl WindowAdjustment for K {
-            fn bytes_for_increase(&self, cwnd: u64) -> u64 {
-                (cwnd as f64 / self.0).round() as u64
+            fn avoidance(&mut self, _: Instant, _: &Ack, cwnd: u64, _: u64) -> Growth<u64> {
+                Growth::PerMss((cwnd as f64 / self.0).round() as u64)
             }
         }
         let t0 = Instant::now();
@@ -462,12 +735,12 @@ mod tests {
             rtt,
             app_limited: false,
         };
-        let mut a = RenoCore::new(1200);
-        let mut b = RenoCore::new(1200);
+        let mut a = RenoCore::<u64>::new(1200);
+        let mut b = RenoCore::<u64>::new(1200);
         let mut loss_at = t0 + Duration::from_millis(1);
         for core in [&mut a, &mut b] {
             for _ in 0..10 {
-                core.on_ack(&ack(t0), &OnePerWindow);
+                core.on_ack(t0, &ack(t0), &mut OnePerWindow);
             }
             core.on_congestion(
                 loss_at,
@@ -481,8 +754,8 @@ mod tests {
         }
         loss_at += Duration::from_millis(1);
         for _ in 0..10 {
-            a.on_ack(&ack(loss_at), &OnePerWindow);
-            b.on_ack(&ack(loss_at), &K(2.5));
+            a.on_ack(loss_at, &ack(loss_at), &mut OnePerWindow);
+            b.on_ack(loss_at, &ack(loss_at), &mut K(2.5));
         }
         assert_eq!(a.window(), 13_200);
         assert_eq!(b.window(), 14_400);

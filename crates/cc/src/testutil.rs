@@ -4,9 +4,11 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, minimum_window};
+use crate::controller::{Ack, Congestion, CongestionController, CongestionKind, RttSample, min_window};
 
-pub(crate) const MSS: u64 = 1200;
+pub(crate) const MSS: u64 = DATAGRAM as u64;
+/// [`MSS`] as the constructors take it.
+pub(crate) const DATAGRAM: u16 = 1200;
 pub(crate) const RTT: Duration = Duration::from_millis(20);
 
 /// Drives a controller: `now` only moves forward; every packet is acked one
@@ -177,7 +179,7 @@ pub(crate) fn fuzz_odd_inputs<C: CongestionController>(cc: &mut C, mut check: im
             }
         }
         assert_eq!(cc.snapshot().cwnd_bytes, cc.window());
-        assert!(cc.window() >= minimum_window(mss));
+        assert!(cc.window() >= min_window(mss));
         check(cc);
     }
 }

@@ -107,18 +107,20 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// A rate of `bps` bits per second.
-    pub const fn from_bits_per_sec(bps: u64) -> Self {
-        Self { bits_per_sec: bps }
+    /// A rate of `bits_per_sec` bits per second.
+    pub const fn from_bits_per_sec(bits_per_sec: u64) -> Self {
+        Self { bits_per_sec }
     }
-    /// A rate of `bps` bytes per second.
-    pub const fn from_bytes_per_sec(bps: u64) -> Self {
-        Self { bits_per_sec: bps * 8 }
+    /// A rate of `bytes_per_sec` bytes per second.
+    pub const fn from_bytes_per_sec(bytes_per_sec: u64) -> Self {
+        Self {
+            bits_per_sec: bytes_per_sec * 8,
+        }
     }
     /// Megabits per second (10^6 bit/s).
-    pub const fn from_mbit_per_sec(mbps: u64) -> Self {
+    pub const fn from_mbit_per_sec(mbit_per_sec: u64) -> Self {
         Self {
-            bits_per_sec: mbps * 1_000_000,
+            bits_per_sec: mbit_per_sec * 1_000_000,
         }
     }
     /// Bits per second.

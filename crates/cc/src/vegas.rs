@@ -11,10 +11,10 @@
 use std::time::Instant;
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, DelayRounds, Recovery, RoundEnd, Snapshot,
-    initial_window, minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, DelayRounds, RoundEnd, Snapshot, init_window, min_window,
 };
 use crate::error::ConfigError;
+use crate::reno::{Growth, RenoCore, Window, WindowAdjustment};
 
 /// Parameters of [`Vegas`], in packets (Brakmo & Peterson 1994 §3.2).
 #[derive(Debug, Clone, PartialEq)]
@@ -69,9 +69,6 @@ impl VegasConfig {
     }
 }
 
-/// Windows are capped here so that they stay representable whatever the inputs.
-const MAX_WINDOW: u64 = 1 << 53;
-
 /// Vegas congestion avoidance (Brakmo & Peterson 1994).
 ///
 /// Once per round trip (§3.2) Vegas compares `Expected = cwnd / BaseRTT` with
@@ -110,66 +107,70 @@ const MAX_WINDOW: u64 = 1 << 53;
 /// application-limited (RFC 9002 §7.8) the window does not grow; during
 /// recovery Vegas's delay-based decrease is also suspended, so a round does
 /// not compound the multiplicative decrease.
+///
+/// Slow start, the reduction, recovery and persistent congestion are the
+/// classic core's (`reno.rs`); Vegas adds its rounds to it.
 #[derive(Debug, Clone)]
 pub struct Vegas {
+    core: RenoCore<u64>,
+    delay: VegasRounds,
+}
+
+/// What Vegas adds to the classic core: BaseRTT, the rounds and `diff`.
+#[derive(Debug, Clone)]
+struct VegasRounds {
     config: VegasConfig,
-    mss: u64,
-    /// Congestion window, bytes.
-    cwnd: u64,
-    /// Slow-start threshold, bytes (`u64::MAX` while infinite).
-    ssthresh: u64,
     /// BaseRTT and the once-per-RTT rounds (§3.2).
     rounds: DelayRounds,
     /// Slow start: whether the current round keeps the window fixed (§3.3).
     ss_hold: bool,
     /// `diff` of the last round, packets.
     diff: f64,
-    recovery: Recovery,
 }
 
 impl Vegas {
-    /// A Vegas controller for a path with maximum datagram size `mss` bytes.
-    pub fn new(config: VegasConfig, mss: u64) -> Self {
+    /// A Vegas controller for a path with maximum datagram size `max_datagram_size` bytes.
+    pub fn new(config: VegasConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         Self {
-            config,
-            mss,
-            cwnd: initial_window(mss),
-            ssthresh: u64::MAX,
-            rounds: DelayRounds::default(),
-            ss_hold: false,
-            diff: 0.0,
-            recovery: Recovery::default(),
+            core: RenoCore::new(mss),
+            delay: VegasRounds {
+                config,
+                rounds: DelayRounds::default(),
+                ss_hold: false,
+                diff: 0.0,
+            },
         }
     }
+}
 
-    fn in_slow_start(&self) -> bool {
-        self.cwnd < self.ssthresh
-    }
-
+impl VegasRounds {
     /// The end of a round (§3.2, §3.3): compute `diff` and adjust the window.
-    fn end_round(&mut self, end: RoundEnd) {
+    fn end_round(&mut self, end: RoundEnd, core: &mut RenoCore<u64>) {
         let app_limited = end.app_limited;
         let Some((base, rtt)) = end.rtts else {
             return;
         };
         let (base, rtt) = (base.as_secs_f64(), rtt.as_secs_f64());
-        let mss = self.mss.max(1);
-        let cwnd_pkts = self.cwnd as f64 / mss as f64;
+        let mss = core.mss().max(1);
+        let cwnd = core.cwnd();
+        let cwnd_pkts = cwnd as f64 / mss as f64;
         // (Expected - Actual) * BaseRTT = cwnd * (RTT - BaseRTT) / RTT.
         // BaseRTT <= RTT by construction; the max guards the odd rest.
         let diff = (cwnd_pkts * (rtt - base) / rtt).max(0.0);
         self.diff = if diff.is_finite() { diff } else { 0.0 };
-        if self.recovery.is_open() {
+        if core.in_recovery() {
             return;
         }
-        let min = minimum_window(self.mss);
-        if self.in_slow_start() {
+        let min = core.min_window();
+        if core.in_slow_start() {
             if self.ss_hold && self.diff > self.config.gamma {
                 // §3.3: leave slow start; the window that keeps one packet
                 // queued (Linux: `min(cwnd, target_cwnd + 1)`).
                 let target = ((cwnd_pkts * base / rtt + 1.0) * mss as f64) as u64;
-                self.cwnd = self.cwnd.min(target).max(min);
-                self.ssthresh = self.cwnd;
+                let cwnd = cwnd.min(target).max(min);
+                core.set_cwnd(cwnd);
+                core.set_ssthresh(cwnd);
                 self.ss_hold = false;
                 return;
             }
@@ -177,70 +178,76 @@ impl Vegas {
             return;
         }
         if self.diff > self.config.beta {
-            self.cwnd = self.cwnd.saturating_sub(mss).max(min);
+            let cwnd = cwnd.saturating_sub(mss).max(min);
+            core.set_cwnd(cwnd);
             // Stay in congestion avoidance below the old threshold.
-            self.ssthresh = self.ssthresh.min(self.cwnd);
+            core.set_ssthresh(core.ssthresh_raw().min(cwnd));
         } else if self.diff < self.config.alpha && !app_limited {
-            self.cwnd = (self.cwnd + mss).min(MAX_WINDOW);
+            core.set_cwnd((cwnd + mss).min(<u64 as Window>::CAP));
         }
+    }
+}
+
+impl WindowAdjustment for VegasRounds {
+    /// Congestion avoidance changes the window once per round, not per ACK.
+    fn avoidance(&mut self, _now: Instant, _ack: &Ack, _cwnd: u64, _mss: u64) -> Growth<u64> {
+        Growth::Hold
+    }
+
+    /// §3.2: BaseRTT, and the end of a round once per RTT (also in recovery
+    /// and while application-limited).
+    fn on_ack_seen(&mut self, now: Instant, ack: &Ack, core: &mut RenoCore<u64>) {
+        if let Some(end) = self.rounds.on_ack(now, ack) {
+            self.end_round(end, core);
+        }
+    }
+
+    /// §3.3: slow start grows only every other round.
+    fn holds_slow_start(&self) -> bool {
+        self.ss_hold
+    }
+
+    fn on_persistent_congestion(&mut self, _cwnd: u64) {
+        self.ss_hold = false;
     }
 }
 
 impl CongestionController for Vegas {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
-        let inside_recovery = self.recovery.on_ack(ack.sent);
-        // §3.2: BaseRTT, and the end of a round once per RTT.
-        if let Some(end) = self.rounds.on_ack(now, ack) {
-            self.end_round(end);
-        }
-        if inside_recovery || ack.app_limited {
-            return;
-        }
-        if self.in_slow_start() && !self.ss_hold {
-            // §3.3 growth round: Reno's exponential increase, RFC 9002 §7.3.1.
-            self.cwnd = self.cwnd.saturating_add(ack.bytes).min(MAX_WINDOW);
-        }
+        // §3.3 growth rounds: Reno's exponential increase, RFC 9002 §7.3.1.
+        self.core.on_ack(now, ack, &mut self.delay);
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
-        if self.recovery.enter(now, event.sent) {
-            // Reno's halving (see the type's documentation for why).
-            self.ssthresh = (self.cwnd / 2).max(minimum_window(self.mss));
-            self.cwnd = self.ssthresh;
-        }
-        if event.kind == CongestionKind::PersistentCongestion {
-            // RFC 9002 §7.6.2 / Appendix B.8: minimum window, slow start.
-            self.cwnd = minimum_window(self.mss);
-            self.ss_hold = false;
-            self.recovery.reset();
-        }
+        // Reno's halving (see the type's documentation for why); persistent
+        // congestion: RFC 9002 §7.6.2 / Appendix B.8, minimum window, slow start.
+        self.core.on_congestion_with(now, event, 0, &mut self.delay);
     }
 
     fn on_recovery_end(&mut self, _now: Instant) {
-        self.recovery.end();
+        self.core.end_recovery();
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
-        self.mss = u64::from(max_datagram_size);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+        self.core.on_mtu_update(max_datagram_size);
     }
 
     fn window(&self) -> u64 {
-        self.cwnd.max(minimum_window(self.mss))
+        self.core.cwnd().max(min_window(self.core.mss()))
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.mss)
+        init_window(self.core.mss())
     }
 
     fn snapshot(&self) -> Snapshot {
         Snapshot {
             cwnd_bytes: self.window(),
-            ssthresh_bytes: (self.ssthresh != u64::MAX).then_some(self.ssthresh),
-            phase: self.recovery.phase(self.in_slow_start()),
+            ssthresh_bytes: self.core.ssthresh(),
+            phase: self.core.phase(),
             state: AlgorithmState::Vegas {
-                base_rtt_secs: self.rounds.base_rtt().map_or(0.0, |d| d.as_secs_f64()),
-                diff_packets: self.diff,
+                base_rtt_secs: self.delay.rounds.base_rtt().map_or(0.0, |d| d.as_secs_f64()),
+                diff_packets: self.delay.diff,
             },
         }
     }
@@ -253,6 +260,7 @@ impl CongestionController for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::CongestionKind;
     use crate::controller::Phase;
     use crate::testutil::*;
     use std::time::Duration;
@@ -262,10 +270,10 @@ mod tests {
     /// Vegas in congestion avoidance at `pkts` packets; the path's minimum RTT
     /// is `BASE` and ACKs arrive after `rtt`.
     fn in_ca(pkts: u64, rtt: Duration) -> Harness<Vegas> {
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), rtt);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), rtt);
         h.min_rtt = Some(BASE);
-        h.cc.cwnd = pkts * MSS;
-        h.cc.ssthresh = pkts * MSS;
+        h.cc.core.set_cwnd(pkts * MSS);
+        h.cc.core.set_ssthresh(pkts * MSS);
         h
     }
 
@@ -320,11 +328,11 @@ mod tests {
 
     #[test]
     fn slow_start_grows_every_other_rtt_and_leaves_when_diff_exceeds_gamma() {
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), BASE);
         assert_eq!(windows(&mut h, 5), [20, 20, 40, 40, 80]);
         assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
 
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), BASE);
         h.round(); // growth round: 10 -> 20 packets
         h.rtt = Duration::from_millis(25); // the window-fixed round sees a queue
         h.round();
@@ -366,16 +374,16 @@ mod tests {
         let mut h = in_ca(10, BASE);
         h.app_limited = true;
         assert_eq!(windows(&mut h, 4), [10; 4]);
-        let mut h = Harness::new(Vegas::new(VegasConfig::default(), MSS), BASE);
+        let mut h = Harness::new(Vegas::new(VegasConfig::default(), DATAGRAM), BASE);
         h.app_limited = true;
         assert_eq!(windows(&mut h, 3), [10; 3]);
     }
 
     #[test]
     fn window_stays_above_minimum_with_odd_inputs() {
-        let mut cc = Vegas::new(VegasConfig::default(), MSS);
+        let mut cc = Vegas::new(VegasConfig::default(), DATAGRAM);
         fuzz_odd_inputs(&mut cc, |cc| {
-            assert!(cc.diff.is_finite() && cc.diff >= 0.0);
+            assert!(cc.delay.diff.is_finite() && cc.delay.diff >= 0.0);
         });
     }
 }

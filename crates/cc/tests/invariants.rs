@@ -85,7 +85,7 @@ proptest! {
     fn windows_stay_sane(events in prop::collection::vec(event(), 1..300)) {
         for spec in specs() {
             let bw = SharedBandwidth::new();
-            bw.set_physical(100_000_000);
+            bw.set_physical(tput_cc::units::Rate::from_mbit_per_sec(100));
             let source: Arc<dyn BandwidthSource> = Arc::new(bw.clone());
             let mut cc = spec.build_with(1200, Some(source));
             let mut mss = 1200u64;
@@ -131,14 +131,14 @@ proptest! {
                             cc.on_end_acks(now, in_flight, app_limited);
                         }
                     }
-                    Event::Available { mbps } => bw.set_available(u64::from(mbps) * 1_000_000),
+                    Event::Available { mbps } => bw.set_available(tput_cc::units::Rate::from_mbit_per_sec(u64::from(mbps))),
                     Event::Mtu { mtu } => {
                         mss = mtu.into();
                         cc.on_mtu_update(mtu);
                     }
                 }
                 let w = cc.window();
-                prop_assert!(w >= minimum_window(mss), "{spec}: window {w} below minimum after {ev:?}");
+                prop_assert!(w >= minimum_window(u16::try_from(mss).expect("a datagram size")), "{spec}: window {w} below minimum after {ev:?}");
                 prop_assert!(w < 1 << 50, "{spec}: window {w} absurd after {ev:?}");
                 let snap = cc.snapshot();
                 prop_assert_eq!(snap.cwnd_bytes, w, "{}: snapshot disagrees", spec);

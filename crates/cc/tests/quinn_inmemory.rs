@@ -69,8 +69,8 @@ struct Outcome {
 
 fn run(spec: &ControllerSpec) -> Outcome {
     let bw = SharedBandwidth::new();
-    bw.set_available(LINK_BPS);
-    bw.set_physical(LINK_BPS);
+    bw.set_available(tput_cc::units::Rate::from_bits_per_sec(LINK_BPS));
+    bw.set_physical(tput_cc::units::Rate::from_bits_per_sec(LINK_BPS));
     let probe = ControllerProbe::new();
     let factory = QuinnFactory::try_new(spec.clone())
         .expect("a valid spec")

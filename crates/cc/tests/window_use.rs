@@ -39,7 +39,7 @@ fn specs() -> Vec<ControllerSpec> {
 /// window-use verdict (the adapter before RFC 9002 §7.8 was applied).
 fn largest_window(spec: &ControllerSpec, cap: u64, rtt: Duration, ack_every: usize, rounds: u32, judge: bool) -> u64 {
     let bw = SharedBandwidth::new();
-    bw.set_physical(1_000_000_000);
+    bw.set_physical(tput_cc::units::Rate::from_mbit_per_sec(1000));
     let source: Arc<dyn BandwidthSource> = Arc::new(bw);
     let mut cc = spec.build_with(MSS as u16, Some(source));
     let mut usage = WindowUse::new();

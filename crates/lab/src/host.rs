@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
+use tput_cc::units::Rate;
 use tput_cc::{AlgorithmState, BandwidthSource, BbrMode, Snapshot};
 use tput_netsim::{Addr, Datagram, Ecn, FileArrivals, FlowId, Host, OracleHandle, SimTime};
 
@@ -186,11 +187,11 @@ impl CcTrace {
 pub struct OracleBandwidth(pub OracleHandle);
 
 impl BandwidthSource for OracleBandwidth {
-    fn available(&self, _now: Instant) -> Option<f64> {
-        Some(self.0.available().bytes_per_sec())
+    fn available(&self, _now: Instant) -> Option<Rate> {
+        Some(Rate::from_bits_per_sec(self.0.available().bits_per_sec()))
     }
-    fn physical(&self, _now: Instant) -> Option<f64> {
-        Some(self.0.capacity().bytes_per_sec())
+    fn physical(&self, _now: Instant) -> Option<Rate> {
+        Some(Rate::from_bits_per_sec(self.0.capacity().bits_per_sec()))
     }
 }
 

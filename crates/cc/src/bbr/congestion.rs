@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use super::{Bbr, BbrMode, INFINITE};
-use crate::controller::minimum_window;
+use crate::controller::min_window;
 use crate::delivery_rate::LostPacket;
 
 impl Bbr {
@@ -56,7 +56,7 @@ impl Bbr {
     /// C.SMSS to be transmitted", no lower than RFC 9002's minimum window.
     pub(super) fn on_enter_rto(&mut self) {
         self.save_state_upon_loss(); // SaveCwnd() included
-        self.cwnd = self.inflight().saturating_add(self.mss).max(minimum_window(self.mss));
+        self.cwnd = self.inflight().saturating_add(self.mss).max(min_window(self.mss));
     }
 
     /// §5.5.10.2 `IsInflightTooHigh()`: "RS.lost > RS.tx_in_flight *

@@ -12,12 +12,13 @@
 //! - `model.rs`: round counting, `max_bw`, ACK aggregation (§5.5.1–§5.5.9);
 //! - `congestion.rs`: the response to loss, `inflight_longterm` and the
 //!   short-term model, undo (§5.5.10, §5.5.11);
-//! - `control.rs`: pacing rate, send quantum and cwnd (§5.6);
-//! - `filter.rs`: the two windowed max filters.
+//! - `control.rs`: pacing rate, send quantum and cwnd (§5.6).
+//!
+//! Its two windowed max filters are the crate's (`filter.rs`), shared with
+//! the inline estimator.
 
 mod congestion;
 mod control;
-mod filter;
 mod model;
 mod probe_bw;
 mod probe_rtt;
@@ -29,13 +30,13 @@ use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, initial_window,
-    minimum_window,
+    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Phase, Recovery, Snapshot, init_window,
+    min_window,
 };
 use crate::delivery_rate::{DeliveryRateSampler, RateSample};
 use crate::error::ConfigError;
 
-use filter::{MaxBwFilter, WindowedMax};
+use crate::filter::{MaxBwFilter, WindowedMax};
 
 /// Parameters of [`Bbr`]: the draft's constants (§2), defaults as specified.
 #[derive(Debug, Clone, PartialEq)]
@@ -390,7 +391,7 @@ pub struct Bbr {
     /// `BBR.extra_acked`, bytes.
     extra_acked: u64,
     /// `BBR.extra_acked_filter`.
-    extra_acked_filter: WindowedMax,
+    extra_acked_filter: WindowedMax<u64, u64>,
     /// `BBR.extra_acked_interval_start`.
     extra_acked_interval_start: Option<Instant>,
     /// `BBR.extra_acked_delivered`.
@@ -473,13 +474,14 @@ pub struct Bbr {
 }
 
 impl Bbr {
-    /// A BBR controller for a path with maximum datagram size `mss` bytes:
+    /// A BBR controller for a path with maximum datagram size `max_datagram_size` bytes:
     /// §5.2.1 `OnInit()`.
-    pub fn new(config: BbrConfig, mss: u64) -> Self {
+    pub fn new(config: BbrConfig, max_datagram_size: u16) -> Self {
+        let mss = u64::from(max_datagram_size);
         let mss = mss.max(1);
         let initial_cwnd = match config.initial_window {
             Some(packets) => u64::from(packets).saturating_mul(mss),
-            None => initial_window(mss),
+            None => init_window(mss),
         };
         let rng = config.seed;
         let mut bbr = Self {
@@ -774,15 +776,15 @@ impl CongestionController for Bbr {
 
     fn on_mtu_update(&mut self, max_datagram_size: u16) {
         self.mss = u64::from(max_datagram_size).max(1);
-        self.cwnd = self.cwnd.max(minimum_window(self.mss));
+        self.cwnd = self.cwnd.max(min_window(self.mss));
     }
 
     fn window(&self) -> u64 {
-        self.cwnd.max(minimum_window(self.mss))
+        self.cwnd.max(min_window(self.mss))
     }
 
     fn initial_window(&self) -> u64 {
-        self.initial_cwnd.max(minimum_window(self.mss))
+        self.initial_cwnd.max(min_window(self.mss))
     }
 
     fn pacing_rate(&self) -> Option<u64> {

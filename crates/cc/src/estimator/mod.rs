@@ -5,12 +5,14 @@
 //!
 //! The method, its sources and its known bias are documented on [`InlineEstimator`].
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bandwidth::{BandwidthSource, SharedBandwidth};
 use crate::controller::{Ack, Congestion, CongestionController, Snapshot};
+use crate::filter::WindowedMax;
+use crate::send_ring::{SendRecord, SendRing};
+use crate::units::Rate;
 
 /// Records of the delivery state at send time kept at most; sends beyond that
 /// reuse the latest older record, which yields a valid sample over a longer interval.
@@ -29,8 +31,8 @@ const STANDING_FLOOR: Duration = Duration::from_micros(100);
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct EstimatorConfig {
-    /// A known physical bandwidth `P`, bytes per second; replaces the estimate.
-    pub physical: Option<f64>,
+    /// A known physical bandwidth `P`; replaces the estimate.
+    pub physical: Option<Rate>,
     /// Length of the own-rate max filter, in smoothed RTTs; default 8
     /// (BBR's bandwidth filter spans 10 round trips; 8 is one pacing-gain cycle).
     pub available_rtts: u32,
@@ -46,82 +48,6 @@ impl Default for EstimatorConfig {
             available_rtts: 8,
             physical_window: Duration::from_secs(10),
         }
-    }
-}
-
-/// Kathleen Nichols' windowed running max over `(time, value)` samples, as in
-/// Linux `lib/minmax.c` (used by BBR): O(1), three samples of state. The
-/// estimate is the max over roughly the last `win`; it only changes when a
-/// sample arrives.
-#[derive(Debug, Clone, Copy, Default)]
-struct MaxFilter {
-    s: Option<[(Instant, f64); 3]>,
-}
-
-impl MaxFilter {
-    fn get(&self) -> Option<f64> {
-        self.s.map(|s| s[0].1)
-    }
-
-    fn update(&mut self, win: Duration, t: Instant, v: f64) -> f64 {
-        let new = (t, v);
-        let Some(s) = self.s.as_mut() else {
-            self.s = Some([new; 3]);
-            return v;
-        };
-        if v >= s[0].1 || t.saturating_duration_since(s[2].0) > win {
-            *s = [new; 3];
-            return v;
-        }
-        if v >= s[1].1 {
-            s[1] = new;
-            s[2] = new;
-        } else if v >= s[2].1 {
-            s[2] = new;
-        }
-        // Subwindow bookkeeping (minmax_subwin_update).
-        let dt = t.saturating_duration_since(s[0].0);
-        if dt > win {
-            s[0] = s[1];
-            s[1] = s[2];
-            s[2] = new;
-            if t.saturating_duration_since(s[0].0) > win {
-                s[0] = s[1];
-                s[1] = s[2];
-                s[2] = new;
-            }
-        } else if s[1].0 == s[0].0 && dt > win / 4 {
-            s[1] = new;
-            s[2] = new;
-        } else if s[2].0 == s[1].0 && dt > win / 2 {
-            s[2] = new;
-        }
-        s[0].1
-    }
-}
-
-/// The connection's delivery state when a packet was sent (draft §3.2 `P.*`).
-#[derive(Debug, Clone, Copy)]
-struct SendRecord {
-    /// First send made under this state.
-    time: Instant,
-    /// `P.delivered`: bytes delivered when it was sent.
-    delivered: u64,
-    /// `P.delivered_time`.
-    delivered_time: Instant,
-    /// `P.first_sent_time`.
-    first_sent_time: Instant,
-}
-
-/// Bounded FIFO of send records; its storage is allocated once.
-#[derive(Debug)]
-struct SendRing(VecDeque<SendRecord>);
-
-impl Clone for SendRing {
-    fn clone(&self) -> Self {
-        let mut q = VecDeque::with_capacity(SEND_RECORDS);
-        q.extend(self.0.iter().copied());
-        Self(q)
     }
 }
 
@@ -342,7 +268,7 @@ impl CapProbe {
 ///     est.on_ack(now, &Ack::new(t0, 1200, rtt));
 ///     est.on_end_acks(now, u64::from(10 - i) * 1200, false);
 /// }
-/// let p = est.shared().physical(t0).unwrap();
+/// let p = est.shared().physical(t0).unwrap().bytes_per_sec();
 /// assert!((p - 1.2e6).abs() < 1.0, "{p}"); // the pairs' dispersion: 1200 B per ms
 /// ```
 #[derive(Debug, Clone)]
@@ -357,16 +283,16 @@ pub struct InlineEstimator {
     first_sent_time: Option<Instant>,
     /// Bytes in flight as last known.
     in_flight: u64,
-    sends: SendRing,
+    sends: SendRing<SendRecord>,
     /// The delivery state changed since the last record.
     dirty: bool,
     min_rtt: Option<Duration>,
     /// Windowed min of the RTT over the last smoothed RTT (stored negated, seconds).
-    standing_rtt: MaxFilter,
+    standing_rtt: WindowedMax<Instant, f64>,
     /// Short-window max of delivery-rate samples (own rate).
-    own_rate: MaxFilter,
+    own_rate: WindowedMax<Instant, f64>,
     /// Long-window max of delivery-rate samples.
-    max_rate: MaxFilter,
+    max_rate: WindowedMax<Instant, f64>,
     capprobe: CapProbe,
     /// Cross-traffic estimate `X`, bytes per second.
     cross: f64,
@@ -395,10 +321,11 @@ impl InlineEstimator {
     pub fn with_shared(config: EstimatorConfig, shared: SharedBandwidth) -> Self {
         let physical = config
             .physical
+            .map(Rate::bytes_per_sec)
             .filter(|p| p.is_finite() && *p > 0.0)
             .map(|p| p.min(MAX_RATE));
         if let Some(p) = physical {
-            shared.set_physical(to_bits(p));
+            shared.set_physical(to_rate(p));
         }
         Self {
             config,
@@ -407,12 +334,12 @@ impl InlineEstimator {
             delivered_time: None,
             first_sent_time: None,
             in_flight: 0,
-            sends: SendRing(VecDeque::with_capacity(SEND_RECORDS)),
+            sends: SendRing::new(SEND_RECORDS, SEND_RECORDS),
             dirty: true,
             min_rtt: None,
-            standing_rtt: MaxFilter::default(),
-            own_rate: MaxFilter::default(),
-            max_rate: MaxFilter::default(),
+            standing_rtt: WindowedMax::new(),
+            own_rate: WindowedMax::new(),
+            max_rate: WindowedMax::new(),
             capprobe: CapProbe::default(),
             cross: 0.0,
             fixed_physical: physical,
@@ -428,24 +355,24 @@ impl InlineEstimator {
         &self.shared
     }
 
-    /// The estimated available bandwidth `A`, bytes per second.
-    pub fn available(&self) -> Option<f64> {
-        self.available
+    /// The estimated available bandwidth `A`, as published.
+    pub fn available(&self) -> Option<Rate> {
+        self.available.map(to_rate)
     }
 
-    /// The estimated (or configured) physical bandwidth `P`, bytes per second.
-    pub fn physical(&self) -> Option<f64> {
-        self.physical
+    /// The estimated (or configured) physical bandwidth `P`, as published.
+    pub fn physical(&self) -> Option<Rate> {
+        self.physical.map(to_rate)
     }
 
-    /// The cross-traffic estimate `X` from the last standing queue, bytes per second.
-    pub fn cross_traffic(&self) -> f64 {
-        self.cross
+    /// The cross-traffic estimate `X` from the last standing queue.
+    pub fn cross_traffic(&self) -> Rate {
+        to_rate(self.cross)
     }
 
-    /// The last delivery-rate sample, bytes per second.
-    pub fn last_rate_sample(&self) -> Option<f64> {
-        self.last_sample
+    /// The last delivery-rate sample.
+    pub fn last_rate_sample(&self) -> Option<Rate> {
+        self.last_sample.map(to_rate)
     }
 
     /// How many delivery-rate samples have been taken.
@@ -462,12 +389,12 @@ impl InlineEstimator {
             self.first_sent_time = Some(now);
             self.dirty = true;
         }
-        if (self.dirty || self.sends.0.is_empty()) && self.sends.0.len() < SEND_RECORDS {
-            self.sends.0.push_back(SendRecord {
-                time: now,
+        if (self.dirty || self.sends.is_empty()) && !self.sends.is_full() {
+            self.sends.push(SendRecord {
+                send_time: now,
                 delivered: self.delivered,
                 delivered_time: self.delivered_time.unwrap_or(now),
-                first_sent_time: self.first_sent_time.unwrap_or(now),
+                first_send_time: self.first_sent_time.unwrap_or(now),
             });
             self.dirty = false;
         }
@@ -497,12 +424,12 @@ impl InlineEstimator {
             self.last_sample = Some(rate);
             self.samples += 1;
             self.own_rate
-                .update(srtt * self.config.available_rtts.max(1), now, rate);
-            self.max_rate.update(self.config.physical_window, now, rate);
+                .update(rate, now, srtt * self.config.available_rtts.max(1));
+            self.max_rate.update(rate, now, self.config.physical_window);
         }
         self.capprobe
             .on_ack(now, ack, self.config.physical_window, self.pair_slack());
-        let standing_rtt = -self.standing_rtt.update(srtt, now, -latest.as_secs_f64());
+        let standing_rtt = -self.standing_rtt.update(-latest.as_secs_f64(), now, srtt);
         let standing = min_rtt.is_some_and(|m| standing_rtt - m.as_secs_f64() > self.threshold().as_secs_f64());
         self.publish(standing);
     }
@@ -537,14 +464,10 @@ impl InlineEstimator {
     /// packet was sent; `None` if that send is no longer recorded or the
     /// interval is shorter than `min_rtt`.
     fn rate_sample(&mut self, now: Instant, ack: &Ack, min_rtt: Duration) -> Option<f64> {
-        let ring = &mut self.sends.0;
-        // Records are in send order and ACKs mostly are too: drop the records
-        // that no later ACK can need; the front is then the latest at or before `sent`.
-        while ring.len() >= 2 && ring[1].time <= ack.sent {
-            ring.pop_front();
-        }
-        let rec = ring.front().filter(|r| r.time <= ack.sent)?;
-        let send_elapsed = ack.sent.saturating_duration_since(rec.first_sent_time);
+        // Records are in send order and ACKs mostly are too: the records
+        // that no later ACK can need are dropped.
+        let rec = self.sends.latest_at_or_before(ack.sent)?;
+        let send_elapsed = ack.sent.saturating_duration_since(rec.first_send_time);
         let ack_elapsed = now.saturating_duration_since(rec.delivered_time);
         let interval = send_elapsed.max(ack_elapsed);
         if interval.is_zero() || interval < min_rtt {
@@ -573,17 +496,17 @@ impl InlineEstimator {
         self.physical = physical.filter(|p| p.is_finite());
         self.available = available.filter(|a| a.is_finite()).map(|a| a.max(0.0));
         if let Some(p) = self.physical {
-            self.shared.set_physical(to_bits(p));
+            self.shared.set_physical(to_rate(p));
         }
         if let Some(a) = self.available {
-            self.shared.set_available(to_bits(a));
+            self.shared.set_available(to_rate(a));
         }
     }
 }
 
-/// Bytes per second as the bits per second [`SharedBandwidth`] stores.
-fn to_bits(bytes_per_sec: f64) -> u64 {
-    (bytes_per_sec.clamp(0.0, MAX_RATE) * 8.0).round() as u64
+/// Bytes per second as the whole bits per second of a [`Rate`].
+fn to_rate(bytes_per_sec: f64) -> Rate {
+    Rate::from_bits_per_sec((bytes_per_sec.clamp(0.0, MAX_RATE) * 8.0).round() as u64)
 }
 
 /// A decorator that feeds an [`InlineEstimator`] every event before passing

@@ -4,8 +4,9 @@ use super::*;
 use crate::controller::{AlgorithmState, CongestionKind, RttSample};
 use crate::guarantee::{Guarantee, GuaranteeConfig};
 use crate::spec::ControllerSpec;
-use crate::testutil::{Harness, MSS, RTT};
+use crate::testutil::{DATAGRAM, Harness, MSS, RTT};
 use crate::units::Rate;
+use std::collections::VecDeque;
 
 const S: u64 = 1200;
 
@@ -52,7 +53,7 @@ fn replay(est: &mut InlineEstimator, mut events: Vec<(Instant, Ev)>) -> Vec<f64>
                 in_flight -= S;
                 est.on_end_acks(now, in_flight, false);
                 if est.rate_samples() > before {
-                    samples.extend(est.last_rate_sample());
+                    samples.extend(est.last_rate_sample().map(Rate::bytes_per_sec));
                 }
             }
         }
@@ -91,8 +92,12 @@ fn delivery_rate_samples_measure_the_bottleneck() {
         assert!(rel(x, r).abs() < 0.01, "sample {x} vs R = {r}");
     }
     assert!(samples.iter().all(|&x| x <= r * (1.0 + 1e-9)), "no sample above R");
-    assert!(rel(est.available().unwrap(), r).abs() < 0.01);
-    assert!(rel(est.physical().unwrap(), r).abs() < 0.01, "{:?}", est.physical());
+    assert!(rel(est.available().map(Rate::bytes_per_sec).unwrap(), r).abs() < 0.01);
+    assert!(
+        rel(est.physical().map(Rate::bytes_per_sec).unwrap(), r).abs() < 0.01,
+        "{:?}",
+        est.physical().map(Rate::bytes_per_sec)
+    );
 }
 
 /// (a) ACKs compressed into bursts of 8 cannot push samples above the send rate:
@@ -158,11 +163,18 @@ fn degenerate_times_stay_finite() {
             },
         );
     }
-    for v in [est.available(), est.physical()].into_iter().flatten() {
+    for v in [
+        est.available().map(Rate::bytes_per_sec),
+        est.physical().map(Rate::bytes_per_sec),
+    ]
+    .into_iter()
+    .flatten()
+    {
         assert!((0.0..=MAX_RATE).contains(&v), "{v}");
     }
     let now = t0;
     for v in [est.shared().available(now), est.shared().physical(now)]
+        .map(|r| r.map(Rate::bytes_per_sec))
         .into_iter()
         .flatten()
     {
@@ -289,9 +301,15 @@ fn shared_bottleneck_estimates_track_the_truth() {
         let model = if cross_size.is_some() { "packets" } else { "fluid" };
         let mut est = InlineEstimator::default();
         fifo.run(&mut est, (2.0 * bdp_a) as u64, t0 + Duration::from_secs(3));
-        let (a1, p1) = (est.available().unwrap(), est.physical().unwrap());
+        let (a1, p1) = (
+            est.available().map(Rate::bytes_per_sec).unwrap(),
+            est.physical().map(Rate::bytes_per_sec).unwrap(),
+        );
         fifo.run(&mut est, (0.5 * bdp_a) as u64, t0 + Duration::from_secs(6));
-        let (a2, p2) = (est.available().unwrap(), est.physical().unwrap());
+        let (a2, p2) = (
+            est.available().map(Rate::bytes_per_sec).unwrap(),
+            est.physical().map(Rate::bytes_per_sec).unwrap(),
+        );
         eprintln!(
             "X/P={frac:.2} ({model}): saturated (W=2*A*RTT0): A err {:+.2e}, P err {:+.2e}; \
              backed off (W=A*RTT0/2): A err {:+.2e}, P err {:+.2e}  (X est {:.4} MB/s, truth {:.4})",
@@ -299,7 +317,7 @@ fn shared_bottleneck_estimates_track_the_truth() {
             rel(p1, p),
             rel(a2, a),
             rel(p2, p),
-            est.cross_traffic() / 1e6,
+            est.cross_traffic().bytes_per_sec() / 1e6,
             x / 1e6,
         );
         for (what, err, bound) in [
@@ -331,7 +349,10 @@ fn cross_traffic_is_invisible_without_a_standing_queue() {
         (0.25 * p * rtt0.as_secs_f64()) as u64,
         t0 + Duration::from_secs(4),
     );
-    let (a, pe) = (est.available().unwrap(), est.physical().unwrap());
+    let (a, pe) = (
+        est.available().map(Rate::bytes_per_sec).unwrap(),
+        est.physical().map(Rate::bytes_per_sec).unwrap(),
+    );
     eprintln!(
         "X/P=0.50, never saturated (W=P*RTT0/4): A err {:+.3}% (bias +X/A = +100%), P err {:+.3}%",
         100.0 * rel(a, p - x),
@@ -339,7 +360,7 @@ fn cross_traffic_is_invisible_without_a_standing_queue() {
     );
     assert!(rel(pe, p).abs() <= 0.01);
     assert!(rel(a, p).abs() <= 0.01, "reports P: {a}");
-    assert_eq!(est.cross_traffic(), 0.0);
+    assert_eq!(est.cross_traffic().bytes_per_sec(), 0.0);
 }
 
 /// A configured `P` replaces the estimate and caps `A`.
@@ -350,18 +371,18 @@ fn configured_physical_overrides() {
     let t0 = Instant::now();
     let mut fifo = Fifo::new(t0, p, 0.0, rtt0);
     let mut est = InlineEstimator::new(EstimatorConfig {
-        physical: Some(5e6),
+        physical: Some(Rate::from_bytes_per_sec(5_000_000)),
         ..EstimatorConfig::default()
     });
-    assert_eq!(est.shared().physical(t0), Some(5e6));
+    assert_eq!(est.shared().physical(t0), Some(Rate::from_bytes_per_sec(5_000_000)));
     fifo.run(
         &mut est,
         (0.2 * p * rtt0.as_secs_f64()) as u64,
         t0 + Duration::from_secs(2),
     );
-    assert_eq!(est.physical(), Some(5e6));
-    assert!(est.available().unwrap() <= 5e6);
-    assert_eq!(est.shared().physical(t0), Some(5e6));
+    assert_eq!(est.physical().map(Rate::bytes_per_sec), Some(5e6));
+    assert!(est.available().map(Rate::bytes_per_sec).unwrap() <= 5e6);
+    assert_eq!(est.shared().physical(t0), Some(Rate::from_bytes_per_sec(5_000_000)));
 }
 
 /// Runs the same events through the decorator and a bare guarantee
@@ -425,10 +446,10 @@ fn decorator_forwards_every_event() {
     let config = GuaranteeConfig::new(Rate::from_mbit_per_sec(20));
     let est = InlineEstimator::default();
     let source = Estimating::source(&est);
-    let inner = Guarantee::new(config.clone(), MSS, Some(source.clone()));
+    let inner = Guarantee::new(config.clone(), DATAGRAM, Some(source.clone()));
     let twin = Twin {
         decorated: Estimating::new(est, Box::new(inner)),
-        bare: Guarantee::new(config, MSS, Some(source)),
+        bare: Guarantee::new(config, DATAGRAM, Some(source)),
     };
     let mut h = Harness::new(twin, RTT);
     for i in 0..16 {
@@ -441,7 +462,7 @@ fn decorator_forwards_every_event() {
     h.round();
     assert!(h.cc.window() > MSS * 10);
     assert!(available(h.cc.decorated.snapshot()) > 0.0);
-    assert!(h.cc.decorated.estimator().available().unwrap() > 0.0);
+    assert!(h.cc.decorated.estimator().available().unwrap().bits_per_sec() > 0);
     let clone = h.cc.decorated.clone_box();
     assert_eq!(clone.window(), h.cc.window());
     assert_eq!(clone.snapshot(), h.cc.decorated.snapshot());
@@ -497,8 +518,8 @@ fn drive(cc: Box<dyn CongestionController>) -> f64 {
 #[test]
 fn spec_abw_selects_the_source() {
     let oracle = SharedBandwidth::new();
-    oracle.set_available(1_000_000); // 125 000 B/s
-    oracle.set_physical(100_000_000);
+    oracle.set_available(Rate::from_mbit_per_sec(1)); // 125 000 B/s
+    oracle.set_physical(Rate::from_mbit_per_sec(100));
     let source: Arc<dyn BandwidthSource> = Arc::new(oracle);
     let inline: ControllerSpec = "guarantee:target=20Mbit/s,abw=inline".parse().unwrap();
     let auto: ControllerSpec = "guarantee:target=20Mbit/s".parse().unwrap();

@@ -17,12 +17,10 @@ use std::time::{Duration, Instant};
 
 use crate::aggregate::{Aggregate, Membership};
 use crate::bandwidth::BandwidthSource;
-use crate::controller::{
-    Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Snapshot, initial_window,
-};
+use crate::controller::{Ack, AlgorithmState, Congestion, CongestionController, CongestionKind, Snapshot, init_window};
 use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
-use crate::reno::{RenoCore, WindowAdjustment};
+use crate::reno::{Growth, RenoCore, WindowAdjustment};
 use crate::units::Rate;
 
 mod floor;
@@ -529,7 +527,8 @@ impl Slots {
 
 impl Guarantee {
     /// A guarantee controller reading `A` and `P` from `bandwidth`.
-    pub fn new(config: GuaranteeConfig, mss: u64, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
+    pub fn new(config: GuaranteeConfig, max_datagram_size: u16, bandwidth: Option<Arc<dyn BandwidthSource>>) -> Self {
+        let mss = u64::from(max_datagram_size);
         let (eval_rtts, slot_rtts) = match config.eval {
             EvalSlot::Rtts(d) => {
                 let d = d.max(2);
@@ -686,6 +685,7 @@ impl Guarantee {
             .bandwidth
             .as_ref()
             .and_then(|b| b.available(now))
+            .map(Rate::bytes_per_sec)
             .filter(|a| a.is_finite() && *a >= 0.0);
         let available = match &self.member {
             Some(m) => {
@@ -854,6 +854,7 @@ impl Guarantee {
         self.bandwidth
             .as_ref()
             .and_then(|b| b.physical(now))
+            .map(Rate::bytes_per_sec)
             .filter(|p| p.is_finite() && *p > 0.0)
             .or_else(|| self.config.physical.map(Rate::bytes_per_sec))
             .unwrap_or(f64::INFINITY)
@@ -892,7 +893,8 @@ fn initial_slot_rtts(configured: Option<u32>, d: u32) -> u32 {
 #[derive(Debug, Clone, Copy)]
 struct Slope(f64);
 
-impl WindowAdjustment for Slope {
+impl Slope {
+    /// One datagram per this many bytes acknowledged at window `cwnd`.
     #[inline]
     fn bytes_for_increase(&self, cwnd: u64) -> u64 {
         // k <= 0 (or NaN, which a validated config cannot produce): no growth.
@@ -907,12 +909,19 @@ impl WindowAdjustment for Slope {
     }
 }
 
+impl WindowAdjustment for Slope {
+    #[inline]
+    fn avoidance(&mut self, _now: Instant, _ack: &Ack, cwnd: u64, _mss: u64) -> Growth<u64> {
+        Growth::PerMss(self.bytes_for_increase(cwnd))
+    }
+}
+
 impl CongestionController for Guarantee {
     fn on_ack(&mut self, now: Instant, ack: &Ack) {
         // The slot bookkeeping and `k` run on every ACK, also in recovery and
         // while application-limited; the window itself grows as Reno's (§2.1).
         self.track(now, ack);
-        self.reno.on_ack(ack, &Slope(self.k));
+        self.reno.on_ack(now, ack, &mut Slope(self.k));
     }
 
     fn on_congestion(&mut self, now: Instant, event: &Congestion) {
@@ -944,7 +953,7 @@ impl CongestionController for Guarantee {
     }
 
     fn initial_window(&self) -> u64 {
-        initial_window(self.reno.mss())
+        init_window(self.reno.mss())
     }
 
     fn snapshot(&self) -> Snapshot {

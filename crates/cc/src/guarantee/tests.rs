@@ -1,7 +1,7 @@
 use super::floor::Floor;
 use super::*;
 use crate::bandwidth::SharedBandwidth;
-use crate::controller::{CongestionKind, Phase, RttSample, minimum_window};
+use crate::controller::{CongestionKind, Phase, RttSample, min_window};
 use crate::testutil::*;
 
 const MS: Duration = Duration::from_millis(1);
@@ -62,7 +62,7 @@ fn config(target_bytes_per_sec: u64, eval: EvalSlot, slot: Option<u32>) -> Guara
 
 fn harness(config: GuaranteeConfig, bw: Option<&SharedBandwidth>) -> Harness<Guarantee> {
     let source = bw.map(|b| Arc::new(b.clone()) as Arc<dyn BandwidthSource>);
-    Harness::new(Guarantee::new(config, MSS, source), RTT)
+    Harness::new(Guarantee::new(config, DATAGRAM, source), RTT)
 }
 
 /// Acknowledge `bytes` at `t0 + ms` (sent one RTT earlier; srtt = min RTT = 20 ms).
@@ -72,8 +72,8 @@ fn ack_at(h: &mut Harness<Guarantee>, t0: Instant, ms: u64, bytes: u64) {
 }
 
 /// Bytes per second as SharedBandwidth's bits per second.
-fn bits(bytes_per_sec: u64) -> u64 {
-    bytes_per_sec * 8
+fn bits(bytes_per_sec: u64) -> Rate {
+    Rate::from_bytes_per_sec(bytes_per_sec)
 }
 
 // ---- Reno base -------------------------------------------------------
@@ -148,7 +148,7 @@ fn persistent_congestion_collapses_to_minimum_window_and_slow_starts() {
     h.round();
     h.round();
     h.lose(h.now - RTT, CongestionKind::PersistentCongestion);
-    assert_eq!(h.cc.window(), minimum_window(MSS));
+    assert_eq!(h.cc.window(), min_window(MSS));
     assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(24_000));
     assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
     h.flight.clear();
@@ -221,7 +221,7 @@ fn controller_uses_k_bw_including_the_slot_end_rule() {
 #[test]
 fn k_stays_at_k_min_when_the_goal_is_met_easily() {
     let bw = SharedBandwidth::new();
-    bw.set_available(1_000_000_000);
+    bw.set_available(Rate::from_mbit_per_sec(1000));
     let mut h = harness(config(1000, EvalSlot::Rtts(32), None), Some(&bw));
     for _ in 0..4 {
         h.round();
@@ -240,7 +240,7 @@ fn k_stays_at_k_min_when_the_goal_is_met_easily() {
 #[test]
 fn k_rises_above_k_min_when_behind() {
     let bw = SharedBandwidth::new();
-    bw.set_available(1_000_000_000); // A*srtt = 2083.3 packets: no clamp
+    bw.set_available(Rate::from_mbit_per_sec(1000)); // A*srtt = 2083.3 packets: no clamp
     let mut h = harness(config(7_500_000, EvalSlot::Rtts(32), None), Some(&bw));
     h.round();
     // Last of the 10 ACKs: s = 16, goal = 7.5e6*0.02*16/1200 = 2000 packets,
@@ -575,9 +575,13 @@ fn survives_odd_inputs() {
     // oracle that reads 0 and u64::MAX / 2 bits per second in turn.
     for a in [0, u64::MAX / 2] {
         let bw = SharedBandwidth::new();
-        bw.set_available(a);
-        bw.set_physical(100_000_000);
-        let mut cc = Guarantee::new(config(20_000_000, EvalSlot::Rtts(4), Some(2)), MSS, Some(Arc::new(bw)));
+        bw.set_available(Rate::from_bits_per_sec(a));
+        bw.set_physical(Rate::from_mbit_per_sec(100));
+        let mut cc = Guarantee::new(
+            config(20_000_000, EvalSlot::Rtts(4), Some(2)),
+            DATAGRAM,
+            Some(Arc::new(bw)),
+        );
         crate::testutil::fuzz_odd_inputs(&mut cc, |cc| assert!(cc.k().is_finite() && cc.k() >= 1.0));
     }
 }
@@ -585,7 +589,7 @@ fn survives_odd_inputs() {
 #[test]
 fn window_is_finite_and_at_least_the_minimum() {
     let bw = SharedBandwidth::new();
-    bw.set_available(u64::MAX / 2);
+    bw.set_available(Rate::from_bits_per_sec(u64::MAX / 2));
     let mut h = harness(config(u64::MAX / 16, EvalSlot::Rtts(2), None), Some(&bw));
     h.round();
     h.lose(h.now - RTT / 2, CongestionKind::Loss);
@@ -594,10 +598,10 @@ fn window_is_finite_and_at_least_the_minimum() {
         h.ack(MSS);
     }
     assert!(h.cc.k().is_finite());
-    assert!(h.cc.window() >= minimum_window(MSS));
+    assert!(h.cc.window() >= min_window(MSS));
     assert_eq!(h.cc.snapshot().cwnd_bytes, h.cc.window());
     h.lose(h.now, CongestionKind::PersistentCongestion);
-    assert_eq!(h.cc.window(), minimum_window(MSS));
+    assert_eq!(h.cc.window(), min_window(MSS));
 }
 
 // ---- floor mode ------------------------------------------------------
@@ -693,7 +697,7 @@ fn persistent_congestion_still_collapses_the_window_but_keeps_the_floor_as_ssthr
     h.round();
     let floor = h.cc.floor_window();
     h.lose(h.now, CongestionKind::PersistentCongestion);
-    assert_eq!(h.cc.window(), minimum_window(MSS));
+    assert_eq!(h.cc.window(), min_window(MSS));
     assert_eq!(h.cc.snapshot().ssthresh_bytes, Some(floor));
     assert_eq!(h.cc.snapshot().phase, Phase::SlowStart);
 }
@@ -746,7 +750,7 @@ fn the_breaker_trips_after_missed_slots_reports_infeasible_and_retries() {
     h.round();
     let w = h.cc.window();
     h.lose(h.now - RTT / 2, CongestionKind::Loss);
-    assert_eq!(h.cc.window(), (w / 2).max(minimum_window(MSS)));
+    assert_eq!(h.cc.window(), (w / 2).max(min_window(MSS)));
     // After the off period (8 slots) the floor is back, still infeasible.
     let mut now_ms = h.now.duration_since(t0).as_millis() as u64 + 20;
     while h.cc.floor_window() == 0 {
@@ -892,7 +896,7 @@ fn an_infeasible_target_is_declared_after_two_slots() {
         base: RTT,
         queue: 10 * MSS,
     };
-    let mut cc = Guarantee::new(path_config(2_000_000), MSS, None);
+    let mut cc = Guarantee::new(path_config(2_000_000), DATAGRAM, None);
     let (run, _) = path.run(&mut cc, Instant::now(), 400);
     assert_eq!(run.infeasible_after, Some(2), "{run:?}");
     assert!(cc.breaker_trips() >= 1);
@@ -906,7 +910,7 @@ fn a_feasible_target_still_holds_on_the_path() {
         base: RTT,
         queue: 10 * MSS,
     };
-    let mut cc = Guarantee::new(path_config(800_000), MSS, None);
+    let mut cc = Guarantee::new(path_config(800_000), DATAGRAM, None);
     let (run, _) = path.run(&mut cc, Instant::now(), 400);
     let (done, met) = cc.evaluations();
     assert!(met + 1 >= done, "{met} of {done} slots met ({run:?})");

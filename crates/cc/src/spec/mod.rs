@@ -27,7 +27,7 @@ use crate::estimator::{Estimating, EstimatorConfig, InlineEstimator};
 use crate::fixed::{FixedConfig, FixedWindow};
 use crate::guarantee::{AbwSource, Guarantee, GuaranteeConfig, GuaranteeMode};
 use crate::newreno::{NewReno, NewRenoConfig};
-use crate::units::{Rate, format_duration};
+use crate::units::format_duration;
 use crate::vegas::{Vegas, VegasConfig};
 
 /// A controller and its parameters, as named by a spec string.
@@ -153,7 +153,6 @@ impl ControllerSpec {
         bandwidth: Option<Arc<dyn BandwidthSource>>,
         aggregate: Option<&Aggregate>,
     ) -> Box<dyn CongestionController> {
-        let mss = u64::from(mss);
         let join = |g: Guarantee| match aggregate {
             Some(group) => g.with_aggregate(group),
             None => g,
@@ -169,7 +168,7 @@ impl ControllerSpec {
                 (AbwSource::Auto, Some(source)) => Box::new(join(Guarantee::new(c.clone(), mss, Some(source)))),
                 _ => {
                     let estimator = InlineEstimator::new(EstimatorConfig {
-                        physical: c.physical.map(Rate::bytes_per_sec),
+                        physical: c.physical,
                         ..EstimatorConfig::default()
                     });
                     // Not joined to `aggregate`: an inline estimate of A already

@@ -1,6 +1,7 @@
 //! Tests of spec strings: round trips, defaults, errors, the registry.
 
 use super::*;
+use crate::units::Rate;
 
 #[test]
 fn examples_parse_and_round_trip() {

@@ -233,7 +233,7 @@ fn app_limited_samples_do_not_lower_max_bw() {
 
 #[test]
 fn odd_inputs_keep_window_and_pacing_sane() {
-    let mut cc = Bbr::new(BbrConfig::default(), MSS);
+    let mut cc = Bbr::new(BbrConfig::default(), DATAGRAM);
     fuzz_odd_inputs(&mut cc, |cc| {
         let rate = cc.pacing_rate().unwrap();
         assert!(rate >= 1);

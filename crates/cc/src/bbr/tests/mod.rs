@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::controller::{Ack, Congestion, CongestionKind, RttSample};
-use crate::testutil::fuzz_odd_inputs;
+use crate::testutil::{DATAGRAM, fuzz_odd_inputs};
 
 const MSS: u64 = 1200;
 /// 10 Mbit/s in bytes per second.
@@ -97,7 +97,7 @@ impl Sim {
     fn new(config: BbrConfig, rate: f64, rtt: Duration, buffer: u64) -> Self {
         let t0 = Instant::now();
         Self {
-            cc: Bbr::new(config, MSS),
+            cc: Bbr::new(config, DATAGRAM),
             t0,
             now: t0,
             rate,

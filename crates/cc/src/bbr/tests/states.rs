@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn starts_in_startup_with_the_drafts_gains_and_initial_pacing_rate() {
-    let cc = Bbr::new(BbrConfig::default(), MSS);
+    let cc = Bbr::new(BbrConfig::default(), DATAGRAM);
     assert_eq!(cc.mode(), BbrMode::Startup);
     assert_eq!((cc.pacing_gain, cc.cwnd_gain), table_gains(BbrMode::Startup));
     assert_eq!(cc.window(), 12_000, "RFC 9002 initial window");
