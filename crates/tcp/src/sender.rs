@@ -7,14 +7,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tput_cc::{Ack, Congestion, CongestionController, CongestionKind, RttSample};
 use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
-use tput_transport::IntervalStats;
 
-use super::wire::{AckPacket, decode_ack, encode_data};
-use super::{
-    Amount, ControllerRecovery, PACING_CA_PERCENT, PACING_SS_PERCENT, Recovery, TcpConfig, TcpStats, TcpTransfer,
-    TimeoutRecord,
+use crate::wire::{AckPacket, decode_ack, encode_data};
+use crate::{
+    Amount, CcObserver, ControllerRecovery, IntervalRecord, PACING_CA_PERCENT, PACING_SS_PERCENT, Recovery, TcpConfig,
+    TcpStats, TcpTransfer, TimeoutRecord,
 };
-use crate::host::{CcSample, CcTrace};
 
 /// Per segment on the sender's scoreboard.
 #[derive(Debug, Clone, Copy)]
@@ -48,8 +46,9 @@ impl Seg {
     }
 }
 
-/// The sending half: a one-way TCP agent whose window a controller decides.
-pub struct TcpSender {
+/// The sending half: a one-way TCP agent whose window a controller decides,
+/// watched by `O` ([`CcObserver`]; `()`: by nobody).
+pub struct TcpSender<O: CcObserver = ()> {
     cfg: TcpConfig,
     cc: Box<dyn CongestionController>,
     epoch: Instant,
@@ -98,16 +97,14 @@ pub struct TcpSender {
     // Interval records.
     interval: Duration,
     next_boundary: Option<SimTime>,
-    intervals: Vec<IntervalStats>,
+    intervals: Vec<IntervalRecord>,
     iv_lost: u64,
     iv_events: u64,
     iv_written: u64,
-    trace: CcTrace,
-    /// Whether [`trace`](Self::trace) keeps samples.
-    tracing: bool,
+    observer: O,
 }
 
-impl std::fmt::Debug for TcpSender {
+impl<O: CcObserver> std::fmt::Debug for TcpSender<O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcpSender")
             .field("flow", &self.flow)
@@ -120,9 +117,22 @@ impl std::fmt::Debug for TcpSender {
 
 impl TcpSender {
     /// A sender of `transfer`, its window decided by `cc` (built with
-    /// `cfg.segment` as its mss). `epoch` maps virtual time onto the
-    /// controller's `Instant`s.
+    /// `cfg.segment` as its mss), watched by nobody. `epoch` maps virtual
+    /// time onto the controller's `Instant`s.
     pub fn new(cfg: TcpConfig, cc: Box<dyn CongestionController>, epoch: Instant, transfer: TcpTransfer) -> Self {
+        Self::with_observer(cfg, cc, epoch, transfer, ())
+    }
+}
+
+impl<O: CcObserver> TcpSender<O> {
+    /// [`TcpSender::new`] with `observer` watching the controller.
+    pub fn with_observer(
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionController>,
+        epoch: Instant,
+        transfer: TcpTransfer,
+        observer: O,
+    ) -> Self {
         let TcpTransfer {
             dst,
             flow,
@@ -175,8 +185,7 @@ impl TcpSender {
             iv_lost: 0,
             iv_events: 0,
             iv_written: 0,
-            trace: CcTrace::default(),
-            tracing: true,
+            observer,
             cfg,
         };
         s.stats.rto_secs = s.rto().as_secs_f64();
@@ -193,20 +202,14 @@ impl TcpSender {
         &self.timeouts
     }
 
-    /// Interval records so far (their `bytes` are the sink's to fill in: 0 here).
-    pub fn intervals(&self) -> &[IntervalStats] {
+    /// Interval records so far (the bytes delivered in each are the sink's).
+    pub fn intervals(&self) -> &[IntervalRecord] {
         &self.intervals
     }
 
-    /// Keep no controller trace ([`cc_trace`](Self::cc_trace) stays empty).
-    pub fn without_cc_trace(mut self) -> Self {
-        self.tracing = false;
-        self
-    }
-
-    /// The controller's state at every change, by the rule on [`CcSample`].
-    pub fn cc_trace(&self) -> Vec<CcSample> {
-        self.trace.clone().finish()
+    /// The controller's observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
     }
 
     /// The controller.
@@ -323,24 +326,22 @@ impl TcpSender {
             return;
         }
         let i = self.intervals.len() as u32;
-        let start_secs = (self.interval * i).as_secs_f64();
-        let end_secs = at.saturating_duration_since(self.start).as_secs_f64();
-        if last && end_secs <= start_secs && !self.intervals.is_empty() {
+        let start = self.interval * i;
+        let end = at.saturating_duration_since(self.start);
+        if last && end <= start && !self.intervals.is_empty() {
             self.next_boundary = None;
             return;
         }
-        self.intervals.push(IntervalStats {
-            start_secs,
-            end_secs,
-            bytes: 0,
-            goodput_bps: 0.0,
+        self.intervals.push(IntervalRecord {
+            start,
+            end,
             written_bytes: std::mem::take(&mut self.iv_written),
             cwnd_bytes: self.cc.window(),
-            srtt_ms: self.srtt.unwrap_or_default().as_secs_f64() * 1e3,
-            min_rtt_ms: self.min_rtt.unwrap_or_default().as_secs_f64() * 1e3,
+            srtt: self.srtt.unwrap_or_default(),
+            min_rtt: self.min_rtt.unwrap_or_default(),
             lost_packets: std::mem::take(&mut self.iv_lost),
             congestion_events: std::mem::take(&mut self.iv_events),
-            controller: Some(self.cc.snapshot()),
+            controller: self.cc.snapshot(),
         });
         self.next_boundary = if last { None } else { Some(at + self.interval) };
     }
@@ -356,9 +357,8 @@ impl TcpSender {
     }
 
     fn observe(&mut self, now: SimTime) {
-        if self.tracing && now >= self.start {
-            let s = CcSample::new(now.as_secs_f64(), &self.cc.snapshot());
-            self.trace.observe(s);
+        if now >= self.start {
+            self.observer.observe(now, self.cc.as_ref());
         }
     }
 
@@ -782,16 +782,12 @@ impl TcpSender {
         if self.rto_deadline.is_none() {
             self.restart_timer(now);
         }
-        Datagram {
-            dst: self.dst,
-            flow: self.flow,
-            ecn: Ecn::NotEct,
-            payload: encode_data(seq, len as usize, self.cfg.timestamps.then(|| now.as_nanos())),
-        }
+        let tsval = self.cfg.timestamps.then(|| now.as_nanos());
+        Datagram::new(self.dst, self.flow, encode_data(seq, len as usize, tsval))
     }
 }
 
-impl Host for TcpSender {
+impl<O: CcObserver> Host for TcpSender<O> {
     fn on_datagram(&mut self, now: SimTime, _from: Addr, _flow: FlowId, _: Ecn, payload: Bytes) {
         self.advance(now);
         if let Some(a) = decode_ack(&payload)
