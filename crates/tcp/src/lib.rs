@@ -272,34 +272,66 @@ impl Default for TcpConfig {
     }
 }
 
+/// A [`TcpConfig`] value out of range; the message names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `segment` is 0 or above [`MAX_SEGMENT`] (the value, bytes).
+    #[error("segment: {0} bytes must be in 1..={MAX_SEGMENT}")]
+    Segment(u32),
+    /// `receive_window` is below one segment or not below 4 GiB.
+    #[error("receive_window: {window} bytes must be at least one segment ({segment}) and below 4 GiB")]
+    ReceiveWindow {
+        /// The receive window, bytes.
+        window: u64,
+        /// The segment, bytes.
+        segment: u32,
+    },
+    /// `min_rto` is zero or above `max_rto`.
+    #[error("min_rto: must be positive and at most max_rto (60s)")]
+    MinRto,
+    /// `initial_rto` is zero or above `max_rto`.
+    #[error("initial_rto: must be positive and at most max_rto (60s)")]
+    InitialRto,
+    /// The delayed-ACK timer is zero or above 500 ms.
+    #[error("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)")]
+    DelayedAck,
+    /// SACK recovery without the sink's SACK blocks.
+    #[error("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)")]
+    SackWithoutBlocks,
+    /// `dupack_threshold` or `max_backoff` is zero.
+    #[error("dupack_threshold and max_backoff must be at least 1")]
+    ZeroCount,
+}
+
 impl TcpConfig {
     /// Check the values; the error names the bad field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.segment == 0 || self.segment > MAX_SEGMENT {
-            return Err(format!("segment: {} bytes must be in 1..={MAX_SEGMENT}", self.segment));
+            return Err(ConfigError::Segment(self.segment));
         }
         if self.receive_window < u64::from(self.segment) || self.receive_window > u64::from(u32::MAX) {
-            return Err(format!(
-                "receive_window: {} bytes must be at least one segment ({}) and below 4 GiB",
-                self.receive_window, self.segment
-            ));
+            return Err(ConfigError::ReceiveWindow {
+                window: self.receive_window,
+                segment: self.segment,
+            });
         }
         if self.min_rto.is_zero() || self.min_rto > self.max_rto {
-            return Err("min_rto: must be positive and at most max_rto (60s)".into());
+            return Err(ConfigError::MinRto);
         }
         if self.initial_rto.is_zero() || self.initial_rto > self.max_rto {
-            return Err("initial_rto: must be positive and at most max_rto (60s)".into());
+            return Err(ConfigError::InitialRto);
         }
         if let Some(d) = self.delayed_ack
             && (d.is_zero() || d > Duration::from_millis(500))
         {
-            return Err("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)".into());
+            return Err(ConfigError::DelayedAck);
         }
         if self.recovery == Recovery::Sack && !self.sack {
-            return Err("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)".into());
+            return Err(ConfigError::SackWithoutBlocks);
         }
         if self.dupack_threshold == 0 || self.max_backoff == 0 {
-            return Err("dupack_threshold and max_backoff must be at least 1".into());
+            return Err(ConfigError::ZeroCount);
         }
         Ok(())
     }

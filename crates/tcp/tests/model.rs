@@ -401,7 +401,9 @@ fn the_initial_rto_is_settable() {
         initial_rto: Duration::ZERO,
         ..cfg(Recovery::NewReno)
     };
-    assert!(bad.validate().unwrap_err().starts_with("initial_rto"));
+    let err = bad.validate().unwrap_err();
+    assert_eq!(err, tput_tcp::ConfigError::InitialRto);
+    assert!(err.to_string().starts_with("initial_rto:"), "{err}");
 }
 
 #[test]

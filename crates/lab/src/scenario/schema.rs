@@ -732,7 +732,7 @@ impl TcpSpec {
             timestamps: self.timestamps.unwrap_or(d.timestamps),
             ..d
         };
-        c.validate()?;
+        c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }
 }
