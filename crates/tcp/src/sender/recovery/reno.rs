@@ -4,11 +4,24 @@
 use super::{LossRecovery, SeqSpace, limited_transmit};
 use crate::TcpConfig;
 
-/// Reno's fast recovery: it ends with the first ACK of new data.
+/// Reno's fast recovery: it ends with the first ACK of new data (and is
+/// NewReno's too, but for partial ACKs).
 #[derive(Debug, Default)]
 pub(super) struct Reno {
     /// Window inflation, bytes.
     inflation: u64,
+}
+
+impl Reno {
+    /// RFC 6582 §3.2 step 3's deflation after a partial ACK of `acked`
+    /// bytes: "deflate the congestion window by the amount of new data
+    /// acknowledged", then add back one segment if it covered one.
+    pub(super) fn deflate(&mut self, acked: u64, seg: u64) {
+        self.inflation = self.inflation.saturating_sub(acked);
+        if acked >= seg {
+            self.inflation += seg;
+        }
+    }
 }
 
 impl LossRecovery for Reno {
