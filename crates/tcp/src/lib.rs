@@ -108,6 +108,7 @@ pub use wire::{ACK_HEADER_BYTES, DATA_HEADER_BYTES, MAX_SACK_BLOCKS, MAX_SEGMENT
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum Recovery {
     /// RFC 5681 §3.2: fast retransmit and fast recovery, which ends with the
     /// first ACK of new data (ns-2's `Agent/TCP/Reno`).
@@ -142,6 +143,7 @@ impl std::fmt::Display for Recovery {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum ControllerRecovery {
     /// With TCP's fast recovery: the ACK that covers `recover` (RFC 6582
     /// §3.2 step 3; RFC 6675's `RecoveryPoint`; for Reno the first ACK of
@@ -339,6 +341,7 @@ impl TcpConfig {
 
 /// How much a sender sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Amount {
     /// Exactly this many bytes.
     Bytes(u64),
@@ -364,6 +367,7 @@ pub struct TcpTransfer {
 /// One retransmission timeout.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct TimeoutRecord {
     /// When it fired, seconds of simulated time.
     pub at_secs: f64,
@@ -377,6 +381,7 @@ pub struct TimeoutRecord {
 /// names its unit).
 #[derive(Debug, Clone, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct TcpStats {
     /// Data segments sent, retransmissions included.
     pub segments_sent: u64,

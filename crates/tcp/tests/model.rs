@@ -217,6 +217,7 @@ fn three_losses_in_one_window() {
                 )
             }
             Recovery::Gbn => assert_eq!((s.fast_retransmits, s.timeouts), (1, 0), "{mode}: {s:?}"),
+            other => panic!("no expectation for {other}"),
         }
     }
 }
