@@ -140,13 +140,7 @@ impl TcpFileClient {
                 .cc
                 .for_payload_acks()
                 .build_in(self.cfg.segment as u16, self.bandwidth.clone(), None);
-            let transfer = TcpTransfer {
-                dst: self.dst,
-                flow: self.flow,
-                start: t,
-                amount: Amount::Bytes(bytes),
-                interval: Duration::ZERO,
-            };
+            let transfer = TcpTransfer::new(self.dst, self.flow, t, Amount::Bytes(bytes));
             let sender = TcpSender::new(self.cfg.clone(), cc, self.epoch, transfer);
             self.active.push((conn, sender));
             self.next = self.arrivals.next().filter(|(t, _)| *t < self.until);

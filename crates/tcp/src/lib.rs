@@ -56,13 +56,7 @@
 //! let cfg = TcpConfig::default();
 //! let sink = sim.attach(dst, TcpSink::new(cfg.clone(), Duration::from_secs(1), None))?;
 //! let cc = "newreno".parse::<tput_cc::ControllerSpec>()?.build(cfg.segment as u16);
-//! let transfer = TcpTransfer {
-//!     dst,
-//!     flow: 1,
-//!     start: SimTime::ZERO,
-//!     amount: Amount::Bytes(1_000_000),
-//!     interval: Duration::ZERO,
-//! };
+//! let transfer = TcpTransfer::new(dst, 1, SimTime::ZERO, Amount::Bytes(1_000_000));
 //! let sender = sim.attach(src, TcpSender::new(cfg, cc, Instant::now(), transfer))?;
 //! sim.run_for(Duration::from_secs(10));
 //! let sender = sim.host::<TcpSender>(sender).unwrap();
@@ -351,6 +345,7 @@ pub enum Amount {
 
 /// What a sender sends, to whom and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TcpTransfer {
     /// The sink.
     pub dst: Addr,
@@ -362,6 +357,26 @@ pub struct TcpTransfer {
     pub amount: Amount,
     /// Length of the interval records (zero: none).
     pub interval: Duration,
+}
+
+impl TcpTransfer {
+    /// `amount` to `dst` in datagrams of `flow`, from `start`, without
+    /// interval records.
+    pub fn new(dst: Addr, flow: FlowId, start: SimTime, amount: Amount) -> Self {
+        Self {
+            dst,
+            flow,
+            start,
+            amount,
+            interval: Duration::ZERO,
+        }
+    }
+
+    /// The same with an interval record every `interval` from `start`.
+    pub fn with_interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
 }
 
 /// One retransmission timeout.

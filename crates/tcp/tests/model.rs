@@ -57,13 +57,7 @@ fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration
     let a = Addr::new(NodeId(0), 1);
     let b = Addr::new(NodeId(1), 2);
     let spec: tput_cc::ControllerSpec = cc.parse().unwrap();
-    let transfer = TcpTransfer {
-        dst: b,
-        flow: 1,
-        start: SimTime::ZERO,
-        amount,
-        interval: Duration::from_secs(1),
-    };
+    let transfer = TcpTransfer::new(b, 1, SimTime::ZERO, amount).with_interval(Duration::from_secs(1));
     let cc = spec.build(cfg.segment as u16);
     let mut sender = TcpSender::with_observer(cfg.clone(), cc, epoch, transfer, Windows::default());
     let mut sink = TcpSink::new(cfg.clone(), Duration::from_secs(1), None);

@@ -513,13 +513,8 @@ impl Setup<'_> {
             Some(b) => Amount::Bytes(b),
             None => Amount::Until(SimTime::from_duration(stop)),
         };
-        let transfer = TcpTransfer {
-            dst,
-            flow,
-            start: SimTime::from_duration(start),
-            amount,
-            interval: self.s.interval,
-        };
+        let transfer =
+            TcpTransfer::new(dst, flow, SimTime::from_duration(start), amount).with_interval(self.s.interval);
         let trace = (!self.options.no_cc_trace).then(CcTrace::default);
         let sender = TcpSender::with_observer(cfg, cc, self.epoch, transfer, trace);
         let sender_id = sim.attach(src, sender).map_err(|e| Error::Invalid(e.to_string()))?;

@@ -534,13 +534,7 @@ mod tests {
             .unwrap()
             .build(1000);
         assert_eq!(cc.pacing_rate(), Some(1_000_000));
-        let t = TcpTransfer {
-            dst: Addr::default(),
-            flow: 1,
-            start: SimTime::ZERO,
-            amount: Amount::Bytes(100_000),
-            interval: Duration::ZERO,
-        };
+        let t = TcpTransfer::new(Addr::default(), 1, SimTime::ZERO, Amount::Bytes(100_000));
         let mut s = TcpSender::new(TcpConfig::default(), cc, Instant::now(), t);
         let ms = |m: u64| SimTime::from_nanos(m * 1_000_000);
         assert!(s.poll_transmit(ms(0)).is_some());
