@@ -11,7 +11,7 @@
 //! `Agent/TCPSink/Sack1`) and an ACK per segment, or `Agent/TCP/Newreno`
 //! with `Agent/TCPSink/DelAck` (an ACK per two segments or after 100 ms)
 //! (`benches/ns2/tcp_compare.tcl`), against the simulator's TCP model
-//! ([`tput_lab::tcp`]) with the same recovery, SACK blocks and delayed ACKs.
+//! ([`tput_tcp`]) with the same recovery, SACK blocks and delayed ACKs.
 //! Start instants are drawn by each side's own generator from the seed, so
 //! the two agree in distribution, not flow by flow.
 //!
@@ -30,7 +30,7 @@
 //! Jain's fairness index of the flows' delivered payload, the tagged flow's
 //! fraction of whole 1-s slots (counted from its start) with at least 10 and
 //! 20 Mbit/s of payload, and retransmission timeouts per flow per minute
-//! (ns-2's `nrexmit_`, the model's [`tput_lab::tcp::TcpStats::timeouts`]).
+//! (ns-2's `nrexmit_`, the model's [`tput_tcp::TcpStats::timeouts`]).
 //! [`window_stats`] compares the tagged flow's window traces (ns-2's traced
 //! `cwnd_`, the model's controller trace).
 //!
@@ -125,7 +125,7 @@ use tput_lab::scenario::{
     CutModeSpec, CutoffSpec, DelayedAck, FlowGroup, FlowResult, LinkSpec, RunOptions, Scenario, TcpSpec, TopologySpec,
     run_with,
 };
-use tput_lab::tcp::{ControllerRecovery, Recovery};
+use tput_tcp::{ControllerRecovery, Recovery};
 
 /// Bottleneck rate, bits per second.
 pub const BOTTLENECK_BPS: u64 = 100_000_000;

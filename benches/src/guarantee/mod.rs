@@ -69,8 +69,8 @@ use tput_lab::report::{csv, write_files};
 use tput_lab::scenario::{
     AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, TcpSpec, TopologySpec,
 };
-use tput_lab::tcp::Recovery;
 use tput_netsim::Rng;
+use tput_tcp::Recovery;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
 

@@ -159,7 +159,7 @@ use tput_lab::plan::Keep;
 use tput_lab::scenario::{
     AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec,
 };
-use tput_lab::tcp::Recovery;
+use tput_tcp::Recovery;
 
 mod tables;
 mod timeline;

@@ -94,7 +94,7 @@ use tput_lab::scenario::{
     CutModeSpec, CutoffSpec, DelayedAck, FlowGroup, LinkSpec, RunOptions, Scenario, ScenarioResult, TcpSpec,
     TopologySpec, run_with,
 };
-use tput_lab::tcp::Recovery;
+use tput_tcp::Recovery;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
 use crate::seed001_timeouts::{Timeout, TimeoutCounter};

@@ -181,7 +181,7 @@ use std::time::Duration;
 use tput_cc::{ControllerSpec, units::Rate};
 use tput_lab::plan::Keep;
 use tput_lab::scenario::{DelayedAck, FlowGroup, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec};
-use tput_lab::tcp::Recovery;
+use tput_tcp::Recovery;
 use tput_transport::IntervalStats;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction, write_files};

@@ -85,7 +85,7 @@ use tput_cc::units::Rate;
 use tput_lab::files::{FileStats, pooled};
 use tput_lab::plan::Keep;
 use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, Scenario, TcpSpec, TopologySpec, Transport, run_with};
-use tput_lab::tcp::Recovery;
+use tput_tcp::Recovery;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
 

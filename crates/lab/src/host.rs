@@ -153,7 +153,7 @@ pub(crate) struct CcTrace {
 }
 
 impl CcTrace {
-    pub(crate) fn observe(&mut self, s: CcSample) {
+    pub(crate) fn push(&mut self, s: CcSample) {
         let current = self.held.as_ref().or(self.samples.last());
         if current.is_some_and(|c| c.same_state(&s)) {
             return;
@@ -347,7 +347,7 @@ impl QuicHost {
         let secs = now.as_secs_f64();
         for t in self.traces.iter_mut().filter(|t| !t.done) {
             match self.node.snapshot(t.id) {
-                Some(snap) => t.observe(CcSample::new(secs, &snap)),
+                Some(snap) => t.push(CcSample::new(secs, &snap)),
                 // Not reported yet (handshake), or the connection is gone.
                 None => t.done = !t.samples.is_empty() || t.held.is_some(),
             }

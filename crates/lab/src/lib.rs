@@ -76,7 +76,6 @@ pub mod report;
 pub mod scenario;
 pub mod stats;
 pub mod sweep;
-pub mod tcp;
 pub mod timeouts;
 
 /// What can go wrong in an experiment.

@@ -55,7 +55,7 @@ fn kind(meta: &Metadata<'_>) -> Option<Kind> {
         Some(Kind::Span)
     } else if meta.is_event() && meta.target().starts_with("quinn_proto") && has("in_flight") && has("count") {
         Some(Kind::Pto)
-    } else if meta.is_event() && meta.target().starts_with("tput_lab::tcp") && has("at_ns") && has("consecutive") {
+    } else if meta.is_event() && meta.target().starts_with("tput_tcp") && has("at_ns") && has("consecutive") {
         Some(Kind::Rto)
     } else {
         None

@@ -9,6 +9,7 @@ mod results;
 mod run;
 mod schema;
 mod serde_helpers;
+mod tcp;
 mod validate;
 
 pub use results::*;

@@ -7,7 +7,7 @@ use tput_transport::{IntervalStats, SlotStats};
 
 use crate::files::FileStats;
 use crate::host::CcSample;
-use crate::tcp::TcpStats;
+use tput_tcp::TcpStats;
 
 /// What one flow did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,11 +15,16 @@ use tput_transport::{
 use super::build::{Net, build};
 use super::results::{AggregateResult, FlowResult, Headline, MeasuredWindow, ScenarioResult};
 use super::schema::{FilesSpec, FlowGroup, Scenario, Transport};
+use super::tcp::{interval_stats, slot_and_target};
 use super::validate::validate;
 use crate::Error;
-use crate::files::{FileStats, TcpFileClient, TcpFileServer, tcp_file_stats};
-use crate::host::{CcSample, FileWorkload, OracleBandwidth, QuicHost};
-use crate::tcp::{Amount, TcpSender, TcpSink, TcpTransfer};
+use crate::files::{FileStats, tcp_file_stats};
+use crate::host::{CcSample, CcTrace, FileWorkload, OracleBandwidth, QuicHost};
+use tput_tcp::files::{TcpFileClient, TcpFileServer};
+use tput_tcp::{Amount, TcpSender, TcpSink, TcpTransfer};
+
+/// A TCP sender of a bulk flow, its controller traced unless the run says not to.
+type TracedSender = TcpSender<Option<CcTrace>>;
 
 /// What a client host recorded: outcomes, interval records, start errors, controller traces.
 type HostRecords = (
@@ -67,12 +72,16 @@ fn tcp_result(
     start: Duration,
 ) -> FlowResult {
     let report = sim.host::<TcpSink>(sink).map(TcpSink::report).unwrap_or_default();
-    let snd = sim.host::<TcpSender>(sender);
+    let (slot, target_bps) = slot_and_target(g);
+    let (slots, success_ratio) = tput_transport::SlotStats::judge(&report.slot_bytes, slot, target_bps);
+    let snd = sim.host::<TracedSender>(sender);
     let mut errors = Vec::new();
-    if !snd.is_some_and(TcpSender::is_finished) {
+    if !snd.is_some_and(TracedSender::is_finished) {
         errors.push("the transfer did not finish within the drain time".into());
     }
-    let mut intervals: Vec<IntervalStats> = snd.map(|s| s.intervals().to_vec()).unwrap_or_default();
+    let mut intervals: Vec<IntervalStats> = snd
+        .map(|s| s.intervals().iter().map(interval_stats).collect())
+        .unwrap_or_default();
     // Record i pairs with the sink's interval i (both count from the flow's
     // start); the last takes every later byte.
     let n = intervals.len();
@@ -94,11 +103,14 @@ fn tcp_result(
         cc: g.cc.to_string(),
         bytes: report.bytes,
         start_secs: start.as_secs_f64(),
-        active_secs: report.active_secs,
+        active_secs: report.active.as_secs_f64(),
         intervals,
-        cc_trace: snd.map(TcpSender::cc_trace).unwrap_or_default(),
-        slots: report.slots,
-        success_ratio: report.success_ratio,
+        cc_trace: snd
+            .and_then(|s| s.observer().clone())
+            .map(|mut t| t.finish())
+            .unwrap_or_default(),
+        slots,
+        success_ratio,
         file_times: Vec::new(),
         files: None,
         errors,
@@ -469,10 +481,7 @@ impl Setup<'_> {
             .unwrap_or_default()
             .config()
             .map_err(|e| Error::Invalid(format!("flows[{group}].tcp.{e}")))?;
-        let slot = match g.eval_slot {
-            Some(EvalSlot::Time(d)) => d,
-            _ => Duration::from_secs(1),
-        };
+        let (slot, target_bps) = slot_and_target(g);
         if let Some(f) = &g.files {
             // A TCP connection per file, with the same arrivals as QUIC's
             // for the same seed and flow (the comparison is paired).
@@ -493,9 +502,8 @@ impl Setup<'_> {
             let client = sim.attach(src, client).map_err(|e| Error::Invalid(e.to_string()))?;
             return Ok(FlowHosts::TcpFiles(client, server));
         }
-        let target_bps = g.target.map_or(0.0, |t| t.bits_per_sec() as f64);
         // Intervals from the flow's start, as the sender's records count them.
-        let sink = TcpSink::new(cfg.clone(), self.s.interval, slot, target_bps)
+        let sink = TcpSink::new(cfg.clone(), self.s.interval, (target_bps > 0.0).then_some(slot))
             .with_interval_origin(SimTime::from_duration(start));
         let sink_id = sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
         let cc =
@@ -505,17 +513,10 @@ impl Setup<'_> {
             Some(b) => Amount::Bytes(b),
             None => Amount::Until(SimTime::from_duration(stop)),
         };
-        let transfer = TcpTransfer {
-            dst,
-            flow,
-            start: SimTime::from_duration(start),
-            amount,
-            interval: self.s.interval,
-        };
-        let mut sender = TcpSender::new(cfg, cc, self.epoch, transfer);
-        if self.options.no_cc_trace {
-            sender = sender.without_cc_trace();
-        }
+        let transfer =
+            TcpTransfer::new(dst, flow, SimTime::from_duration(start), amount).with_interval(self.s.interval);
+        let trace = (!self.options.no_cc_trace).then(CcTrace::default);
+        let sender = TcpSender::with_observer(cfg, cc, self.epoch, transfer, trace);
         let sender_id = sim.attach(src, sender).map_err(|e| Error::Invalid(e.to_string()))?;
         Ok(FlowHosts::Tcp(sender_id, sink_id))
     }

@@ -10,7 +10,7 @@ use tput_transport::{Direction, EvalSlot};
 
 use super::serde_helpers::{eval_slot_serde, human_duration, human_size, spec_from_str, spec_to_str};
 use crate::Error;
-use crate::tcp::{self, Recovery, TcpConfig};
+use tput_tcp::{self as tcp, Recovery, TcpConfig};
 
 fn default_seed() -> u64 {
     1
@@ -549,7 +549,7 @@ pub struct FlowGroup {
     /// ([`ScenarioResult::aggregates`](super::ScenarioResult::aggregates)). Other controllers ignore it.
     #[serde(default)]
     pub aggregate: bool,
-    /// `quic` (default) or `tcp` (the packet-level model of [`crate::tcp`]).
+    /// `quic` (default) or `tcp` (the packet-level model of [`tput_tcp`]).
     #[serde(default, skip_serializing_if = "Transport::is_quic")]
     pub transport: Transport,
     /// Parameters of the TCP model (`transport = "tcp"` only).
@@ -616,7 +616,7 @@ pub enum Transport {
     /// Real QUIC connections (quinn-proto).
     #[default]
     Quic,
-    /// The simulator's packet-level TCP model ([`crate::tcp`]).
+    /// The simulator's packet-level TCP model ([`tput_tcp`]).
     Tcp,
 }
 
@@ -732,7 +732,7 @@ impl TcpSpec {
             timestamps: self.timestamps.unwrap_or(d.timestamps),
             ..d
         };
-        c.validate()?;
+        c.validate().map_err(|e| e.to_string())?;
         Ok(c)
     }
 }

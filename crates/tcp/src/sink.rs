@@ -4,27 +4,25 @@ use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde::Serialize;
-use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
-use tput_transport::SlotStats;
+use tput_netsim::{Addr, Datagram, FlowId, Host, SimTime};
 
-use super::wire::{AckPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
-use super::{MAX_SACK_BLOCKS, TcpConfig};
+use crate::wire::{AckPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
+use crate::{MAX_SACK_BLOCKS, TcpConfig};
 
 /// What a sink measured.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct SinkReport {
     /// Payload bytes delivered in order (goodput).
     pub bytes: u64,
-    /// Seconds from the first segment's arrival to the last in-order delivery.
-    pub active_secs: f64,
+    /// From the first segment's arrival to the last in-order delivery.
+    pub active: Duration,
     /// In-order bytes per interval from the first arrival, or from the
     /// origin [`TcpSink::with_interval_origin`] sets (the last one partial).
     pub interval_bytes: Vec<u64>,
-    /// Complete evaluation slots from the first arrival (empty without a target).
-    pub slots: Vec<SlotStats>,
-    /// Fraction of slots that met the target.
-    pub success_ratio: Option<f64>,
+    /// In-order bytes per complete evaluation slot from the first arrival
+    /// (empty without slots), for the caller to judge against a target.
+    pub slot_bytes: Vec<u64>,
     /// ACKs sent.
     pub acks_sent: u64,
     /// Data segments received (duplicates included).
@@ -61,15 +59,15 @@ pub struct TcpSink {
     interval_counts: Vec<u64>,
     slot: Duration,
     slot_counts: Vec<u64>,
-    target_bps: f64,
     report: SinkReport,
     delivered_log: Option<Vec<u8>>,
 }
 
 impl TcpSink {
-    /// A sink with `cfg`'s ACK policy; it counts in-order bytes per `interval`
-    /// and judges every `slot` against `target_bps` (0: no slots).
-    pub fn new(cfg: TcpConfig, interval: Duration, slot: Duration, target_bps: f64) -> Self {
+    /// A sink with `cfg`'s ACK policy; it counts in-order bytes per
+    /// `interval` (zero: no intervals) and per evaluation `slot` (`None`: no
+    /// slots).
+    pub fn new(cfg: TcpConfig, interval: Duration, slot: Option<Duration>) -> Self {
         Self {
             cfg,
             rcv_nxt: 0,
@@ -86,9 +84,8 @@ impl TcpSink {
             interval,
             interval_origin: None,
             interval_counts: Vec::new(),
-            slot: if target_bps > 0.0 { slot } else { Duration::ZERO },
+            slot: slot.unwrap_or_default(),
             slot_counts: Vec::new(),
-            target_bps,
             report: SinkReport::default(),
             delivered_log: None,
         }
@@ -119,7 +116,7 @@ impl TcpSink {
         self.rcv_nxt
     }
 
-    /// The report: slots complete by the last delivery are judged.
+    /// The report: slots complete by the last delivery are counted.
     pub fn report(&self) -> SinkReport {
         let mut r = self.report.clone();
         r.bytes = self.rcv_nxt;
@@ -127,13 +124,12 @@ impl TcpSink {
             return r;
         };
         let active = last.saturating_duration_since(first);
-        r.active_secs = active.as_secs_f64();
+        r.active = active;
         r.interval_bytes = self.interval_counts.clone();
         if !self.slot.is_zero() {
             let n = (active.as_nanos() / self.slot.as_nanos()) as usize;
-            let mut counts = self.slot_counts.clone();
-            counts.resize(n, 0);
-            (r.slots, r.success_ratio) = SlotStats::judge(&counts, self.slot, self.target_bps);
+            r.slot_bytes = self.slot_counts.clone();
+            r.slot_bytes.resize(n, 0);
         }
         r
     }
@@ -186,12 +182,7 @@ impl TcpSink {
             tsecr: if self.cfg.timestamps { self.ts_recent } else { None },
         };
         self.last_ack_sent = self.rcv_nxt;
-        self.out.push_back(Datagram {
-            dst,
-            flow,
-            ecn: Ecn::NotEct,
-            payload: encode_ack(&a),
-        });
+        self.out.push_back(Datagram::new(dst, flow, encode_ack(&a)));
         self.report.acks_sent += 1;
         self.unacked = 0;
         self.ack_deadline = None;
@@ -291,7 +282,7 @@ impl TcpSink {
 }
 
 impl Host for TcpSink {
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, _: Ecn, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, _: tput_netsim::Ecn, payload: Bytes) {
         self.peer = Some((from, flow));
         match decode_data(&payload) {
             Some((seq, tsval, data)) => self.on_segment(now, seq, tsval, data),
@@ -324,7 +315,7 @@ mod tests {
     #[test]
     fn intervals_count_from_the_origin_the_sender_uses() {
         let at = |ms: u64| SimTime::from_duration(Duration::from_millis(ms));
-        let sink = || TcpSink::new(TcpConfig::default(), Duration::from_secs(1), Duration::ZERO, 0.0);
+        let sink = || TcpSink::new(TcpConfig::default(), Duration::from_secs(1), None);
         let mut from_first = sink();
         let mut from_start = sink().with_interval_origin(at(0));
         for sink in [&mut from_first, &mut from_start] {
@@ -334,6 +325,6 @@ mod tests {
         assert_eq!(from_start.interval_counts, vec![0, 0, 0, 1000, 500]);
         assert_eq!(from_first.interval_counts, vec![1500]);
         // Slots are judged from the first arrival either way.
-        assert!((from_start.report().active_secs - 0.7).abs() < 1e-9);
+        assert_eq!(from_start.report().active, Duration::from_millis(700));
     }
 }

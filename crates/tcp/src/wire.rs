@@ -1,5 +1,4 @@
-//! The wire format of the model's segments and ACKs (see the module docs of
-//! [`tcp`](super)) and the payload pattern the sink checks.
+//! The wire format of the model's segments and ACKs (see the crate docs) and the payload pattern the sink checks.
 
 use std::sync::LazyLock;
 
@@ -10,7 +9,7 @@ pub const DATA_HEADER_BYTES: usize = 12;
 /// Bytes of an ACK without SACK blocks inside the datagram.
 pub const ACK_HEADER_BYTES: usize = 16;
 /// Bytes a timestamp adds to a segment (its TSval) or to an ACK (its TSecr),
-/// with [`TcpConfig::timestamps`](super::TcpConfig::timestamps).
+/// with [`TcpConfig::timestamps`](crate::TcpConfig::timestamps).
 pub const TIMESTAMP_BYTES: usize = 8;
 /// Bytes per SACK block in an ACK.
 pub const SACK_BLOCK_BYTES: usize = 16;
@@ -21,7 +20,7 @@ pub const MAX_SEGMENT: u32 = 65_000;
 
 const KIND_DATA: u8 = 1;
 const KIND_ACK: u8 = 2;
-pub(super) const PATTERN_PERIOD: u64 = 251;
+pub(crate) const PATTERN_PERIOD: u64 = 251;
 
 /// `PATTERN[i] = i mod 251`, long enough for any segment at any offset.
 static PATTERN: LazyLock<Vec<u8>> = LazyLock::new(|| {
@@ -31,7 +30,7 @@ static PATTERN: LazyLock<Vec<u8>> = LazyLock::new(|| {
 });
 
 /// The payload bytes of the stream at `[seq, seq + len)`.
-pub(super) fn pattern(seq: u64, len: usize) -> &'static [u8] {
+pub(crate) fn pattern(seq: u64, len: usize) -> &'static [u8] {
     let start = (seq % PATTERN_PERIOD) as usize;
     &PATTERN[start..start + len]
 }
@@ -39,7 +38,7 @@ pub(super) fn pattern(seq: u64, len: usize) -> &'static [u8] {
 /// A segment of `len` bytes at `seq`, with the sender's timestamp `tsval`
 /// (nanoseconds of its clock) if it sends them: byte 1 is then 1 and the
 /// header 8 bytes longer.
-pub(super) fn encode_data(seq: u64, len: usize, tsval: Option<u64>) -> Bytes {
+pub(crate) fn encode_data(seq: u64, len: usize, tsval: Option<u64>) -> Bytes {
     let ts_len = if tsval.is_some() { TIMESTAMP_BYTES } else { 0 };
     let mut b = BytesMut::with_capacity(DATA_HEADER_BYTES + ts_len + len);
     b.put_u8(KIND_DATA);
@@ -54,7 +53,7 @@ pub(super) fn encode_data(seq: u64, len: usize, tsval: Option<u64>) -> Bytes {
 }
 
 /// A segment's sequence number, timestamp if it has one, and payload.
-pub(super) fn decode_data(p: &[u8]) -> Option<(u64, Option<u64>, &[u8])> {
+pub(crate) fn decode_data(p: &[u8]) -> Option<(u64, Option<u64>, &[u8])> {
     if p.len() < DATA_HEADER_BYTES || p[0] != KIND_DATA || p[1] > 1 {
         return None;
     }
@@ -69,18 +68,18 @@ pub(super) fn decode_data(p: &[u8]) -> Option<(u64, Option<u64>, &[u8])> {
 
 /// A decoded ACK.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct AckPacket {
-    pub(super) ack: u64,
+pub(crate) struct AckPacket {
+    pub(crate) ack: u64,
     /// It answers a segment that lay wholly below the cumulative ACK (a
     /// duplicate), in the spirit of RFC 2883's D-SACK.
-    pub(super) dup: bool,
-    pub(super) rwnd: u64,
-    pub(super) sack: Vec<(u64, u64)>,
+    pub(crate) dup: bool,
+    pub(crate) rwnd: u64,
+    pub(crate) sack: Vec<(u64, u64)>,
     /// The echoed timestamp (RFC 7323 §3.2 TSecr), if timestamps are on.
-    pub(super) tsecr: Option<u64>,
+    pub(crate) tsecr: Option<u64>,
 }
 
-pub(super) fn encode_ack(a: &AckPacket) -> Bytes {
+pub(crate) fn encode_ack(a: &AckPacket) -> Bytes {
     let ts_len = if a.tsecr.is_some() { TIMESTAMP_BYTES } else { 0 };
     let mut b = BytesMut::with_capacity(ACK_HEADER_BYTES + ts_len + SACK_BLOCK_BYTES * a.sack.len());
     b.put_u8(KIND_ACK);
@@ -99,7 +98,7 @@ pub(super) fn encode_ack(a: &AckPacket) -> Bytes {
     b.freeze()
 }
 
-pub(super) fn decode_ack(p: &[u8]) -> Option<AckPacket> {
+pub(crate) fn decode_ack(p: &[u8]) -> Option<AckPacket> {
     if p.len() < ACK_HEADER_BYTES || p[0] != KIND_ACK {
         return None;
     }

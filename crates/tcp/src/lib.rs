@@ -1,10 +1,11 @@
-//! A packet-level TCP model for the simulator, in the style of ns-2's one-way
-//! agents (`Agent/TCP` and `Agent/TCPSink`): no handshake, fixed-size
-//! segments, byte sequence numbers, cumulative ACKs.
+//! A packet-level TCP model for the `tput-netsim` simulator, in the style of
+//! ns-2's one-way agents (`Agent/TCP` and `Agent/TCPSink`): no handshake,
+//! fixed-size segments, byte sequence numbers, cumulative ACKs. It exists so
+//! that experiments can compare QUIC with the papers' transport.
 //!
 //! [`TcpSender`] and [`TcpSink`] are [`tput_netsim::Host`]s. The sender's
 //! window comes from any `tput-cc` controller: every segment newly covered by
-//! a cumulative ACK is one [`CongestionController::on_ack`](tput_cc::CongestionController::on_ack) (with an RTT
+//! a cumulative ACK is one [`CongestionController::on_ack`] (with an RTT
 //! sample, Karn's rule applied), a fast retransmit is one
 //! [`CongestionKind::Loss`](tput_cc::CongestionKind::Loss) event and a retransmission timeout one
 //! [`CongestionKind::PersistentCongestion`](tput_cc::CongestionKind::PersistentCongestion) event. The controller counts
@@ -15,16 +16,54 @@
 //! §3.2), SACK (RFC 6675, with the sink's SACK blocks of RFC 2018) and
 //! go-back-N. The retransmission timer follows RFC 6298. When fast recovery
 //! ends the sender tells the controller
-//! ([`CongestionController::on_recovery_end`](tput_cc::CongestionController::on_recovery_end)), so that the controller's
+//! ([`CongestionController::on_recovery_end`]), so that the controller's
 //! recovery period is TCP's ([`ControllerRecovery`]). A controller that
 //! reports a pacing rate (BBR, the fixed window) is always paced at that
 //! rate, as Linux paces at `sk_pacing_rate` when the congestion-control
 //! module sets it; for the others, optional pacing ([`TcpConfig::pacing`])
 //! spreads segments at Linux's rate from the window. With SACK recovery, a
-//! controller that [counts selective acknowledgements](tput_cc::CongestionController::counts_selective_acks)
+//! controller that [counts selective acknowledgements]
 //! (BBR) hears of a segment when a SACK block first covers it and of every
 //! segment RFC 6675 declares lost, as QUIC reports packets; the others hear
 //! of cumulative ACKs and one loss per recovery, as in ns-2.
+//!
+//! The model has its own records: the sender's [`TcpStats`],
+//! [`TimeoutRecord`]s and [`IntervalRecord`]s, the sink's [`SinkReport`]
+//! (with per-slot byte counts for whoever judges them against a target),
+//! and a [`CcObserver`] hook through which the user of a sender watches its
+//! controller. It knows nothing of QUIC: the experiment crate converts
+//! these records into its own.
+//!
+//! # Modules
+//!
+//! - `sender`, `sink`: the two [`Host`](tput_netsim::Host)s;
+//! - [`files`]: one connection per file over one address pair
+//!   ([`TcpFileClient`](files::TcpFileClient), [`TcpFileServer`](files::TcpFileServer));
+//! - `wire`: the wire format below and the payload pattern the sink checks.
+//!
+//! # Example
+//!
+//! A sender and its sink on a 10 Mbit/s, 10 ms link, NewReno's window:
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use tput_netsim::{Addr, Chain, LinkConfig, Rate, SimTime, Simulator};
+//! use tput_tcp::{Amount, TcpConfig, TcpSender, TcpSink, TcpTransfer};
+//!
+//! let chain = Chain::build(&[LinkConfig::new(Rate::from_mbit_per_sec(10), Duration::from_millis(10))])?;
+//! let mut sim = Simulator::new(chain.topology, 1);
+//! let (src, dst) = (Addr::new(chain.nodes[0], 1), Addr::new(chain.nodes[1], 2));
+//! let cfg = TcpConfig::default();
+//! let sink = sim.attach(dst, TcpSink::new(cfg.clone(), Duration::from_secs(1), None))?;
+//! let cc = "newreno".parse::<tput_cc::ControllerSpec>()?.build(cfg.segment as u16);
+//! let transfer = TcpTransfer::new(dst, 1, SimTime::ZERO, Amount::Bytes(1_000_000));
+//! let sender = sim.attach(src, TcpSender::new(cfg, cc, Instant::now(), transfer))?;
+//! sim.run_for(Duration::from_secs(10));
+//! let sender = sim.host::<TcpSender>(sender).unwrap();
+//! assert!(sender.is_finished());
+//! assert_eq!(sim.host::<TcpSink>(sink).unwrap().delivered(), 1_000_000);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # Wire format
 //!
@@ -42,9 +81,15 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use tput_cc::{CongestionController, Snapshot};
 use tput_netsim::{Addr, FlowId, SimTime};
 
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadmeDoctests;
+
+pub mod files;
 mod sender;
 mod sink;
 mod wire;
@@ -54,8 +99,10 @@ pub use sink::{SinkReport, TcpSink};
 pub use wire::{ACK_HEADER_BYTES, DATA_HEADER_BYTES, MAX_SACK_BLOCKS, MAX_SEGMENT, SACK_BLOCK_BYTES};
 
 /// Loss recovery of the sender.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum Recovery {
     /// RFC 5681 §3.2: fast retransmit and fast recovery, which ends with the
     /// first ACK of new data (ns-2's `Agent/TCP/Reno`).
@@ -86,9 +133,11 @@ impl std::fmt::Display for Recovery {
 }
 
 /// When the controller's recovery period ends (see
-/// [`CongestionController::on_recovery_end`](tput_cc::CongestionController::on_recovery_end)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// [`CongestionController::on_recovery_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
 pub enum ControllerRecovery {
     /// With TCP's fast recovery: the ACK that covers `recover` (RFC 6582
     /// §3.2 step 3; RFC 6675's `RecoveryPoint`; for Reno the first ACK of
@@ -165,7 +214,7 @@ pub struct TcpConfig {
     /// `cwnd < ssthresh / 2` and [`PACING_CA_PERCENT`] after, as Linux's
     /// `tcp_update_pacing_rate`; no pacing before the first RTT sample.
     /// Retransmissions are paced too. A controller that reports its own
-    /// pacing rate ([`CongestionController::pacing_rate`](tput_cc::CongestionController::pacing_rate))
+    /// pacing rate ([`CongestionController::pacing_rate`])
     /// is paced at that rate whatever this says (one segment per
     /// `len / rate`, with no burst allowance).
     pub pacing: bool,
@@ -219,34 +268,66 @@ impl Default for TcpConfig {
     }
 }
 
+/// A [`TcpConfig`] value out of range; the message names the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `segment` is 0 or above [`MAX_SEGMENT`] (the value, bytes).
+    #[error("segment: {0} bytes must be in 1..={MAX_SEGMENT}")]
+    Segment(u32),
+    /// `receive_window` is below one segment or not below 4 GiB.
+    #[error("receive_window: {window} bytes must be at least one segment ({segment}) and below 4 GiB")]
+    ReceiveWindow {
+        /// The receive window, bytes.
+        window: u64,
+        /// The segment, bytes.
+        segment: u32,
+    },
+    /// `min_rto` is zero or above `max_rto`.
+    #[error("min_rto: must be positive and at most max_rto (60s)")]
+    MinRto,
+    /// `initial_rto` is zero or above `max_rto`.
+    #[error("initial_rto: must be positive and at most max_rto (60s)")]
+    InitialRto,
+    /// The delayed-ACK timer is zero or above 500 ms.
+    #[error("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)")]
+    DelayedAck,
+    /// SACK recovery without the sink's SACK blocks.
+    #[error("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)")]
+    SackWithoutBlocks,
+    /// `dupack_threshold` or `max_backoff` is zero.
+    #[error("dupack_threshold and max_backoff must be at least 1")]
+    ZeroCount,
+}
+
 impl TcpConfig {
     /// Check the values; the error names the bad field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.segment == 0 || self.segment > MAX_SEGMENT {
-            return Err(format!("segment: {} bytes must be in 1..={MAX_SEGMENT}", self.segment));
+            return Err(ConfigError::Segment(self.segment));
         }
         if self.receive_window < u64::from(self.segment) || self.receive_window > u64::from(u32::MAX) {
-            return Err(format!(
-                "receive_window: {} bytes must be at least one segment ({}) and below 4 GiB",
-                self.receive_window, self.segment
-            ));
+            return Err(ConfigError::ReceiveWindow {
+                window: self.receive_window,
+                segment: self.segment,
+            });
         }
         if self.min_rto.is_zero() || self.min_rto > self.max_rto {
-            return Err("min_rto: must be positive and at most max_rto (60s)".into());
+            return Err(ConfigError::MinRto);
         }
         if self.initial_rto.is_zero() || self.initial_rto > self.max_rto {
-            return Err("initial_rto: must be positive and at most max_rto (60s)".into());
+            return Err(ConfigError::InitialRto);
         }
         if let Some(d) = self.delayed_ack
             && (d.is_zero() || d > Duration::from_millis(500))
         {
-            return Err("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)".into());
+            return Err(ConfigError::DelayedAck);
         }
         if self.recovery == Recovery::Sack && !self.sack {
-            return Err("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)".into());
+            return Err(ConfigError::SackWithoutBlocks);
         }
         if self.dupack_threshold == 0 || self.max_backoff == 0 {
-            return Err("dupack_threshold and max_backoff must be at least 1".into());
+            return Err(ConfigError::ZeroCount);
         }
         Ok(())
     }
@@ -254,6 +335,7 @@ impl TcpConfig {
 
 /// How much a sender sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Amount {
     /// Exactly this many bytes.
     Bytes(u64),
@@ -263,6 +345,7 @@ pub enum Amount {
 
 /// What a sender sends, to whom and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TcpTransfer {
     /// The sink.
     pub dst: Addr,
@@ -276,8 +359,30 @@ pub struct TcpTransfer {
     pub interval: Duration,
 }
 
+impl TcpTransfer {
+    /// `amount` to `dst` in datagrams of `flow`, from `start`, without
+    /// interval records.
+    pub fn new(dst: Addr, flow: FlowId, start: SimTime, amount: Amount) -> Self {
+        Self {
+            dst,
+            flow,
+            start,
+            amount,
+            interval: Duration::ZERO,
+        }
+    }
+
+    /// The same with an interval record every `interval` from `start`.
+    pub fn with_interval(mut self, interval: Duration) -> Self {
+        self.interval = interval;
+        self
+    }
+}
+
 /// One retransmission timeout.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
 pub struct TimeoutRecord {
     /// When it fired, seconds of simulated time.
     pub at_secs: f64,
@@ -287,8 +392,11 @@ pub struct TimeoutRecord {
     pub consecutive: u32,
 }
 
-/// What a sender did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What a sender did (a record for CSV and JSON files: a field's suffix
+/// names its unit).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct TcpStats {
     /// Data segments sent, retransmissions included.
     pub segments_sent: u64,
@@ -312,4 +420,56 @@ pub struct TcpStats {
     pub srtt_secs: f64,
     /// When every byte was acknowledged, seconds; `None` while unfinished.
     pub finished_secs: Option<f64>,
+}
+
+/// One interval of the sender: what it wrote and how its controller stood
+/// at the interval's end. The bytes the sink delivered in the same interval
+/// are the sink's ([`SinkReport::interval_bytes`]), counted from the same
+/// origin when the sink has [`TcpSink::with_interval_origin`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct IntervalRecord {
+    /// Start of the interval since the sender's start.
+    pub start: Duration,
+    /// End of the interval since the sender's start (the last interval ends
+    /// when the last byte is acknowledged).
+    pub end: Duration,
+    /// Payload bytes sent for the first time in the interval.
+    pub written_bytes: u64,
+    /// The controller's window at the end of the interval, bytes.
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT (RFC 6298 `SRTT`) at the end of the interval; zero
+    /// before the first sample.
+    pub srtt: Duration,
+    /// Smallest RTT sample so far; zero before the first sample.
+    pub min_rtt: Duration,
+    /// Segments declared lost in the interval (fast retransmits, timeouts,
+    /// and RFC 6675's losses during SACK recovery).
+    pub lost_packets: u64,
+    /// Congestion events signalled to the controller in the interval.
+    pub congestion_events: u64,
+    /// The controller's state at the end of the interval.
+    pub controller: Snapshot,
+}
+
+/// Watches a sender's controller: [`TcpSender`] calls
+/// [`observe`](Self::observe) after every datagram and timer event from its
+/// start on, so the observer sees every change of the controller's state
+/// and keeps what it wants (a thinned trace, a plot's points). `()` watches
+/// nothing; `Option<O>` watches with `O` when `Some`.
+pub trait CcObserver: 'static {
+    /// The controller `cc` as it stands at `now`.
+    fn observe(&mut self, now: SimTime, cc: &dyn CongestionController);
+}
+
+impl CcObserver for () {
+    fn observe(&mut self, _now: SimTime, _cc: &dyn CongestionController) {}
+}
+
+impl<O: CcObserver> CcObserver for Option<O> {
+    fn observe(&mut self, now: SimTime, cc: &dyn CongestionController) {
+        if let Some(o) = self {
+            o.observe(now, cc);
+        }
+    }
 }

@@ -1,0 +1,48 @@
+//! The TCP model's records in the lab's terms: its interval records as
+//! [`IntervalStats`], its controller watched by the same [`CcTrace`] rule as
+//! a QUIC transfer's.
+
+use std::time::Duration;
+use tput_cc::CongestionController;
+use tput_netsim::SimTime;
+use tput_tcp::{CcObserver, IntervalRecord};
+
+use tput_transport::{EvalSlot, IntervalStats};
+
+use super::schema::FlowGroup;
+use crate::host::{CcSample, CcTrace};
+
+/// The evaluation slot of a TCP flow of `g` (a time slot; 1 s unless the
+/// group sets one) and the target its slots are judged against, bit/s (0:
+/// no target, no slots).
+pub(super) fn slot_and_target(g: &FlowGroup) -> (Duration, f64) {
+    let slot = match g.eval_slot {
+        Some(EvalSlot::Time(d)) => d,
+        _ => Duration::from_secs(1),
+    };
+    (slot, g.target.map_or(0.0, |t| t.bits_per_sec() as f64))
+}
+
+/// `r` as an interval record of a QUIC transfer; its `bytes` and goodput are
+/// the sink's to fill in (0 here).
+pub(super) fn interval_stats(r: &IntervalRecord) -> IntervalStats {
+    IntervalStats {
+        start_secs: r.start.as_secs_f64(),
+        end_secs: r.end.as_secs_f64(),
+        bytes: 0,
+        goodput_bps: 0.0,
+        written_bytes: r.written_bytes,
+        cwnd_bytes: r.cwnd_bytes,
+        srtt_ms: r.srtt.as_secs_f64() * 1e3,
+        min_rtt_ms: r.min_rtt.as_secs_f64() * 1e3,
+        lost_packets: r.lost_packets,
+        congestion_events: r.congestion_events,
+        controller: Some(r.controller.clone()),
+    }
+}
+
+impl CcObserver for CcTrace {
+    fn observe(&mut self, now: SimTime, cc: &dyn CongestionController) {
+        self.push(CcSample::new(now.as_secs_f64(), &cc.snapshot()));
+    }
+}

@@ -1,0 +1,554 @@
+//! The sending half: a one-way TCP agent whose window a `tput-cc`
+//! controller decides. Each job has its module: the RFC 6298 timer
+//! ([`rto`]), the scoreboard ([`scoreboard`]), loss recovery, one
+//! implementation per rule set ([`recovery`]), pacing ([`pacing`]) and the
+//! interval records ([`intervals`]); this module runs them and speaks to the
+//! controller.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tput_cc::{Ack, Congestion, CongestionController, CongestionKind};
+use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
+
+use crate::wire::{AckPacket, decode_ack, encode_data};
+use crate::{Amount, CcObserver, IntervalRecord, Recovery, TcpConfig, TcpStats, TcpTransfer, TimeoutRecord};
+
+mod intervals;
+mod pacing;
+mod recovery;
+mod rto;
+pub(crate) mod scoreboard;
+
+use intervals::IntervalLog;
+use pacing::Pacer;
+use recovery::{LossRecovery, SeqSpace};
+use rto::RtoTimer;
+
+/// The sending half: a one-way TCP agent whose window a controller decides,
+/// watched by `O` ([`CcObserver`]; `()`: by nobody).
+pub struct TcpSender<O: CcObserver = ()> {
+    cfg: TcpConfig,
+    cc: Box<dyn CongestionController>,
+    epoch: Instant,
+    dst: Addr,
+    flow: FlowId,
+    start: SimTime,
+    amount: Amount,
+    /// Sequence numbers, the scoreboard and the state of fast recovery.
+    space: SeqSpace,
+    /// The rule set of loss recovery.
+    recovery: Box<dyn LossRecovery>,
+    timer: RtoTimer,
+    pacer: Pacer,
+    /// When every byte had been acknowledged.
+    finished_at: Option<SimTime>,
+    /// SACK recovery with a controller that hears of a segment when a SACK
+    /// block first covers it
+    /// ([`CongestionController::counts_selective_acks`]); the cumulative
+    /// ACK then skips the segments already reported.
+    sack_acks: bool,
+    stats: TcpStats,
+    timeouts: Vec<TimeoutRecord>,
+    intervals: IntervalLog,
+    observer: O,
+}
+
+impl<O: CcObserver> std::fmt::Debug for TcpSender<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TcpSender")
+            .field("flow", &self.flow)
+            .field("una", &self.space.una)
+            .field("max", &self.space.max)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TcpSender {
+    /// A sender of `transfer`, its window decided by `cc` (built with
+    /// `cfg.segment` as its mss), watched by nobody. `epoch` maps virtual
+    /// time onto the controller's `Instant`s.
+    pub fn new(cfg: TcpConfig, cc: Box<dyn CongestionController>, epoch: Instant, transfer: TcpTransfer) -> Self {
+        Self::with_observer(cfg, cc, epoch, transfer, ())
+    }
+}
+
+impl<O: CcObserver> TcpSender<O> {
+    /// [`TcpSender::new`] with `observer` watching the controller.
+    pub fn with_observer(
+        cfg: TcpConfig,
+        cc: Box<dyn CongestionController>,
+        epoch: Instant,
+        transfer: TcpTransfer,
+        observer: O,
+    ) -> Self {
+        let TcpTransfer {
+            dst,
+            flow,
+            start,
+            amount,
+            interval,
+        } = transfer;
+        let seg = u64::from(cfg.segment.max(1));
+        let end = match amount {
+            Amount::Bytes(n) => Some(n),
+            Amount::Until(_) => None,
+        };
+        let sack_acks = cfg.recovery == Recovery::Sack && cc.counts_selective_acks();
+        let timer = RtoTimer::new();
+        let stats = TcpStats {
+            rto_secs: timer.rto(&cfg).as_secs_f64(),
+            ..TcpStats::default()
+        };
+        Self {
+            space: SeqSpace::new(seg, end, cfg.receive_window),
+            recovery: recovery::for_config(cfg.recovery),
+            timer,
+            pacer: Pacer::default(),
+            sack_acks,
+            cc,
+            epoch,
+            dst,
+            flow,
+            start,
+            amount,
+            finished_at: None,
+            stats,
+            timeouts: Vec::new(),
+            intervals: IntervalLog::new(start, interval),
+            observer,
+            cfg,
+        }
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+
+    /// Every retransmission timeout, in order.
+    pub fn timeouts(&self) -> &[TimeoutRecord] {
+        &self.timeouts
+    }
+
+    /// Interval records so far (the bytes delivered in each are the sink's).
+    pub fn intervals(&self) -> &[IntervalRecord] {
+        self.intervals.records()
+    }
+
+    /// The controller's observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+
+    /// The controller.
+    pub fn controller(&self) -> &dyn CongestionController {
+        self.cc.as_ref()
+    }
+
+    /// Whether every byte has been acknowledged.
+    pub fn is_finished(&self) -> bool {
+        self.stats.finished_secs.is_some()
+    }
+
+    /// When every byte had been acknowledged (the last ACK's arrival).
+    pub fn finished_at(&self) -> Option<SimTime> {
+        self.finished_at
+    }
+
+    /// The current RTO, backoff included (RFC 6298 §2, §5.5).
+    pub fn rto(&self) -> Duration {
+        self.timer.rto(&self.cfg)
+    }
+
+    fn instant(&self, t: SimTime) -> Instant {
+        t.to_instant(self.epoch)
+    }
+
+    /// Whether the congestion window is not what holds the sender back, as
+    /// the controller must know (RFC 9002 §7.8: no growth while the window is
+    /// not fully used; Linux's `tcp_is_cwnd_limited`, RFC 7661): it has room
+    /// for another segment, but the receive window or the end of the data
+    /// kept it from being sent. Waiting for the pacer does not count.
+    /// Without it a receive-window-limited flow's controller grows far
+    /// beyond what it can use, and a loss then halves a window the sender
+    /// never had (ns-2 halves `min(cwnd_, window_)`).
+    fn app_limited(&self) -> bool {
+        let sp = &self.space;
+        let flight = sp.max - sp.una;
+        let cwnd_room = flight + sp.seg <= self.cc.window();
+        let rwnd_room = sp.max + sp.seg <= sp.una + sp.rwnd.max(sp.seg);
+        let data = sp.end.is_none_or(|e| sp.max < e);
+        cwnd_room && !(rwnd_room && data)
+    }
+
+    fn stopped(&mut self, now: SimTime) {
+        if let Amount::Until(stop) = self.amount
+            && self.space.end.is_none()
+            && now >= stop
+        {
+            self.space.end = Some(self.space.max);
+        }
+    }
+
+    fn finish_if_done(&mut self, now: SimTime) {
+        if self.stats.finished_secs.is_none() && self.space.end.is_some_and(|e| self.space.una >= e) {
+            self.stats.finished_secs = Some(now.as_secs_f64());
+            self.finished_at = Some(now);
+            self.timer.stop();
+            self.close_interval(now, true);
+        }
+    }
+
+    fn close_interval(&mut self, at: SimTime, last: bool) {
+        let (srtt, min_rtt) = (self.timer.srtt(), self.timer.min_rtt());
+        self.intervals.close(at, last, self.cc.as_ref(), srtt, min_rtt);
+    }
+
+    fn advance(&mut self, now: SimTime) {
+        while let Some(b) = self.intervals.next_boundary()
+            && b <= now
+            && self.stats.finished_secs.is_none()
+        {
+            self.close_interval(b, false);
+        }
+        self.stopped(now);
+    }
+
+    fn observe(&mut self, now: SimTime) {
+        if now >= self.start {
+            self.observer.observe(now, self.cc.as_ref());
+        }
+    }
+
+    fn congestion(&mut self, now: SimTime, kind: CongestionKind, lost_bytes: u64) {
+        // The TCP model decides when the window is reduced (once per fast
+        // recovery, every timeout), so the event refers to `now`: the
+        // controller's own once-per-RTT filter never swallows it.
+        let at = self.instant(now);
+        self.cc.on_congestion(at, &Congestion::new(kind, at, lost_bytes));
+        self.intervals.events += 1;
+    }
+
+    fn restart_timer(&mut self, now: SimTime) {
+        self.timer.restart(now, &self.cfg);
+    }
+
+    fn rtt_sample(&mut self, r: Duration) {
+        self.timer.sample(r);
+        self.stats.srtt_secs = self.timer.srtt().unwrap_or_default().as_secs_f64();
+    }
+
+    fn on_ack_packet(&mut self, now: SimTime, a: AckPacket) {
+        self.stats.acks_received += 1;
+        self.space.rwnd = a.rwnd;
+        if a.ack > self.space.max {
+            return; // acknowledges data never sent: ignore
+        }
+        let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
+        let mut newly = Vec::new();
+        self.recovery.on_sack_blocks(&mut self.space, &a.sack, &mut |s| {
+            if sack_acks {
+                newly.push((s.reported_sent(recovery), s.len));
+            }
+        });
+        // As the cumulative ACK reports them (`on_new_ack`), with the RTT
+        // statistics as they stand: a SACK gives no sample.
+        self.report_acked(now, newly);
+        let sp = &self.space;
+        if a.ack > sp.una {
+            self.on_new_ack(now, a.ack, a.tsecr.filter(|_| self.cfg.timestamps));
+        } else if a.ack == sp.una && sp.max > sp.una && self.recovery.counts_duplicate(a.dup) {
+            self.on_dupack(now);
+        }
+        let newly = self.recovery.after_ack(&mut self.space, &self.cfg);
+        self.intervals.lost += newly;
+        if self.sack_acks && newly > 0 {
+            // A controller that counts SACKs hears of every segment RFC 6675
+            // declares lost, as QUIC reports every lost packet (RFC 9002
+            // §6.1), not only of the one that started the recovery. The
+            // event names a segment sent before the recovery began, so it
+            // starts no new recovery period.
+            let sent = self.space.board.front().map_or(now, |s| s.first_sent);
+            let (at, sent) = (self.instant(now), self.instant(sent));
+            let lost = newly * self.space.seg;
+            self.cc
+                .on_congestion(at, &Congestion::new(CongestionKind::Loss, sent, lost));
+        }
+        let flight = self.space.max - self.space.una;
+        self.cc.on_end_acks(self.instant(now), flight, false);
+        self.finish_if_done(now);
+    }
+
+    /// Tells the controller of each newly acknowledged segment, as
+    /// (what it hears as the send time, bytes), with the RTT statistics as
+    /// they stand now.
+    fn report_acked(&mut self, now: SimTime, segments: Vec<(SimTime, u64)>) {
+        if segments.is_empty() {
+            return;
+        }
+        let rtt = self.timer.rtt_sample();
+        let at = self.instant(now);
+        let app_limited = self.app_limited();
+        for (sent, bytes) in segments {
+            let sent = self.instant(sent);
+            self.cc
+                .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
+        }
+    }
+
+    /// A cumulative ACK that advances the window to `ack`, echoing `tsecr`
+    /// if timestamps are on.
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, tsecr: Option<u64>) {
+        let acked = ack - self.space.una;
+        // Karn's rule (RFC 6298 §3): no sample when any newly acked segment
+        // was resent. RTT samples follow it whatever `reported_sent` says.
+        let mut any_retx = false;
+        let mut newest = None;
+        let mut covered = Vec::new();
+        let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
+        self.space.board.pop_acked(ack, |s| {
+            any_retx |= s.retx;
+            newest = Some(s.sent);
+            if !(sack_acks && s.sacked) {
+                covered.push((s.reported_sent(recovery), s.len));
+            }
+        });
+        if let Some(ts) = tsecr {
+            // RFC 7323 §4.1: every ACK that advances the window gives a
+            // sample from its echo; no ambiguity, so Karn's rule is moot.
+            self.rtt_sample(Duration::from_nanos(now.as_nanos().saturating_sub(ts)));
+        } else if !any_retx && let Some(sent) = newest {
+            self.rtt_sample(now.saturating_duration_since(sent));
+        }
+        self.report_acked(now, covered);
+        let sp = &mut self.space;
+        sp.una = ack;
+        sp.nxt = sp.nxt.max(ack);
+        self.stats.bytes_acked = ack;
+        self.stats.consecutive_timeouts = 0;
+        let partial = sp.in_recovery && ack < sp.recover;
+        let was_in_recovery = sp.in_recovery;
+        let restart = self.recovery.on_new_ack(sp, acked, partial);
+        if was_in_recovery && !sp.in_recovery && self.cfg.controller_recovery == crate::ControllerRecovery::Tcp {
+            // After this ACK's own `on_ack` calls: the ACK that ends fast
+            // recovery does not grow the window (RFC 6582 §3.2 step 3 sets it
+            // to ssthresh), the next one may.
+            self.cc.on_recovery_end(self.instant(now));
+        }
+        self.space.dupacks = 0;
+        // RFC 6298 §5.2–5.3 (and the rule set's exceptions).
+        if self.space.una >= self.space.max {
+            self.timer.stop();
+        } else if restart {
+            self.restart_timer(now);
+        }
+    }
+
+    fn on_dupack(&mut self, now: SimTime) {
+        self.space.dupacks += 1;
+        if self.space.in_recovery {
+            self.recovery.on_recovery_dupack(&mut self.space);
+            return;
+        }
+        let loss = self.recovery.detects_loss(&mut self.space, &self.cfg);
+        if self.space.dupacks < self.cfg.dupack_threshold && !loss {
+            self.recovery.on_early_dupack(&mut self.space, &self.cfg);
+            return;
+        }
+        // RFC 6582 §3.2 step 2 and §4 (and RFC 6675 §5): no new recovery
+        // while the cumulative ACK is below `recover` (set by a timeout or a
+        // recovery). Reno applies it too, as ns-2's `bugFix_` does.
+        if self.space.una < self.space.recover {
+            return;
+        }
+        self.space.in_recovery = true;
+        self.space.recover = self.space.max;
+        self.stats.fast_retransmits += 1;
+        self.intervals.lost += 1;
+        let mut lost_bytes = self.space.seg_len(self.space.una);
+        if self.sack_acks {
+            // Every segment RFC 6675 holds lost now (see `on_ack_packet`).
+            lost_bytes = lost_bytes.max(self.space.board.lost() * self.space.seg);
+        }
+        self.congestion(now, CongestionKind::Loss, lost_bytes);
+        if self.cfg.restart_timer_on_fast_retransmit {
+            // ns-2's `reset_rtx_timer(1, 0)` in its duplicate-ACK action;
+            // Linux re-arms it when it resends the head of the queue. Not
+            // RFC 6298 §5, which restarts it only on new ACKs and timeouts.
+            self.restart_timer(now);
+        }
+        self.recovery.on_enter(&mut self.space, &self.cfg);
+    }
+
+    /// RFC 6298 §5.4–5.6: the timer expired.
+    fn on_rto(&mut self, now: SimTime) {
+        self.stats.timeouts += 1;
+        self.stats.consecutive_timeouts += 1;
+        self.stats.max_consecutive_timeouts = self.stats.max_consecutive_timeouts.max(self.stats.consecutive_timeouts);
+        self.intervals.lost += 1;
+        let flight = self.space.max - self.space.una;
+        self.congestion(now, CongestionKind::PersistentCongestion, flight);
+        // RFC 6298 §5.5: back off; Karn's rule keeps it until a valid sample.
+        self.timer.back_off(self.cfg.max_backoff);
+        let sp = &mut self.space;
+        sp.in_recovery = false;
+        sp.dupacks = 0;
+        sp.rexmit = None;
+        // RFC 6582 §4 (and RFC 6675 §5.1): no fast retransmit for what was sent before.
+        sp.recover = sp.max;
+        self.recovery.on_timeout(sp);
+        self.restart_timer(now);
+        self.stats.rto_secs = self.rto().as_secs_f64();
+        tracing::trace!(
+            at_ns = now.as_nanos(),
+            consecutive = self.stats.consecutive_timeouts,
+            "TCP retransmission timeout"
+        );
+        self.timeouts.push(TimeoutRecord {
+            at_secs: now.as_secs_f64(),
+            next_rto_secs: self.stats.rto_secs,
+            consecutive: self.stats.consecutive_timeouts,
+        });
+    }
+
+    /// The segment to send now, if the windows allow one.
+    fn next_segment(&mut self) -> Option<u64> {
+        let sp = &mut self.space;
+        if let Some(seq) = sp.rexmit.take()
+            && seq >= sp.una
+            && seq < sp.max
+        {
+            return Some(seq);
+        }
+        self.recovery.next_segment(sp, self.cc.window())
+    }
+
+    fn send(&mut self, now: SimTime, seq: u64) -> Datagram {
+        let sp = &mut self.space;
+        let len = sp.seg_len(seq);
+        if seq >= sp.max {
+            sp.board.push(now, len);
+            sp.max = seq + len;
+            self.intervals.written += len;
+        } else {
+            sp.board.resend(seq, now);
+            self.stats.retransmits += 1;
+        }
+        if seq == sp.nxt {
+            sp.nxt = seq + len;
+        }
+        self.stats.segments_sent += 1;
+        self.cc.on_sent(self.instant(now), len);
+        // RFC 6298 §5.1: "Every time a packet containing data is sent
+        // (including a retransmission), if the timer is not running, start it".
+        if self.timer.deadline().is_none() {
+            self.restart_timer(now);
+        }
+        let tsval = self.cfg.timestamps.then(|| now.as_nanos());
+        Datagram::new(self.dst, self.flow, encode_data(seq, len as usize, tsval))
+    }
+}
+
+impl<O: CcObserver> Host for TcpSender<O> {
+    fn on_datagram(&mut self, now: SimTime, _from: Addr, _flow: FlowId, _: Ecn, payload: Bytes) {
+        self.advance(now);
+        if let Some(a) = decode_ack(&payload)
+            && self.stats.finished_secs.is_none()
+        {
+            self.on_ack_packet(now, a);
+        }
+        self.observe(now);
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Datagram> {
+        if now < self.start || self.stats.finished_secs.is_some() {
+            return None;
+        }
+        self.stopped(now);
+        let pacing = Pacer::paces(&self.cfg, self.cc.as_ref());
+        let paced = pacing && self.pacer.early(now);
+        self.pacer.set_waiting(false);
+        let rexmit = self.space.rexmit;
+        let seq = self.next_segment()?;
+        if paced {
+            // Ready but not yet due: keep the segment for the pacer's time.
+            self.space.rexmit = rexmit;
+            self.pacer.set_waiting(true);
+            return None;
+        }
+        let d = self.send(now, seq);
+        if pacing {
+            let len = self.space.seg_len(seq);
+            self.pacer.sent(now, len, self.cc.as_ref(), self.timer.srtt());
+        }
+        Some(d)
+    }
+
+    fn poll_timeout(&mut self) -> Option<SimTime> {
+        if self.stats.finished_secs.is_some() {
+            return None;
+        }
+        let stop = match self.amount {
+            Amount::Until(t) if self.space.end.is_none() => Some(t),
+            _ => None,
+        };
+        let start = (self.space.max == 0).then_some(self.start);
+        [
+            self.timer.deadline(),
+            self.intervals.next_boundary(),
+            stop,
+            start,
+            self.pacer.wake(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn on_timeout(&mut self, now: SimTime) {
+        self.advance(now);
+        if self.timer.deadline().is_some_and(|t| t <= now) {
+            if self.space.una < self.space.max {
+                self.on_rto(now);
+            } else {
+                self.timer.stop();
+            }
+        }
+        self.finish_if_done(now);
+        self.observe(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_controller_with_its_own_rate_is_paced_at_it() {
+        // 8 Mbit/s = 1 MB/s: one 1000-byte segment per millisecond, from
+        // the first segment on (no RTT sample needed), with `pacing` off.
+        let cc = "fixed:rate=8Mbit/s"
+            .parse::<tput_cc::ControllerSpec>()
+            .unwrap()
+            .build(1000);
+        assert_eq!(cc.pacing_rate(), Some(1_000_000));
+        let t = TcpTransfer::new(Addr::default(), 1, SimTime::ZERO, Amount::Bytes(100_000));
+        let mut s = TcpSender::new(TcpConfig::default(), cc, Instant::now(), t);
+        let ms = |m: u64| SimTime::from_nanos(m * 1_000_000);
+        assert!(s.poll_transmit(ms(0)).is_some());
+        assert!(s.poll_transmit(ms(0)).is_none(), "a second segment at once");
+        assert_eq!(s.poll_timeout(), Some(ms(1)), "the next one is due 1 ms later");
+        assert!(s.poll_transmit(SimTime::from_nanos(999_999)).is_none());
+        assert!(s.poll_transmit(ms(1)).is_some());
+        assert!(s.poll_transmit(ms(2)).is_some());
+        assert_eq!(s.stats().segments_sent, 3);
+
+        // A controller without a rate, with `pacing` off: back to back.
+        let cc = "newreno".parse::<tput_cc::ControllerSpec>().unwrap().build(1000);
+        let mut s = TcpSender::new(TcpConfig::default(), cc, Instant::now(), t);
+        assert!(s.poll_transmit(ms(0)).is_some());
+        assert!(s.poll_transmit(ms(0)).is_some());
+    }
+}
