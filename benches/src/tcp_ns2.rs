@@ -276,12 +276,6 @@ pub struct Metrics {
     pub timeouts: Vec<u64>,
 }
 
-/// Jain's index of the flows' bytes ([`tput_lab::stats::jain`]); 0 when nothing was delivered.
-fn jain(bytes: &[u64]) -> f64 {
-    let v: Vec<f64> = bytes.iter().map(|&b| b as f64).collect();
-    tput_lab::stats::jain(&v).unwrap_or(0.0)
-}
-
 /// Fraction of `slots` (payload bytes per 1-s slot) with at least `mbps`.
 fn fraction_at_least(slots: &[u64], mbps: f64) -> f64 {
     if slots.is_empty() {
@@ -296,7 +290,8 @@ impl Metrics {
         let flows = bytes.len().max(1) as f64;
         Self {
             utilisation: busy_bytes * 8.0 / (BOTTLENECK_BPS as f64 * secs),
-            jain: jain(&bytes),
+            // Nothing delivered: 0, no flow got its share.
+            jain: tput_lab::stats::jain(&bytes.iter().map(|&b| b as f64).collect::<Vec<_>>()).unwrap_or(0.0),
             tagged_10: fraction_at_least(tagged_slots, 10.0),
             tagged_20: fraction_at_least(tagged_slots, 20.0),
             timeouts_per_flow_min: timeouts.iter().sum::<u64>() as f64 / flows / (secs / 60.0),
@@ -551,7 +546,7 @@ pub fn agrees(a: &Metrics, b: &Metrics) -> [bool; 4] {
 
 /// Mean of `f` over `ms`.
 pub fn mean_of(ms: &[Metrics], f: impl Fn(&Metrics) -> f64) -> f64 {
-    tput_lab::stats::mean(ms.iter().map(f)).unwrap_or(f64::NAN)
+    tput_lab::stats::mean_or_nan(ms.iter().map(f))
 }
 
 /// One row of the comparison table: the mean over seeds of each metric.
@@ -865,7 +860,5 @@ mod tests {
         );
         assert_eq!(Variant::parse("sack"), Some(Variant::Sack));
         assert_eq!(Variant::parse("vegas"), None);
-        assert_eq!(jain(&[1, 1, 1, 1]), 1.0);
-        assert_eq!(jain(&[1, 0, 0, 0]), 0.25);
     }
 }

@@ -73,6 +73,7 @@ use tput_lab::tcp::Recovery;
 use tput_netsim::Rng;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
+use tput_lab::stats::mean_or_nan as mean;
 
 pub mod live;
 pub mod mechanism;
@@ -415,16 +416,6 @@ impl Guarantee {
     }
 }
 
-/// [`tput_lab::stats::mean`], NaN (an empty table cell) without values.
-fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    tput_lab::stats::mean(v).unwrap_or(f64::NAN)
-}
-
-/// [`tput_lab::stats::jain`] (1 = all equal), NaN without values or when all are 0.
-fn jain(x: &[f64]) -> f64 {
-    tput_lab::stats::jain(x).unwrap_or(f64::NAN)
-}
-
 /// Measure a point's run: the first `tested` flows (in flow order) are the
 /// tested ones. The run's infeasible intervals are counted from the
 /// summary: a kept result drops the per-interval records, the summary keeps
@@ -458,7 +449,7 @@ fn measure_run(p: &PointResult, tested: usize, duration: Duration, target_bps: f
         aggregate_success: aggregate,
         tested_mbps: mean(t.iter().map(mbps)),
         competitor_mbps: mean(comp.iter().copied()),
-        jain: jain(&comp),
+        jain: tput_lab::stats::jain(&comp).unwrap_or(f64::NAN),
         goodput_utilisation: r.flows.iter().map(mbps).sum::<f64>() * 1e6 / BOTTLENECK_BPS as f64,
         drop_rate: r.bottleneck.dropped_queue.packets as f64 / offered.max(1) as f64,
         infeasible_intervals: p

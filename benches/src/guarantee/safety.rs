@@ -47,6 +47,7 @@ use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, RateChange, Scenario, T
 use tput_netsim::Rng;
 
 use super::{BOTTLENECK_BPS, MTU, Measured, Point, spec, tested};
+use tput_lab::stats::mean_or_nan as mean;
 
 /// Every row [`cases`] knows, in table order.
 pub const ROWS: [char; 7] = ['a', 'b', 'c', 'd', 'e', 'h', 'i'];
@@ -436,10 +437,6 @@ struct Row {
     infeasible_at: Vec<Option<f64>>,
     recovery: Vec<Option<f64>>,
     after_over_target: Vec<f64>,
-}
-
-fn mean(v: &[f64]) -> f64 {
-    tput_lab::stats::mean(v.iter().copied()).unwrap_or(f64::NAN)
 }
 
 fn min(v: &[f64]) -> f64 {

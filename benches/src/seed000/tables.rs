@@ -20,12 +20,7 @@ fn stats(
         .filter(|p| (p.figure, p.variant, p.target_pct, p.n_reno) == key)
         .map(field)
         .collect();
-    if v.is_empty() {
-        return None;
-    }
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some((mean(&v), min, max))
+    tput_lab::stats::mean_min_max(&v)
 }
 
 fn cell(s: Option<(f64, f64, f64)>) -> String {

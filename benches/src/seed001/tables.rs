@@ -8,6 +8,7 @@ use tput_lab::plot::{Figure, Panel, Series, Trace, line_chart};
 
 use super::{Options, PointResult, TCP_SEGMENT, Transport, fmt_period, link_bound_mbps, payload_of};
 use crate::repro::{Csv, write_files};
+use tput_lab::stats::mean_or_nan as mean;
 
 /// Mean of the points of (study, transport, period, occupancy).
 fn cell<'a>(points: &'a [PointResult], study: &str, t: Transport, period: Duration, occ: f64) -> Vec<&'a PointResult> {
@@ -20,11 +21,6 @@ fn cell<'a>(points: &'a [PointResult], study: &str, t: Transport, period: Durati
                 && (r.point.occupancy - occ).abs() < 1e-9
         })
         .collect()
-}
-
-/// [`tput_lab::stats::mean`], NaN (an empty table cell) without values.
-fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    tput_lab::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 /// Whether throughput `tput` at `occ` has collapsed: below half of what the

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use tput_lab::plot::{Band, BandPoint, Figure, Panel, Series, Trace};
 use tput_lab::scenario::Transport;
+use tput_lab::stats::mean_min_max;
 
 use super::{FigureSpec, Options, Report, Search, Setup, Work, passes, transport_name};
 use crate::csv_row;
@@ -138,11 +139,10 @@ pub(super) fn tables(o: &Options, w: &Work, report: &Report) -> (String, Vec<(St
                         );
                     }
                     let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
-                    if w.is_empty() {
+                    let Some((mean, min, max)) = mean_min_max(&w) else {
                         let _ = write!(text, " {:>17}", "failed");
                         continue;
-                    }
-                    let (mean, min, max) = stats(&w);
+                    };
                     let _ = write!(text, " {:>17}", format!("{mean:.0} [{min:.0}-{max:.0}]"));
                     band.points.push(BandPoint { x: *x, mean, min, max });
                 }
@@ -247,14 +247,6 @@ fn transport_label(t: Transport) -> &'static str {
     }
 }
 
-/// Mean, min and max.
-pub fn stats(v: &[f64]) -> (f64, f64, f64) {
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (mean, min, max)
-}
-
 /// The reference runs: D_e at 100 Mbit/s (from creation) and the transfer
 /// time, and the files, per configuration of the paper's point (5 flows, 5 Mbit).
 fn reference_table(report: &Report, o: &Options) -> String {
@@ -281,7 +273,7 @@ fn reference_table(report: &Report, o: &Options) -> String {
         let lost: u64 = rs.iter().map(|r| r.reference.files.lost()).sum();
         let lost_all: u64 = rs.iter().flat_map(|r| r.points.iter()).map(|p| p.files.lost()).sum();
         let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
-        let (m, lo, hi) = stats(&w);
+        let (m, lo, hi) = mean_min_max(&w).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
         let _ = writeln!(
             t,
             "{k:<44} {de:>9.3} {tot:>11.3} {files:>8} {lost:>6} {lost_all:>11} {:>10}",
@@ -300,7 +292,7 @@ fn wmin_of(report: &Report, s: &Setup) -> Option<f64> {
         .filter(|(x, r)| x == s && r.error.is_none())
         .map(|(_, r)| r.wmin_mbps)
         .collect();
-    (!w.is_empty()).then(|| stats(&w).0)
+    tput_lab::stats::mean(w)
 }
 
 /// The paper's claims beside what we measured.
