@@ -347,48 +347,36 @@ impl Summary {
         };
         // Columns as wide as their longest entry, so that a long spec or a
         // long run does not push the figures out of line.
-        let cc_w = self
-            .flows
-            .iter()
-            .map(|f| f.cc.chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(10);
-        let success_w = self
-            .flows
-            .iter()
-            .map(|f| success_of(f).len())
-            .max()
-            .unwrap_or(0)
-            .max(12);
-        out += &format!(
-            "{:>5} {:<cc_w$} {:>14} {:>9} {:>success_w$} {:>16}\n",
-            "flow", "controller", "goodput", "active", "success", "files (mean s)"
-        );
+        let mut t = Table::new()
+            .right("flow", 5)
+            .left("controller", 10)
+            .right("goodput", 14)
+            .right("active", 9)
+            .right("success", 12)
+            .right("files (mean s)", 16);
         for f in &self.flows {
-            let success = success_of(f);
             let files = f
                 .mean_file_secs
                 .map_or("-".to_string(), |m| format!("{} ({m:.3})", f.files));
-            out += &format!(
-                "{:>5} {:<cc_w$} {:>14} {:>7.2} s {:>success_w$} {:>16}\n",
-                f.flow,
-                f.cc,
+            t.row([
+                f.flow.to_string(),
+                f.cc.clone(),
                 mbps(f.goodput_bps),
-                f.active_secs,
-                success,
-                files
-            );
+                format!("{:.2} s", f.active_secs),
+                success_of(f),
+                files,
+            ]);
             if f.infeasible_intervals > 0 {
-                out += &format!(
-                    "      the controller declared its target infeasible at the end of {} intervals, its breaker open (Reno) at the end of {} of them\n",
+                t.note(format!(
+                    "      the controller declared its target infeasible at the end of {} intervals, its breaker open (Reno) at the end of {} of them",
                     f.infeasible_intervals, f.breaker_open_intervals
-                );
+                ));
             }
             for e in &f.errors {
-                out += &format!("      error: {e}\n");
+                t.note(format!("      error: {e}"));
             }
         }
+        out += &t.text();
         let with_files: Vec<&FlowSummary> = self.flows.iter().filter(|f| f.files_lost.is_some()).collect();
         if !with_files.is_empty() {
             // D_e pooled over every file of every flow (seed 003's metric).
@@ -748,7 +736,8 @@ pub enum Align {
 pub struct Table {
     columns: Vec<(String, Align, usize)>,
     units: Option<Vec<String>>,
-    rows: Vec<Vec<String>>,
+    /// Rows of cells and notes (`Err`: a line of its own, text only).
+    rows: Vec<Result<Vec<String>, String>>,
 }
 
 impl Table {
@@ -783,10 +772,17 @@ impl Table {
     /// Append one row of cells, one per column (missing cells are empty,
     /// extra cells are printed after the last column).
     pub fn row<S: ToString>(&mut self, cells: impl IntoIterator<Item = S>) {
-        self.rows.push(cells.into_iter().map(|c| c.to_string()).collect());
+        self.rows.push(Ok(cells.into_iter().map(|c| c.to_string()).collect()));
     }
 
-    /// Whether the table has no rows.
+    /// Append a line of its own below the last row (an error, a remark):
+    /// printed as it is by [`text`](Self::text), left out of the CSV and of
+    /// the columns' widths.
+    pub fn note(&mut self, line: impl Into<String>) {
+        self.rows.push(Err(line.into()));
+    }
+
+    /// Whether the table has no rows (nor notes).
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
@@ -794,15 +790,16 @@ impl Table {
     /// The header line(s) and one line per row, columns lined up.
     pub fn text(&self) -> String {
         let headers: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
-        let lines: Vec<&Vec<String>> = std::iter::once(&headers)
+        let lines: Vec<Result<&Vec<String>, &String>> = std::iter::once(&headers)
             .chain(self.units.as_ref())
-            .chain(&self.rows)
+            .map(Ok)
+            .chain(self.rows.iter().map(Result::as_ref))
             .collect();
-        let n = lines.iter().map(|l| l.len()).max().unwrap_or(0);
+        let cells = || lines.iter().filter_map(|l| l.ok());
+        let n = cells().map(|l| l.len()).max().unwrap_or(0);
         let widths: Vec<usize> = (0..n)
             .map(|i| {
-                let widest = lines
-                    .iter()
+                let widest = cells()
                     .filter_map(|l| l.get(i))
                     .map(|c| c.chars().count())
                     .max()
@@ -812,6 +809,14 @@ impl Table {
             .collect();
         let mut out = String::new();
         for l in lines {
+            let l = match l {
+                Ok(cells) => cells,
+                Err(note) => {
+                    out += note;
+                    out.push('\n');
+                    continue;
+                }
+            };
             let mut line = String::new();
             for (i, w) in widths.iter().enumerate() {
                 let cell = l.get(i).map_or("", String::as_str);
@@ -842,7 +847,7 @@ impl Table {
         });
         // Writing into a Vec cannot fail.
         let _ = w.write_record(header);
-        for r in &self.rows {
+        for r in self.rows.iter().flatten() {
             let _ = w.write_record(r);
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -862,11 +867,13 @@ mod tests {
             .units(["", "Mbit/s", ""]);
         t.row(["a, b", "95.1", "1.000"]);
         t.row(["a much longer case", "9.5"]);
+        t.note("  a note, as it is, not a row of the CSV");
         let text = [
             "case               goodput   jain",
             "                    Mbit/s",
             "a, b                  95.1  1.000",
             "a much longer case     9.5",
+            "  a note, as it is, not a row of the CSV",
         ];
         assert_eq!(t.text(), text.map(|l| format!("{l}\n")).concat());
         assert_eq!(
