@@ -107,21 +107,26 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
     let secs_or = |x: Option<f64>| x.map_or("-".to_string(), |s| format!("{s:.1}"));
-    println!(
-        "{:<22} {:<5} {:>9} {:>10} {:>7} {:>10} {:>8} {:>9}",
-        "cc", "over", "exit s", "1st loss s", "lost", "peak cwnd", "90% s", "Mbit/s"
-    );
+    let mut table = tput_lab::report::Table::new()
+        .left("cc", 22)
+        .left("over", 5)
+        .right("exit s", 9)
+        .right("1st loss s", 10)
+        .right("lost", 7)
+        .right("peak cwnd", 10)
+        .right("90% s", 8)
+        .right("Mbit/s", 9);
     for r in &rows {
-        println!(
-            "{:<22} {:<5} {:>9} {:>10} {:>7} {:>8.2}MB {:>8} {:>9.1}",
-            r.cc,
-            r.transport,
+        table.row([
+            r.cc.to_string(),
+            r.transport.to_string(),
             secs_or(r.exit_secs),
             secs_or(r.first_loss_secs),
-            r.lost,
-            r.peak_cwnd as f64 / 1e6,
+            r.lost.to_string(),
+            format!("{:.2}MB", r.peak_cwnd as f64 / 1e6),
             secs_or(r.to_90pct_secs),
-            r.goodput_mbps
-        );
+            format!("{:.1}", r.goodput_mbps),
+        ]);
     }
+    print!("{}", table.text());
 }

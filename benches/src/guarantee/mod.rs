@@ -73,6 +73,7 @@ use tput_lab::tcp::Recovery;
 use tput_netsim::Rng;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
+use tput_lab::report::Table;
 use tput_lab::stats::mean_or_nan as mean;
 
 pub mod live;
@@ -833,11 +834,14 @@ fn cost_table(
          goodput utilisation and drop % for {} / {}",
         trio[0], trio[1], trio[2], trio[0], trio[2]
     );
-    let _ = writeln!(
-        text,
-        "{:>4} {:>20} {:>20} {:>15} {:>7} {:>13} {:>13}",
-        "N", "tested d/p/n", "competitor d/p/n", "loss vs bound", "Jain d", "util d/n", "drop% d/n"
-    );
+    let mut table = Table::new()
+        .right("N", 4)
+        .right("tested d/p/n", 20)
+        .right("competitor d/p/n", 20)
+        .right("loss vs bound", 15)
+        .right("Jain d", 7)
+        .right("util d/n", 13)
+        .right("drop% d/n", 13);
     let (mut bound_line, mut loss_line, mut paper_line) = (Vec::new(), Vec::new(), Vec::new());
     for &n in &o.counts {
         let [d, p, r] = trio.map(|v| cell(ok, "grid", v, comp, pct, n));
@@ -845,9 +849,8 @@ fn cost_table(
         let loss = avg(&r, |m| m.competitor_mbps) - avg(&d, |m| m.competitor_mbps);
         let loss_paper = avg(&r, |m| m.competitor_mbps) - avg(&p, |m| m.competitor_mbps);
         let bound = (1.1 * (target - fair) / f64::from(n)).max(0.0);
-        let _ = writeln!(
-            text,
-            "{n:>4} {:>20} {:>20} {:>15} {:>7.3} {:>13} {:>13}",
+        table.row([
+            n.to_string(),
             format!(
                 "{:.1}/{:.1}/{:.1}",
                 avg(&d, |m| m.tested_mbps),
@@ -861,7 +864,7 @@ fn cost_table(
                 avg(&r, |m| m.competitor_mbps)
             ),
             format!("{loss:.2}/{bound:.2}{}", if loss <= bound + 1e-9 { "" } else { " !" }),
-            avg(&d, |m| m.jain),
+            format!("{:.3}", avg(&d, |m| m.jain)),
             format!(
                 "{:.3}/{:.3}",
                 avg(&d, |m| m.goodput_utilisation),
@@ -872,12 +875,13 @@ fn cost_table(
                 100.0 * avg(&d, |m| m.drop_rate),
                 100.0 * avg(&r, |m| m.drop_rate)
             ),
-        );
+        ]);
         let x = f64::from(n);
         bound_line.push((x, bound));
         loss_line.push((x, loss));
         paper_line.push((x, loss_paper));
     }
+    *text += &table.text();
     files.push((
         format!("cost_{}_{comp}_{pct}.svg", trio[0]),
         line_chart(
@@ -951,24 +955,29 @@ fn fig7_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
 fn overbooked_table(ok: &[(&Point, &Measured)], text: &mut String) {
     let _ = writeln!(
         text,
-        "\n== overbooked: six flows asking 20 Mbit/s each (120 % of the link) against 10 QUIC NewReno, means over seeds ==\n\
-         {:<10} {:>9} {:>13} {:>17} {:>7} {:>22}",
-        "six flows", "success", "each Mbit/s", "NewReno Mbit/s", "drop %", "infeasible intervals"
+        "\n== overbooked: six flows asking 20 Mbit/s each (120 % of the link) against 10 QUIC NewReno, means over seeds =="
     );
+    let mut table = Table::new()
+        .left("six flows", 10)
+        .right("success", 9)
+        .right("each Mbit/s", 13)
+        .right("NewReno Mbit/s", 17)
+        .right("drop %", 7)
+        .right("infeasible intervals", 22);
     let mut rows = BTreeMap::new();
     for v in ["default", "paper", "newreno"] {
         let c = cell(ok, "overbooked", v, "quic-newreno", 20, 10);
-        let _ = writeln!(
-            text,
-            "{v:<10} {:>9.2} {:>13.2} {:>17.2} {:>7.2} {:>22.1}",
-            avg(&c, |m| m.success),
-            avg(&c, |m| m.tested_mbps),
-            avg(&c, |m| m.competitor_mbps),
-            100.0 * avg(&c, |m| m.drop_rate),
-            avg(&c, |m| m.infeasible_intervals as f64)
-        );
+        table.row([
+            v.to_string(),
+            format!("{:.2}", avg(&c, |m| m.success)),
+            format!("{:.2}", avg(&c, |m| m.tested_mbps)),
+            format!("{:.2}", avg(&c, |m| m.competitor_mbps)),
+            format!("{:.2}", 100.0 * avg(&c, |m| m.drop_rate)),
+            format!("{:.1}", avg(&c, |m| m.infeasible_intervals as f64)),
+        ]);
         rows.insert(v, (avg(&c, |m| m.competitor_mbps), avg(&c, |m| m.drop_rate)));
     }
+    *text += &table.text();
     if let (Some(d), Some(p)) = (rows.get("default"), rows.get("paper")) {
         let _ = writeln!(
             text,

@@ -479,28 +479,25 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
         o.duration.as_secs(),
         o.seeds
     );
-    let _ = writeln!(
-        text,
-        "{:<26} {:<8} {:>12} {:>8} {:>9} {:>6} {:>6} {:>13} {:>13} {:>13} {:>10} {:>13}",
-        "case",
-        "variant",
-        "success",
-        "own Mb/s",
-        "loss/expl",
-        "w1s",
-        "w2s",
-        "drop %",
-        "util",
-        "delay ms",
-        "infeasible",
-        "recovery"
-    );
+    let mut table = tput_lab::report::Table::new()
+        .left("case", 26)
+        .left("variant", 8)
+        .right("success", 12)
+        .right("own Mb/s", 8)
+        .right("loss/expl", 9)
+        .right("w1s", 6)
+        .right("w2s", 6)
+        .right("drop %", 13)
+        .right("util", 13)
+        .right("delay ms", 13)
+        .right("infeasible", 10)
+        .right("recovery", 13);
     let mut by_case: BTreeMap<(String, &'static str), Row> = BTreeMap::new();
     let mut row_letter = ' ';
     for case in &all {
         if case.row != row_letter {
             row_letter = case.row;
-            let _ = writeln!(text, "-- row {row_letter}");
+            table.note(format!("-- row {row_letter}"));
         }
         let target_bps = BOTTLENECK_BPS as f64 * f64::from(case.target_pct) / 100.0;
         for variant in case.variants() {
@@ -529,7 +526,7 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                 }
             }
             if r.success.is_empty() {
-                let _ = writeln!(text, "{:<26} {variant:<8} (no results)", case.name);
+                table.note(format!("{:<26} {variant:<8} (no results)", case.name));
                 continue;
             }
             let base: Vec<f64> = o
@@ -554,12 +551,11 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
             let declared: Vec<f64> = r.infeasible_at.iter().filter_map(|x| *x).collect();
             let recovered: Vec<f64> = r.recovery.iter().filter_map(|x| *x).collect();
             let harmful = variant != "newreno" || case.aggregate;
-            let _ = writeln!(
-                text,
-                "{:<26} {variant:<8} {:>12} {:>8.2} {:>9} {:>6} {:>6} {:>13} {:>13} {:>13} {:>10} {:>13}",
-                case.name,
+            table.row([
+                case.name.clone(),
+                variant.to_string(),
                 format!("{:.3} ({:.2})", mean(&r.success), min(&r.success)),
-                mean(&r.own_mbps),
+                format!("{:.2}", mean(&r.own_mbps)),
                 if harmful && !lx.is_empty() {
                     format!("{:.2}", mean(&lx))
                 } else {
@@ -590,10 +586,11 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                 } else {
                     format!("{:.0} s {:.2}x", max(&recovered), mean(&r.after_over_target))
                 },
-            );
+            ]);
             by_case.insert((case.name.clone(), variant), r);
         }
     }
+    *text += &table.text();
     files.extend(files_of(o, &all, &by_case));
     timeline(o, &found, files);
 }

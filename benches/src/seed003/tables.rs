@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use tput_lab::plot::{Band, BandPoint, Figure, Panel, Series, Trace};
+use tput_lab::report::Table;
 use tput_lab::scenario::Transport;
 use tput_lab::stats::mean_min_max;
 
@@ -260,11 +261,14 @@ fn reference_table(report: &Report, o: &Options) -> String {
             by.entry(s.key()).or_default().push(r);
         }
     }
-    let _ = writeln!(
-        t,
-        "{:<44} {:>9} {:>11} {:>8} {:>6} {:>11} {:>10}",
-        "configuration", "D_e (s)", "transfer(s)", "files", "lost", "lost(all)", "wmin"
-    );
+    let mut table = Table::new()
+        .left("configuration", 44)
+        .right("D_e (s)", 9)
+        .right("transfer(s)", 11)
+        .right("files", 8)
+        .right("lost", 6)
+        .right("lost(all)", 11)
+        .right("wmin", 10);
     for (k, rs) in by {
         let n = rs.len() as f64;
         let de = rs.iter().map(|r| r.reference.de()).sum::<f64>() / n;
@@ -274,12 +278,17 @@ fn reference_table(report: &Report, o: &Options) -> String {
         let lost_all: u64 = rs.iter().flat_map(|r| r.points.iter()).map(|p| p.files.lost()).sum();
         let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
         let (m, lo, hi) = mean_min_max(&w).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
-        let _ = writeln!(
-            t,
-            "{k:<44} {de:>9.3} {tot:>11.3} {files:>8} {lost:>6} {lost_all:>11} {:>10}",
-            format!("{m:.0} [{lo:.0}-{hi:.0}]")
-        );
+        table.row([
+            k.to_string(),
+            format!("{de:.3}"),
+            format!("{tot:.3}"),
+            files.to_string(),
+            lost.to_string(),
+            lost_all.to_string(),
+            format!("{m:.0} [{lo:.0}-{hi:.0}]"),
+        ]);
     }
+    t += &table.text();
     let _ = o;
     t
 }
