@@ -730,12 +730,9 @@ fn min_of(ms: &[&Measured], f: impl Fn(&Measured) -> f64) -> f64 {
 const GOAL: f64 = 0.95;
 
 fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files: &mut Vec<(String, String)>) {
-    let header = |t: &mut String| {
-        let _ = write!(t, "{:<16}", "variant \\ N");
-        for n in &o.counts {
-            let _ = write!(t, "{:>12}", n);
-        }
-        t.push('\n');
+    let header = || {
+        let t = Table::new().left("variant \\ N", 16);
+        o.counts.iter().fold(t, |t, n| t.right(&n.to_string(), 11))
     };
     let mut misses = Vec::new();
     for comp in o.competitors.iter().copied() {
@@ -745,15 +742,15 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                 text,
                 "\n== grid: success ratio, mean over seeds (min), target {target} Mbit/s ({pct} %), N competitors {comp} =="
             );
-            header(text);
+            let mut table = header();
             let mut series = Vec::new();
             for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
-                let _ = write!(text, "{v:<16}");
+                let mut cells = vec![v.to_string()];
                 let mut points = Vec::new();
                 for &n in &o.counts {
                     let c = cell(ok, "grid", v, comp, pct, n);
                     let (m, lo) = (avg(&c, |m| m.success), min_of(&c, |m| m.success));
-                    let _ = write!(text, "{:>12}", format!("{m:.2} ({lo:.2})"));
+                    cells.push(format!("{m:.2} ({lo:.2})"));
                     points.push((f64::from(n), m));
                     // Each transport against its own kind: QUIC against QUIC
                     // NewReno and CUBIC, TCP-SACK against TCP Reno and CUBIC.
@@ -765,12 +762,13 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                         misses.push(format!("{v} vs {n} {comp} at {pct} %: {lo:.2}"));
                     }
                 }
-                text.push('\n');
+                table.row(cells);
                 series.push(Series {
                     name: v.to_string(),
                     points,
                 });
             }
+            *text += &table.text();
             files.push((
                 format!("success_{comp}_{pct}.svg"),
                 line_chart(
@@ -914,32 +912,27 @@ fn fig7_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
             "\n== fig7: five flows of {each} Mbit/s each ({pct} % together) against N QUIC NewReno: \
              per-flow success / the five judged as one, competitor Mbit/s =="
         );
-        let _ = write!(text, "{:<20}", "variant \\ N");
-        for n in &o.counts {
-            let _ = write!(text, "{:>18}", n);
-        }
-        text.push('\n');
+        let mut table = o.counts.iter().fold(Table::new().left("variant \\ N", 20), |t, n| {
+            t.right(&n.to_string(), 17)
+        });
         let mut series = Vec::new();
         for v in ["default", "default-aggregate", "paper", "paper-aggregate"] {
-            let _ = write!(text, "{v:<20}");
+            let mut cells = vec![v.to_string()];
             let mut points = Vec::new();
             for &n in &o.counts {
                 let c = cell(ok, "fig7", v, "quic-newreno", pct, n);
-                let _ = write!(
-                    text,
-                    "{:>18}",
-                    format!(
-                        "{:.2}/{:.2} {:.2}",
-                        avg(&c, |m| m.success),
-                        avg(&c, |m| m.aggregate_success),
-                        avg(&c, |m| m.competitor_mbps)
-                    )
-                );
+                cells.push(format!(
+                    "{:.2}/{:.2} {:.2}",
+                    avg(&c, |m| m.success),
+                    avg(&c, |m| m.aggregate_success),
+                    avg(&c, |m| m.competitor_mbps)
+                ));
                 points.push((f64::from(n), avg(&c, |m| m.success)));
             }
-            text.push('\n');
+            table.row(cells);
             series.push(Series { name: v.into(), points });
         }
+        *text += &table.text();
         files.push((
             format!("fig7_{pct}.svg"),
             line_chart(

@@ -102,24 +102,24 @@ pub(super) fn tables(o: &Options, points: &[PointResult]) -> String {
         "Throughput vs occupancy (Mbit/s, mean over seeds; [link bound] = what whole 1500-byte frames in the connected intervals allow)"
     );
     for &period in &o.periods {
-        let _ = write!(t, "period {:>6} occ:", fmt_period(period));
-        for &occ in &o.occupancies {
-            let _ = write!(t, " {:>7}", fmt_occ(occ));
-        }
-        let _ = writeln!(t);
+        let mut table = o.occupancies.iter().fold(
+            tput_lab::report::Table::new().left(&format!("period {:>6} occ:", fmt_period(period)), 19),
+            |table, &occ| table.right(&fmt_occ(occ), 7),
+        );
         for &tr in &o.transports {
-            let _ = write!(t, "  {:<17}", tr.name());
+            let mut cells = vec![format!("  {}", tr.name())];
             for &occ in &o.occupancies {
                 let c = cell(points, "drop", tr, period, occ);
-                let _ = write!(t, " {:>7.1}", mean(c.iter().map(|r| r.throughput_mbps)));
+                cells.push(format!("{:.1}", mean(c.iter().map(|r| r.throughput_mbps))));
             }
-            let _ = writeln!(t);
+            table.row(cells);
         }
-        let _ = write!(t, "  {:<17}", "[link bound TCP]");
-        for &occ in &o.occupancies {
-            let _ = write!(t, " {:>7.1}", link_bound_mbps(period, occ, TCP_SEGMENT));
-        }
-        let _ = writeln!(t);
+        let bound = o
+            .occupancies
+            .iter()
+            .map(|&occ| format!("{:.1}", link_bound_mbps(period, occ, TCP_SEGMENT)));
+        table.row(std::iter::once("  [link bound TCP]".to_string()).chain(bound));
+        t += &table.text();
     }
     // Threshold table beside the paper's claims.
     let _ = writeln!(

@@ -96,30 +96,26 @@ pub(super) fn tables(o: &Options, w: &Work, report: &Report) -> (String, Vec<(St
         let xs = figure_xs(f);
         let mut panels = Vec::new();
         for &t in &o.transports {
-            let _ = write!(
-                text,
-                "{:<6} {:<22}",
-                transport_name(t),
-                match f.x_label {
-                    "flows" => "flows",
-                    "mean file size (Mbit)" => "size (Mbit)",
-                    _ => "delay (ms)",
-                }
-            );
-            for x in &xs {
-                let _ = write!(text, " {:>17}", format!("{x}"));
-            }
-            text.push('\n');
+            let x_name = match f.x_label {
+                "flows" => "flows",
+                "mean file size (Mbit)" => "size (Mbit)",
+                _ => "delay (ms)",
+            };
+            let mut table = xs
+                .iter()
+                .fold(Table::new().left(transport_name(t), 6).left(x_name, 22), |table, x| {
+                    table.right(&x.to_string(), 17)
+                });
             let mut traces = Vec::new();
             for (_, c) in f.curves.iter().filter(|(ct, _)| *ct == t) {
-                let _ = write!(text, "{:<6} {:<22}", "", c.name);
+                let mut cells = vec![String::new(), c.name.clone()];
                 let mut band = Band {
                     name: c.name.clone(),
                     points: Vec::new(),
                 };
                 for x in &xs {
                     let Some((_, s)) = c.setups.iter().find(|(sx, _)| sx == x) else {
-                        let _ = write!(text, " {:>17}", "-");
+                        cells.push("-".into());
                         continue;
                     };
                     let rs = find(s);
@@ -141,15 +137,16 @@ pub(super) fn tables(o: &Options, w: &Work, report: &Report) -> (String, Vec<(St
                     }
                     let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
                     let Some((mean, min, max)) = mean_min_max(&w) else {
-                        let _ = write!(text, " {:>17}", "failed");
+                        cells.push("failed".into());
                         continue;
                     };
-                    let _ = write!(text, " {:>17}", format!("{mean:.0} [{min:.0}-{max:.0}]"));
+                    cells.push(format!("{mean:.0} [{min:.0}-{max:.0}]"));
                     band.points.push(BandPoint { x: *x, mean, min, max });
                 }
-                text.push('\n');
+                table.row(cells);
                 traces.push(Trace::Band(band));
             }
+            text += &table.text();
             panels.push(Panel {
                 y_label: format!("W_min (Mbit/s), {}", transport_label(t)),
                 traces,
