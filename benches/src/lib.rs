@@ -28,6 +28,9 @@
 //! - [`soak`]: one server under many clients, killed clients, impostors,
 //!   garbage and spoofed Initials; memory and descriptors
 //!   (`cargo bench -p tput-benches --bench soak`).
+//! - [`hystart`]: HyStart++ (RFC 9406) beside plain slow start on a
+//!   large-BDP, deep-buffer path (`cargo bench -p tput-benches --bench
+//!   hystart`).
 //! - [`bbr_compare`]: this project's BBRv3 against quinn-proto's BBR on a
 //!   100 Mbit/s, 50 ms dumbbell, alone and beside CUBIC and NewReno
 //!   (`cargo bench -p tput-benches --bench bbr_compare`).
@@ -38,6 +41,7 @@
 
 pub mod bbr_compare;
 pub mod guarantee;
+pub mod hystart;
 pub mod live_faults;
 pub mod repro;
 pub mod seed000;
