@@ -25,6 +25,7 @@ use tput_benches::bbr_compare::{BbrCompare, Options};
 
 fn main() {
     tput_benches::repro::bench_main("bbr_compare", |env| {
+        env.no_figures("it has cases: TPUT_BENCH_CASES")?;
         let options = if env.short { Options::short() } else { Options::full() };
         let filters: Vec<String> = std::env::var("TPUT_BENCH_CASES")
             .map(|f| {

@@ -27,6 +27,7 @@ use tput_benches::hystart::Hystart;
 
 fn main() {
     tput_benches::repro::bench_main("hystart", |env| {
+        env.no_figures("it has one table")?;
         Ok(Hystart {
             duration: Duration::from_secs(if env.short { 3 } else { 10 }),
         })

@@ -45,6 +45,7 @@ use tput_benches::tcp_ns2::{Options, TcpNs2};
 
 fn main() {
     tput_benches::repro::bench_main("tcp_ns2", |env| {
+        env.no_figures("it has parts: TPUT_BENCH_PARTS")?;
         let mut options = if env.short { Options::short() } else { Options::full() };
         options.jobs = env.jobs.unwrap_or_else(tput_lab::sweep::default_jobs);
         Ok(TcpNs2::new(options.with_env(|k| std::env::var(k).ok())?))

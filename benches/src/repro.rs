@@ -411,8 +411,8 @@ pub fn run_measured<R: Reproduction>(
 /// files written, and exit (1 if a point failed, 2 on bad input).
 pub fn bench_main<R: Reproduction>(name: &str, make: impl FnOnce(&BenchEnv) -> Result<R, String>) -> ! {
     let mode = Mode::from_env(name);
-    let env = BenchEnv::read(name);
-    let r = make(&env).unwrap_or_else(|e| {
+    let r = BenchEnv::read(name).and_then(|env| Ok((make(&env)?, env)));
+    let (r, env) = r.unwrap_or_else(|e| {
         eprintln!("{name}: {e}");
         std::process::exit(2)
     });
