@@ -3,36 +3,41 @@
 //! 50 ms dumbbell with a 1-BDP and a 0.1-BDP buffer (`tput_benches::bbr_compare`
 //! documents the cases and columns).
 //!
-//! `cargo bench -p tput-benches --bench bbr_compare [-- FILTER]`: 30 s per
-//! case; `TPUT_BENCH_SHORT=1` runs 5 s per case (under a minute in all).
-//! `FILTER`, e.g. `0.1 BDP`, runs only the cases whose name contains it.
+//! `cargo bench -p tput-benches --bench bbr_compare`: 30 s per case.
+//! Environment:
+//!
+//! - `TPUT_BENCH_SHORT=1`: 5 s per case (under a minute in all);
+//! - `TPUT_BENCH_CASES=0.1 BDP`: only the cases whose name contains one of
+//!   these (comma-separated), e.g. `1.0 BDP  10 x`;
+//! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
+//! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/bbr_compare`.
+//!
+//! The table goes to stdout and `tables.txt`, the same as CSV to
+//! `bbr_compare.csv` (`cpu.csv`: each simulation's CPU seconds, local runs
+//! only). Progress lines go to stderr.
+//!
+//! Arguments (after `--`): `--plan` prints one JSON object per case (for
+//! `tputctl sweep run FILE --index N --out DIR`) and exits; `--from DIR`
+//! builds the table from those results instead of simulating (with the
+//! same environment as `--plan`).
 
-use std::time::{Duration, Instant};
-
-use tput_benches::bbr_compare::{Row, cases, run_case, table};
+use tput_benches::bbr_compare::{BbrCompare, Options};
 
 fn main() {
-    let short = std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1");
-    let secs = if short { 5 } else { 30 };
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let started = Instant::now();
-    let mut rows: Vec<Row> = Vec::new();
-    for case in cases() {
-        let name = case.name();
-        if !(filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))) {
-            continue;
-        }
-        match run_case(&case, Duration::from_secs(secs)) {
-            Ok(row) => rows.push(row),
-            Err(e) => {
-                eprintln!("bbr_compare: {e}");
-                std::process::exit(1);
-            }
-        }
-    }
-    println!(
-        "100 Mbit/s, 50 ms RTT dumbbell, {secs} s per case ({:.1} s wall)\n",
-        started.elapsed().as_secs_f64()
-    );
-    print!("{}", table(&rows));
+    tput_benches::repro::bench_main("bbr_compare", |env| {
+        env.no_figures("it has cases: TPUT_BENCH_CASES")?;
+        let options = if env.short { Options::short() } else { Options::full() };
+        let filters: Vec<String> = std::env::var("TPUT_BENCH_CASES")
+            .map(|f| {
+                f.split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(BbrCompare {
+            options: options.only(&filters).map_err(|e| format!("TPUT_BENCH_CASES: {e}"))?,
+        })
+    })
 }

@@ -112,13 +112,6 @@ fn transfer(to: SocketAddr, trust: &ServerTrust, spec: TransferSpec) -> Transfer
     out.into_iter().next().unwrap_or_else(|| fail("transfer", "no outcome"))
 }
 
-fn quantile(sorted: &[f64], p: f64) -> f64 {
-    sorted
-        .get(((sorted.len() as f64 * p) as usize).min(sorted.len().saturating_sub(1)))
-        .copied()
-        .unwrap_or(f64::NAN)
-}
-
 /// Datagrams through 36.864 Mbit/s and 20 ms: paced at half the rate for
 /// the delay, offered at 1.5 times it for the rate.
 fn relay_accuracy(figures: &mut Vec<Figure>) {
@@ -132,9 +125,9 @@ fn relay_accuracy(figures: &mut Vec<Figure>) {
     let flood = probe::blast(r.addr(), &sink, 1200, 5625.0, 5625, quiet).unwrap_or_else(|e| fail("blast", e));
     let s = r.stop().unwrap_or_else(|e| fail("relay", e));
     let expect = 20e6 + 266_400.0;
-    let mut err: Vec<f64> = paced.iter().map(|a| (a.one_way_ns() as f64 - expect) / 1e6).collect();
-    err.sort_by(f64::total_cmp);
-    let (p50, p99) = (quantile(&err, 0.5), quantile(&err, 0.99));
+    let err: Vec<f64> = paced.iter().map(|a| (a.one_way_ns() as f64 - expect) / 1e6).collect();
+    let quantile = |q| tput_lab::stats::percentile(&err, q).unwrap_or(f64::NAN);
+    let (p50, p99) = (quantile(0.5), quantile(0.99));
     figures.push(Figure {
         what: "relay added delay error, p50 / p99 (ms)".into(),
         measured: format!("{p50:.3} / {p99:.3}"),

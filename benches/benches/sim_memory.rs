@@ -125,10 +125,16 @@ fn main() {
     }
     println!("{secs} s of a dumbbell with 1 Mbit/s of bottleneck per flow; peak RSS per process");
     println!("(`window`, `credit`: QUIC flows and how far ahead they write; `tcp`: the TCP model)");
-    println!(
-        "{:>6} {:<7} {:>10} {:>13} {:>7} {:>7} {:>9} {:>10} {:>6}",
-        "flows", "kind", "peak MiB", "MiB per flow", "cpu s", "wall s", "MB recv", "us/packet", "failed"
-    );
+    let mut table = tput_lab::report::Table::new()
+        .right("flows", 6)
+        .left("kind", 7)
+        .right("peak MiB", 10)
+        .right("MiB per flow", 13)
+        .right("cpu s", 7)
+        .right("wall s", 7)
+        .right("MB recv", 9)
+        .right("us/packet", 10)
+        .right("failed", 6);
     let mut rows: Vec<Row> = Vec::new();
     let mut json = format!("{{\"short\":{short},\"secs\":{secs},\"runs\":[");
     for (i, &(flows, mode)) in plan.iter().enumerate() {
@@ -140,18 +146,19 @@ fn main() {
         };
         let mib = |k: Option<u64>| k.map_or_else(|| "-".into(), |k| format!("{:.1}", k as f64 / 1024.0));
         let us_per_packet = r.cpu * 1e6 / (r.delivered as f64 / 1200.0).max(1.0);
-        println!(
-            "{:>6} {:<7} {:>10} {:>13} {:>7.2} {:>7.2} {:>9.1} {:>10.2} {:>6}",
-            r.flows,
-            r.mode,
+        let cells = [
+            r.flows.to_string(),
+            r.mode.to_string(),
             mib(r.peak_kib),
             per_flow.map_or_else(|| "-".into(), |m| format!("{m:.3}")),
-            r.cpu,
-            r.wall,
-            r.delivered as f64 / 1e6,
-            us_per_packet,
-            r.failed
-        );
+            format!("{:.2}", r.cpu),
+            format!("{:.2}", r.wall),
+            format!("{:.1}", r.delivered as f64 / 1e6),
+            format!("{us_per_packet:.2}"),
+            r.failed.to_string(),
+        ];
+        eprintln!("[{}/{}] {}", i + 1, plan.len(), cells.join(" "));
+        table.row(cells);
         let _ = write!(
             json,
             "{}{{\"flows\":{},\"write_ahead\":\"{}\",\"peak_kib\":{},\"mib_per_flow\":{},\"cpu_secs\":{},\
@@ -170,6 +177,7 @@ fn main() {
         rows.push(r);
     }
     json.push_str("]}\n");
+    print!("{}", table.text());
     let dir = tput_benches::repro_dir();
     let path = dir.join("sim_memory.json");
     match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&path, json)) {

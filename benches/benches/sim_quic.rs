@@ -104,17 +104,28 @@ fn main() {
         .map(|(case, s)| measure(case, s))
         .collect();
 
-    println!(
-        "{:<28} {:>7} {:>7} {:>7} {:>11} {:>12} {:>8} {:>8}",
-        "case", "sim s", "cpu s", "wall s", "link pkts", "pkts/cpu-s", "x real", "MB recv"
-    );
+    let mut table = tput_lab::report::Table::new()
+        .left("case", 28)
+        .right("sim s", 7)
+        .right("cpu s", 7)
+        .right("wall s", 7)
+        .right("link pkts", 11)
+        .right("pkts/cpu-s", 12)
+        .right("x real", 8)
+        .right("MB recv", 8);
     let mut json = format!("{{\"short\":{short},\"cases\":[");
     for (i, r) in rows.iter().enumerate() {
         let (rate, speedup) = (r.packets as f64 / r.cpu, r.sim / r.wall);
-        println!(
-            "{:<28} {:>7.1} {:>7.2} {:>7.2} {:>11} {:>12.0} {:>8.2} {:>8.1}",
-            r.case, r.sim, r.cpu, r.wall, r.packets, rate, speedup, r.delivered_mb
-        );
+        table.row([
+            r.case.to_string(),
+            format!("{:.1}", r.sim),
+            format!("{:.2}", r.cpu),
+            format!("{:.2}", r.wall),
+            r.packets.to_string(),
+            format!("{rate:.0}"),
+            format!("{speedup:.2}"),
+            format!("{:.1}", r.delivered_mb),
+        ]);
         let _ = write!(
             json,
             "{}{{\"case\":\"{}\",\"simulated_secs\":{},\"cpu_secs\":{},\"wall_secs\":{},\"link_packets\":{},\
@@ -131,6 +142,7 @@ fn main() {
         );
     }
     json.push_str("]}\n");
+    print!("{}", table.text());
 
     let dir = tput_benches::repro_dir();
     let path = dir.join("sim_quic.json");

@@ -16,14 +16,24 @@
 //! rate); the loss rate at the bottleneck (drops / packets offered); Jain's
 //! fairness index over the flows' goodputs; the first group's share of the
 //! goodput (in the mixed cases: BBR's); and the share of time our BBR
-//! flows spend in ProbeRTT (from their controller traces; quinn-proto's BBR
-//! does not tell its state).
+//! flows spend in ProbeRTT (from their controller's state at the end of
+//! each [`SAMPLE`] interval record; quinn-proto's BBR does not tell its
+//! state).
+//!
+//! [`BbrCompare`] is the reproduction ([`crate::repro`]): one simulation per
+//! case, each keeping its result, its queue samples and its interval
+//! records; `--plan` and `--from DIR` as for the other reproductions.
 
-use std::fmt::Write as _;
+use std::path::Path;
 use std::time::Duration;
 
-use tput_cc::BbrMode;
-use tput_lab::scenario::{FlowGroup, LinkSpec, Scenario, ScenarioResult, TopologySpec, run};
+use tput_cc::{AlgorithmState, BbrMode};
+use tput_lab::plan::{Keep, PointResult};
+use tput_lab::report::Table;
+use tput_lab::scenario::{FlowGroup, LinkSpec, Scenario, ScenarioResult, TopologySpec};
+
+use crate::repro::{Built, Measurements, Planned, Reproduction, kept_result, write_files};
+use tput_lab::stats::{jain, mean, percentile};
 
 /// The bottleneck's rate, bits per second.
 pub const RATE_BPS: u64 = 100_000_000;
@@ -207,57 +217,36 @@ pub struct Row {
     pub goodput_mbps: f64,
 }
 
-/// The `q`-quantile (nearest rank) of `sorted`, 0 if empty.
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-/// Jain's fairness index of `x` (Jain, Chiu, Hawe 1984, eq. 1); 1 when
-/// all are equal, `1/n` when one takes everything; 0 for no input or all zero.
-pub fn jain(x: &[f64]) -> f64 {
-    let sum: f64 = x.iter().sum();
-    let squares: f64 = x.iter().map(|v| v * v).sum();
-    if x.is_empty() || squares == 0.0 {
-        0.0
-    } else {
-        sum * sum / (x.len() as f64 * squares)
-    }
-}
-
-/// Share of the time from a trace's first sample to `end_secs` spent in
-/// ProbeRTT; `None` for a trace without BBR states.
-fn probe_rtt_share(trace: &[tput_lab::host::CcSample], end_secs: f64) -> Option<f64> {
-    let first = trace.iter().position(|s| s.bbr_mode.is_some())?;
-    let trace = &trace[first..];
-    let start = trace[0].time_secs;
-    if end_secs <= start {
-        return None;
-    }
-    let mut in_probe_rtt = 0.0;
-    for (i, s) in trace.iter().enumerate() {
-        let until = trace.get(i + 1).map_or(end_secs, |n| n.time_secs).min(end_secs);
-        if s.bbr_mode == Some(BbrMode::ProbeRtt) && until > s.time_secs {
-            in_probe_rtt += until - s.time_secs;
+/// Share of a flow's time in ProbeRTT, from its interval records (start,
+/// end, our BBR's state at the end; seconds since the flow began sending)
+/// that end by `end_secs`: the length of the records that end in ProbeRTT
+/// over the length of those that end in any BBR state (so each ProbeRTT
+/// episode is counted to within one record). `None` without BBR states.
+fn probe_rtt_share(records: impl IntoIterator<Item = (f64, f64, Option<BbrMode>)>, end_secs: f64) -> Option<f64> {
+    let (mut bbr, mut probe_rtt) = (0.0, 0.0);
+    for (start, end, mode) in records {
+        let Some(mode) = mode.filter(|_| end <= end_secs) else {
+            continue;
+        };
+        bbr += end - start;
+        if mode == BbrMode::ProbeRtt {
+            probe_rtt += end - start;
         }
     }
-    Some(in_probe_rtt / (end_secs - start))
+    (bbr > 0.0).then(|| probe_rtt / bbr)
 }
 
-/// The row of `case` from its result `r`.
+/// The row of `case` from its result `r` (with its queue samples and
+/// interval records).
 pub fn measure(case: &Case, r: &ScenarioResult) -> Row {
     let end = r.window.end_secs;
     let end_ns = (end * 1e9) as u64;
-    let mut delays: Vec<f64> = r
+    let delays: Vec<f64> = r
         .queue
         .iter()
         .filter(|q| q.time_ns <= end_ns)
         .map(|q| q.bytes as f64 * 8.0 / RATE_BPS as f64 * 1e3)
         .collect();
-    delays.sort_by(f64::total_cmp);
     let b = &r.window.bottleneck;
     let offered = b.offered.packets;
     let loss_rate = if offered == 0 {
@@ -275,78 +264,183 @@ pub fn measure(case: &Case, r: &ScenarioResult) -> Row {
             let (c, _) = case.groups[f.group];
             c.cc == "bbr" && !c.quinn
         })
-        .filter_map(|f| probe_rtt_share(&f.cc_trace, end))
+        .filter_map(|f| {
+            let records = f.intervals.iter().map(|i| {
+                let mode = match i.controller.as_ref().map(|c| &c.state) {
+                    Some(AlgorithmState::Bbr { mode, .. }) => Some(*mode),
+                    _ => None,
+                };
+                (i.start_secs, i.end_secs, mode)
+            });
+            probe_rtt_share(records, end - f.start_secs)
+        })
         .collect();
     Row {
         case: case.name(),
         utilisation: b.utilisation,
-        qdelay_p50_ms: quantile(&delays, 0.5),
-        qdelay_p99_ms: quantile(&delays, 0.99),
+        // No queue samples (a run shorter than one interval): no queueing seen.
+        qdelay_p50_ms: percentile(&delays, 0.5).unwrap_or(0.0),
+        qdelay_p99_ms: percentile(&delays, 0.99).unwrap_or(0.0),
         loss_rate,
-        jain: jain(&goodputs),
+        // Nothing delivered: no flow got its share.
+        jain: jain(&goodputs).unwrap_or(0.0),
         first_share: if total > 0.0 { first / total } else { 0.0 },
-        probe_rtt_share: (!shares.is_empty()).then(|| shares.iter().sum::<f64>() / shares.len() as f64),
+        probe_rtt_share: mean(shares),
         goodput_mbps: total / 1e6,
     }
 }
 
-/// Run `case` for `duration` of simulated time; an error names the case
-/// and what failed.
-pub fn run_case(case: &Case, duration: Duration) -> Result<Row, String> {
-    let r = run(&case.scenario(duration), |_| {}).map_err(|e| format!("{}: {e}", case.name()))?;
-    if let Some(f) = r.flows.iter().find(|f| !f.errors.is_empty()) {
-        return Err(format!(
-            "{}: flow {} failed: {}",
-            case.name(),
-            f.flow,
-            f.errors.join("; ")
-        ));
+/// The table: one line per row, under a header and a line of units.
+pub fn table(rows: &[Row]) -> Table {
+    let mut t = Table::new()
+        .left("case", 34)
+        .right("util", 6)
+        .right("goodput", 8)
+        .right("qd p50", 8)
+        .right("qd p99", 8)
+        .right("loss", 8)
+        .right("jain", 6)
+        .right("share1", 7)
+        .right("ProbeRTT", 8)
+        .units(["", "", "Mbit/s", "ms", "ms", "%", "", "", "% time"]);
+    for r in rows {
+        t.row([
+            r.case.clone(),
+            format!("{:.3}", r.utilisation),
+            format!("{:.1}", r.goodput_mbps),
+            format!("{:.1}", r.qdelay_p50_ms),
+            format!("{:.1}", r.qdelay_p99_ms),
+            format!("{:.3}", r.loss_rate * 100.0),
+            format!("{:.3}", r.jain),
+            format!("{:.3}", r.first_share),
+            r.probe_rtt_share
+                .map_or_else(|| "-".to_string(), |s| format!("{:.1}", s * 100.0)),
+        ]);
     }
-    Ok(measure(case, &r))
+    t
 }
 
-/// The table header and one line per row.
-pub fn table(rows: &[Row]) -> String {
-    let mut out = format!(
-        "{:<34} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>7} {:>8} {:>9}\n",
-        "case", "util", "goodput", "qd p50", "qd p99", "loss", "jain", "share1", "ProbeRTT", ""
-    );
-    let _ = writeln!(
-        out,
-        "{:<34} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>7} {:>8}",
-        "", "", "Mbit/s", "ms", "ms", "%", "", "", "% time"
-    );
-    for r in rows {
-        let probe_rtt = r
-            .probe_rtt_share
-            .map_or_else(|| "-".to_string(), |s| format!("{:.1}", s * 100.0));
-        let _ = writeln!(
-            out,
-            "{:<34} {:>6.3} {:>8.1} {:>8.1} {:>8.1} {:>8.3} {:>6.3} {:>7.3} {:>8}",
-            r.case,
-            r.utilisation,
-            r.goodput_mbps,
-            r.qdelay_p50_ms,
-            r.qdelay_p99_ms,
-            r.loss_rate * 100.0,
-            r.jain,
-            r.first_share,
-            probe_rtt
-        );
+/// What the cross-check runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Simulated time per case.
+    pub duration: Duration,
+    /// The cases, in table order.
+    pub cases: Vec<Case>,
+}
+
+impl Options {
+    /// Every case for 30 s.
+    pub fn full() -> Options {
+        Options {
+            duration: Duration::from_secs(30),
+            cases: cases(),
+        }
     }
-    out
+
+    /// Every case for 5 s (the smoke run).
+    pub fn short() -> Options {
+        Options {
+            duration: Duration::from_secs(5),
+            ..Options::full()
+        }
+    }
+
+    /// Only the cases whose name contains one of `filters` (every case
+    /// without filters); a one-line error if none does.
+    pub fn only(mut self, filters: &[String]) -> Result<Options, String> {
+        if filters.is_empty() {
+            return Ok(self);
+        }
+        self.cases
+            .retain(|c| filters.iter().any(|f| c.name().contains(f.as_str())));
+        if self.cases.is_empty() {
+            return Err(format!(
+                "no case's name contains {}; names are like \"1.0 BDP  10 x bbr\", \"0.1 BDP  quinn-bbr + cubic\"",
+                filters
+                    .iter()
+                    .map(|f| format!("{f:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ));
+        }
+        Ok(self)
+    }
+}
+
+/// The BBR cross-check as a reproduction: one simulation per case.
+#[derive(Debug, Clone)]
+pub struct BbrCompare {
+    /// What to run.
+    pub options: Options,
+}
+
+impl Reproduction for BbrCompare {
+    type Point = Case;
+    type Measured = Row;
+
+    fn name(&self) -> &'static str {
+        "bbr_compare"
+    }
+
+    fn points(&self) -> Result<Vec<Planned<Case>>, String> {
+        let mut keep = Keep::result();
+        keep.queue = true;
+        keep.intervals = true;
+        Ok(self
+            .options
+            .cases
+            .iter()
+            .map(|c| {
+                Planned::new(
+                    c.clone(),
+                    [("case", c.name())],
+                    c.scenario(self.options.duration),
+                    keep.clone(),
+                )
+            })
+            .collect())
+    }
+
+    fn label(&self, c: &Case) -> String {
+        c.name()
+    }
+
+    fn measure(&self, c: &Case, r: &PointResult) -> Result<Row, String> {
+        let r = kept_result(r)?;
+        if let Some(f) = r.flows.iter().find(|f| !f.errors.is_empty()) {
+            return Err(format!("flow {} failed: {}", f.flow, f.errors.join("; ")));
+        }
+        Ok(measure(c, r))
+    }
+
+    fn progress(&self, r: &Row) -> String {
+        format!(
+            "util {:.3}, {:.1} Mbit/s, Jain {:.3}, qd p99 {:.1} ms",
+            r.utilisation, r.goodput_mbps, r.jain, r.qdelay_p99_ms
+        )
+    }
+
+    fn build(&self, out: &Path, measured: &Measurements<Case, Row>) -> Result<Built, String> {
+        let rows: Vec<Row> = measured.iter().filter_map(|(_, m)| m.as_ref().ok().cloned()).collect();
+        let t = table(&rows);
+        let text = format!(
+            "100 Mbit/s, 50 ms RTT dumbbell, {} s per case\n\n{}",
+            self.options.duration.as_secs_f64(),
+            t.text()
+        );
+        let files = write_files(out, &[("bbr_compare.csv", t.csv())])?;
+        Ok(Built {
+            text,
+            files,
+            ..Built::default()
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn jain_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
-        assert!((jain(&[5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
-        assert!((jain(&[9.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
-        assert_eq!(jain(&[]), 0.0);
-    }
 
     #[test]
     fn the_path_s_bdp_is_509_packets() {
@@ -361,17 +455,34 @@ mod tests {
 
     #[test]
     fn probe_rtt_share_counts_the_time_in_probe_rtt() {
-        let at = |t: f64, mode| tput_lab::host::CcSample {
-            time_secs: t,
-            bbr_mode: Some(mode),
-            ..Default::default()
-        };
-        let trace = [
-            at(1.0, BbrMode::ProbeBwCruise),
-            at(3.0, BbrMode::ProbeRtt),
-            at(3.5, BbrMode::ProbeBwDown),
+        let at = |start: f64, mode| (start, start + 0.5, mode);
+        let records = [
+            at(0.5, None),
+            at(1.0, Some(BbrMode::ProbeBwCruise)),
+            at(1.5, Some(BbrMode::ProbeRtt)),
+            at(2.0, Some(BbrMode::ProbeBwDown)),
+            at(2.5, Some(BbrMode::ProbeBwDown)),
+            // Ends after the measured window: left out.
+            at(3.0, Some(BbrMode::ProbeRtt)),
         ];
-        assert_eq!(probe_rtt_share(&trace, 6.0), Some(0.1));
-        assert_eq!(probe_rtt_share(&[], 6.0), None);
+        assert_eq!(probe_rtt_share(records, 3.0), Some(0.25));
+        assert_eq!(probe_rtt_share([at(0.0, None)], 3.0), None);
+        assert_eq!(probe_rtt_share([], 3.0), None);
+    }
+
+    #[test]
+    fn a_filter_keeps_the_cases_it_names_and_names_a_filter_that_keeps_none() {
+        let o = Options::short().only(&["0.1 BDP  10 x".into()]).unwrap();
+        let names: Vec<String> = o.cases.iter().map(Case::name).collect();
+        assert_eq!(
+            names,
+            [
+                "0.1 BDP  10 x bbr",
+                "0.1 BDP  10 x quinn-bbr",
+                "0.1 BDP  10 x quinn-bbr-paced"
+            ]
+        );
+        let e = Options::short().only(&["vegas".into()]).unwrap_err();
+        assert!(e.contains("\"vegas\"") && !e.contains('\n'), "{e}");
     }
 }

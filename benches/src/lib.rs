@@ -28,6 +28,9 @@
 //! - [`soak`]: one server under many clients, killed clients, impostors,
 //!   garbage and spoofed Initials; memory and descriptors
 //!   (`cargo bench -p tput-benches --bench soak`).
+//! - [`hystart`]: HyStart++ (RFC 9406) beside plain slow start on a
+//!   large-BDP, deep-buffer path (`cargo bench -p tput-benches --bench
+//!   hystart`).
 //! - [`bbr_compare`]: this project's BBRv3 against quinn-proto's BBR on a
 //!   100 Mbit/s, 50 ms dumbbell, alone and beside CUBIC and NewReno
 //!   (`cargo bench -p tput-benches --bench bbr_compare`).
@@ -38,6 +41,7 @@
 
 pub mod bbr_compare;
 pub mod guarantee;
+pub mod hystart;
 pub mod live_faults;
 pub mod repro;
 pub mod seed000;
@@ -75,20 +79,51 @@ pub struct BenchEnv {
 }
 
 impl BenchEnv {
-    /// Read the environment for the bench `name`.
-    pub fn read(name: &str) -> BenchEnv {
-        BenchEnv {
-            out: std::env::var_os("TPUT_BENCH_OUT")
+    /// Read the environment for the bench `name`; a value that does not
+    /// parse is a one-line error naming the variable.
+    pub fn read(name: &str) -> Result<BenchEnv, String> {
+        BenchEnv::read_from(name, |k| std::env::var(k).ok())
+    }
+
+    /// [`read`](Self::read) with `var` in place of the environment.
+    pub fn read_from(name: &str, var: impl Fn(&str) -> Option<String>) -> Result<BenchEnv, String> {
+        let short = match var("TPUT_BENCH_SHORT").as_deref().map(str::trim) {
+            None | Some("" | "0") => false,
+            Some("1") => true,
+            Some(v) => return Err(format!("TPUT_BENCH_SHORT: `{v}` is neither 1 (short) nor 0")),
+        };
+        let jobs = match var("TPUT_BENCH_JOBS") {
+            None => None,
+            Some(j) => match j.trim().parse::<usize>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => return Err(format!("TPUT_BENCH_JOBS: `{j}` is not a positive number of threads")),
+            },
+        };
+        Ok(BenchEnv {
+            out: var("TPUT_BENCH_OUT")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| repro_dir().join(name)),
-            short: std::env::var_os("TPUT_BENCH_SHORT").is_some_and(|v| v == "1"),
-            jobs: std::env::var("TPUT_BENCH_JOBS").ok().and_then(|j| j.parse().ok()),
-            figures: std::env::var("TPUT_BENCH_FIGURES").ok().map(|f| {
+            short,
+            jobs,
+            figures: var("TPUT_BENCH_FIGURES").map(|f| {
                 f.split(',')
                     .map(|f| f.trim().to_string())
                     .filter(|f| !f.is_empty())
                     .collect()
             }),
+        })
+    }
+}
+
+impl BenchEnv {
+    /// A one-line error if `TPUT_BENCH_FIGURES` is set for a bench that
+    /// has no figures to choose from; `instead` says what it has.
+    pub fn no_figures(&self, instead: &str) -> Result<(), String> {
+        match &self.figures {
+            Some(_) => Err(format!(
+                "TPUT_BENCH_FIGURES: this bench has no figures to choose ({instead})"
+            )),
+            None => Ok(()),
         }
     }
 }
@@ -323,4 +358,34 @@ pub fn repro_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
         .join("repro")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BenchEnv;
+
+    #[test]
+    fn the_bench_environment_reads_or_names_a_bad_value() {
+        let read = |pairs: &[(&str, &str)]| {
+            BenchEnv::read_from("x", |k| pairs.iter().find(|(x, _)| *x == k).map(|(_, v)| v.to_string()))
+        };
+        let e = read(&[("TPUT_BENCH_SHORT", "1"), ("TPUT_BENCH_JOBS", "3")]).unwrap();
+        assert!(e.short && e.jobs == Some(3) && e.figures.is_none());
+        assert!(e.out.ends_with("repro/x"));
+        let e = read(&[("TPUT_BENCH_FIGURES", "a, b"), ("TPUT_BENCH_OUT", "/o")]).unwrap();
+        assert!(e.no_figures("parts").unwrap_err().contains("(parts)"));
+        assert_eq!(e.figures, Some(vec!["a".to_string(), "b".into()]));
+        assert_eq!((e.short, e.jobs, e.out), (false, None, "/o".into()));
+        for (k, v) in [
+            ("TPUT_BENCH_JOBS", "two"),
+            ("TPUT_BENCH_JOBS", "0"),
+            ("TPUT_BENCH_SHORT", "yes"),
+        ] {
+            let err = read(&[(k, v)]).unwrap_err();
+            assert!(
+                err.starts_with(k) && err.contains(&format!("`{v}`")) && !err.contains('\n'),
+                "{err}"
+            );
+        }
+    }
 }

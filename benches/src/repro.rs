@@ -18,7 +18,7 @@ use tput_lab::plan::{Keep, PointResult};
 use tput_lab::scenario::Scenario;
 use tput_lab::sweep::run_parallel;
 
-use crate::{BenchEnv, Mode, Ran};
+use crate::{BenchEnv, Mode};
 
 /// One simulation a reproduction asks for.
 #[derive(Debug, Clone)]
@@ -199,97 +199,148 @@ fn results_by_id(name: &str, dir: &Path) -> Result<BTreeMap<String, PointResult>
     Ok(known)
 }
 
-/// The rounds of `r` replayed on the results `known` as far as they go:
-/// the points done with their results, and the next round's points that
-/// `known` lacks (none: every round is there).
+/// Where a run's results come from.
+enum Source<'a> {
+    /// Simulated here on this many threads.
+    Here(usize),
+    /// Read from the results `tputctl sweep run` wrote in this directory,
+    /// matched by plan and index (a reproduction in one round).
+    Plan(&'a Path),
+    /// Read from these results by their points' `id` label (a reproduction
+    /// in rounds), those of the directory named.
+    Ids(&'a Path, BTreeMap<String, PointResult>),
+}
+
+/// One simulation done: its point, what it measured (or why not), and the
+/// CPU seconds it took when it ran here.
+struct Done<P, M> {
+    point: P,
+    measured: Result<M, String>,
+    cpu_secs: Option<f64>,
+}
+
+/// The one run path: round after round (one round for a reproduction not
+/// in rounds) the points still needed, their results from `source`, each
+/// measured once. Stops at the first round of which `source` lacks a point
+/// (results from elsewhere only): the points done and that round's points
+/// missing (none: every round is there).
 #[allow(clippy::type_complexity)]
-fn replay_rounds<R: Reproduction>(
+fn drive<R: Reproduction>(
     r: &R,
-    known: &BTreeMap<String, PointResult>,
-) -> Result<(Vec<(R::Point, Ran)>, Vec<Planned<R::Point>>), String> {
-    let mut done = Vec::new();
-    let mut results = Vec::new();
+    source: &Source<'_>,
+) -> Result<(Vec<Done<R::Point, R::Measured>>, Vec<Planned<R::Point>>), String> {
+    let mut done: Vec<Done<R::Point, R::Measured>> = Vec::new();
+    let mut so_far: Measured<R> = Vec::new();
     let mut ids = std::collections::BTreeSet::new();
-    loop {
-        let need = identified(r.next_round(&done)?)?;
-        let (found, missing): (Vec<_>, Vec<_>) = need
-            .into_iter()
-            .filter(|p| !ids.contains(&p.labels["id"]))
-            .partition(|p| known.contains_key(&p.labels["id"]));
-        if found.is_empty() {
-            return Ok((results, missing));
+    for round in 1.. {
+        let mut need = r.next_round(&so_far)?;
+        if r.in_rounds() {
+            need = identified(need)?;
+            need.retain(|p| !ids.contains(&p.labels["id"]));
+            ids.extend(need.iter().map(|p| p.labels["id"].clone()));
         }
-        for p in found {
-            let id = p.labels["id"].clone();
-            let x = &known[&id];
-            done.push((p.point.clone(), r.measure(&p.point, x)));
-            results.push((p.point, Ok((x.clone(), 0.0))));
-            ids.insert(id);
+        if need.is_empty() {
+            break;
         }
+        let this_round: Vec<Done<R::Point, R::Measured>> = match source {
+            Source::Here(jobs) => {
+                let (points, plan) = plan_of(need)?;
+                let total = plan.len();
+                let count = |n: usize| match r.in_rounds() {
+                    true => format!("round {round}: {n}/{total}"),
+                    false => format!("{n}/{total}"),
+                };
+                let ran = run_parallel(
+                    &plan,
+                    *jobs,
+                    |p| match crate::run_point(p) {
+                        Ok((x, cpu)) => (r.measure(&points[p.index], &x), Some(cpu)),
+                        Err(e) => (Err(e), None),
+                    },
+                    |n, p, (m, cpu)| progress_line(r, &count(n), &points[p.index], m, *cpu),
+                );
+                points
+                    .into_iter()
+                    .zip(ran)
+                    .map(|(point, (measured, cpu_secs))| Done {
+                        point,
+                        measured,
+                        cpu_secs,
+                    })
+                    .collect()
+            }
+            Source::Plan(dir) => {
+                let (points, plan) = plan_of(need)?;
+                let results = crate::plan_results(dir, &plan, |i| r.label(&points[i]))?;
+                points
+                    .into_iter()
+                    .zip(results)
+                    .map(|(point, x)| Done {
+                        measured: r.measure(&point, &x),
+                        point,
+                        cpu_secs: None,
+                    })
+                    .collect()
+            }
+            Source::Ids(_, known) => {
+                let missing: Vec<_> = need
+                    .iter()
+                    .filter(|p| !known.contains_key(&p.labels["id"]))
+                    .cloned()
+                    .collect();
+                if !missing.is_empty() {
+                    return Ok((done, missing));
+                }
+                need.into_iter()
+                    .map(|p| Done {
+                        measured: r.measure(&p.point, &known[&p.labels["id"]]),
+                        point: p.point,
+                        cpu_secs: None,
+                    })
+                    .collect()
+            }
+        };
+        so_far.extend(this_round.iter().map(|d| (d.point.clone(), d.measured.clone())));
+        done.extend(this_round);
     }
+    Ok((done, Vec::new()))
+}
+
+/// Where the results of `r` come from: here on `jobs` threads, or the
+/// directory `from`.
+fn source<'a, R: Reproduction>(r: &R, jobs: usize, from: Option<&'a Path>) -> Result<Source<'a>, String> {
+    Ok(match from {
+        None => Source::Here(jobs),
+        Some(dir) if r.in_rounds() => Source::Ids(dir, results_by_id(r.name(), dir)?),
+        Some(dir) => Source::Plan(dir),
+    })
 }
 
 /// The plan of the next round of `r` (a reproduction in rounds) given the
 /// results under `dir`: what `--plan --from DIR` prints (empty: every round
 /// is there, build with `--from DIR`).
 pub fn plan_from<R: Reproduction>(r: &R, dir: &Path) -> Result<Vec<tput_lab::plan::Point>, String> {
-    let (_, missing) = replay_rounds(r, &results_by_id(r.name(), dir)?)?;
+    let (_, missing) = drive(r, &source(r, 1, Some(dir))?)?;
     plan_of(missing).map(|(_, plan)| plan)
 }
 
-/// Every point of `r` (a reproduction in rounds) and its result: run here,
-/// round by round, or read from `from`.
-fn rounds<R: Reproduction>(r: &R, jobs: usize, from: Option<&Path>) -> Result<Vec<(R::Point, Ran)>, String> {
-    if let Some(dir) = from {
-        let known = results_by_id(r.name(), dir)?;
-        let (done, missing) = replay_rounds(r, &known)?;
-        if let Some(first) = missing.first() {
-            return Err(format!(
-                "{}: no result for {}{}: run the next round (--plan --from {})",
-                dir.display(),
-                r.label(&first.point),
-                match missing.len() {
-                    1 => String::new(),
-                    n => format!(" (and {} more)", n - 1),
-                },
-                dir.display()
-            ));
-        }
-        return Ok(done);
-    }
-    let mut done: Measured<R> = Vec::new();
-    let mut ran_all: Vec<(R::Point, Ran)> = Vec::new();
-    for round in 1.. {
-        let need = identified(r.next_round(&done)?)?;
-        if need.is_empty() {
-            break;
-        }
-        let (points, plan) = plan_of(need)?;
-        let total = plan.len();
-        let ran = run_parallel(&plan, jobs, crate::run_point, |n, p, ran| {
-            progress_line(r, &format!("round {round}: {n}/{total}"), &points[p.index], ran)
-        });
-        for (p, ran) in points.into_iter().zip(ran) {
-            let m = ran.as_ref().map_err(Clone::clone).and_then(|(x, _)| r.measure(&p, x));
-            done.push((p.clone(), m));
-            ran_all.push((p, ran));
-        }
-    }
-    Ok(ran_all)
-}
-
 /// One progress line to stderr for a finished point.
-fn progress_line<R: Reproduction>(r: &R, count: &str, point: &R::Point, ran: &Ran) {
-    let line = match ran
-        .as_ref()
-        .map_err(Clone::clone)
-        .and_then(|(x, _)| r.measure(point, x))
-    {
-        Ok(m) => r.progress(&m),
+fn progress_line<R: Reproduction>(
+    r: &R,
+    count: &str,
+    point: &R::Point,
+    measured: &Result<R::Measured, String>,
+    cpu_secs: Option<f64>,
+) {
+    let line = match measured {
+        Ok(m) => r.progress(m),
         Err(e) => format!("FAILED: {e}"),
     };
-    let cpu = ran.as_ref().map_or(0.0, |(_, c)| *c);
-    eprintln!("[{count}] {}: {line} ({cpu:.1} CPU-s)", r.label(point));
+    eprintln!(
+        "[{count}] {}: {line} ({:.1} CPU-s)",
+        r.label(point),
+        cpu_secs.unwrap_or(0.0)
+    );
 }
 
 /// Run `r`'s simulations here on `jobs` threads (`from: None`, with one
@@ -308,37 +359,28 @@ pub fn run_measured<R: Reproduction>(
     jobs: usize,
     from: Option<&Path>,
 ) -> Result<(Built, Measured<R>), String> {
-    let ran: Vec<(R::Point, Ran)> = if r.in_rounds() {
-        rounds(r, jobs, from)?
-    } else {
-        let (points, plan) = plan(r)?;
-        let ran: Vec<Ran> = match from {
-            Some(dir) => crate::plan_results(dir, &plan, |i| r.label(&points[i]))?
-                .into_iter()
-                .map(|x| Ok((x, 0.0)))
-                .collect(),
-            None => {
-                let total = plan.len();
-                run_parallel(&plan, jobs, crate::run_point, |done, p, ran| {
-                    progress_line(r, &format!("{done}/{total}"), &points[p.index], ran)
-                })
-            }
-        };
-        points.into_iter().zip(ran).collect()
-    };
+    let source = source(r, jobs, from)?;
+    let (done, missing) = drive(r, &source)?;
+    if let (Some(first), Source::Ids(dir, _)) = (missing.first(), &source) {
+        return Err(format!(
+            "{}: no result for {}{}: run the next round (--plan --from {})",
+            dir.display(),
+            r.label(&first.point),
+            match missing.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            },
+            dir.display()
+        ));
+    }
     std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
     let mut cpu = Csv::new(&["point", "label", "cpu_secs"]);
-    let measured: Vec<_> = ran
-        .into_iter()
-        .enumerate()
-        .map(|(i, (p, ran))| {
-            if let Ok((_, secs)) = &ran {
-                crate::csv_row!(cpu, i, r.label(&p), secs);
-            }
-            let m = ran.and_then(|(x, _)| r.measure(&p, &x));
-            (p, m)
-        })
-        .collect();
+    for (i, d) in done.iter().enumerate() {
+        if let Some(secs) = d.cpu_secs {
+            crate::csv_row!(cpu, i, r.label(&d.point), secs);
+        }
+    }
+    let measured: Measured<R> = done.into_iter().map(|d| (d.point, d.measured)).collect();
     let mut built = r.build(out, &measured)?;
     let mut failures: Vec<String> = measured
         .iter()
@@ -369,8 +411,8 @@ pub fn run_measured<R: Reproduction>(
 /// files written, and exit (1 if a point failed, 2 on bad input).
 pub fn bench_main<R: Reproduction>(name: &str, make: impl FnOnce(&BenchEnv) -> Result<R, String>) -> ! {
     let mode = Mode::from_env(name);
-    let env = BenchEnv::read(name);
-    let r = make(&env).unwrap_or_else(|e| {
+    let r = BenchEnv::read(name).and_then(|env| Ok((make(&env)?, env)));
+    let (r, env) = r.unwrap_or_else(|e| {
         eprintln!("{name}: {e}");
         std::process::exit(2)
     });

@@ -49,11 +49,19 @@
 //!
 //! # Seed 002's bit-error path
 //!
-//! [`run_ber_model`] runs the TCP model exactly as seed 002's `ber` figure
-//! does (SACK or go-back-N, a 2 MiB window), [`run_ber_ns2`] ns-2's
+//! [`ber_scenario`] is the TCP model exactly as seed 002's `ber` figure
+//! runs it (SACK or go-back-N, a 2 MiB window), [`run_ber_ns2`] ns-2's
 //! `Agent/TCP/Sack1` with `Agent/TCPSink/Sack1` on the same path with the
 //! same packet loss rate (`benches/ns2/ber_compare.tcl`), each with its own
 //! loss pattern per seed.
+//!
+//! # The reproduction
+//!
+//! [`TcpNs2`] runs the four parts ([`PARTS`]) on the reproduction framework
+//! ([`crate::repro`]): the model's runs of the dumbbell, cut-off and
+//! bit-error parts are plan points (`--plan`, `--from DIR`); ns-2's runs
+//! (when `ns` is installed) and the window part's runs, which need the
+//! model's controller trace, are made by the build on the bench's threads.
 //!
 //! # Outcome
 //!
@@ -115,15 +123,14 @@
 //!   thousands. Before the model's fixes SACK fell below go-back-N beyond
 //!   100 ms (see `crate::seed002`).
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use tput_cc::{ControllerSpec, units::Rate};
 use tput_lab::scenario::{
-    CutModeSpec, CutoffSpec, DelayedAck, FlowGroup, FlowResult, LinkSpec, RunOptions, Scenario, TcpSpec, TopologySpec,
-    run_with,
+    CutModeSpec, CutoffSpec, DelayedAck, FlowGroup, FlowResult, LinkSpec, RunOptions, Scenario, ScenarioResult,
+    TcpSpec, TopologySpec, run_with,
 };
 use tput_tcp::{ControllerRecovery, Recovery};
 
@@ -276,12 +283,6 @@ pub struct Metrics {
     pub timeouts: Vec<u64>,
 }
 
-/// Jain's index of the flows' bytes ([`tput_lab::stats::jain`]); 0 when nothing was delivered.
-fn jain(bytes: &[u64]) -> f64 {
-    let v: Vec<f64> = bytes.iter().map(|&b| b as f64).collect();
-    tput_lab::stats::jain(&v).unwrap_or(0.0)
-}
-
 /// Fraction of `slots` (payload bytes per 1-s slot) with at least `mbps`.
 fn fraction_at_least(slots: &[u64], mbps: f64) -> f64 {
     if slots.is_empty() {
@@ -296,7 +297,8 @@ impl Metrics {
         let flows = bytes.len().max(1) as f64;
         Self {
             utilisation: busy_bytes * 8.0 / (BOTTLENECK_BPS as f64 * secs),
-            jain: jain(&bytes),
+            // Nothing delivered: 0, no flow got its share.
+            jain: tput_lab::stats::jain(&bytes.iter().map(|&b| b as f64).collect::<Vec<_>>()).unwrap_or(0.0),
             tagged_10: fraction_at_least(tagged_slots, 10.0),
             tagged_20: fraction_at_least(tagged_slots, 20.0),
             timeouts_per_flow_min: timeouts.iter().sum::<u64>() as f64 / flows / (secs / 60.0),
@@ -336,6 +338,23 @@ fn whole_slots(f: &FlowResult, secs: f64) -> Vec<u64> {
         .collect()
 }
 
+/// What the model's run `r` of `case` measured (from its flows, their
+/// 1-s interval records and TCP statistics, and the bottleneck's counters).
+pub fn metrics(case: &Case, r: &ScenarioResult) -> Result<Metrics, String> {
+    let secs = case.duration.as_secs_f64();
+    let tagged = r.flows.first().ok_or("no flow")?;
+    let bytes: Vec<u64> = r.flows.iter().map(|f| f.bytes).collect();
+    let timeouts: Vec<u64> = r
+        .flows
+        .iter()
+        .map(|f| f.tcp.as_ref().map_or(0, |t| t.timeouts))
+        .collect();
+    let tagged = whole_slots(tagged, secs);
+    // Busy time over the measured window (the run's duration) at 100 Mbit/s, in bytes.
+    let busy_bytes = r.window.bottleneck.busy_ns as f64 / 1e9 * BOTTLENECK_BPS as f64 / 8.0;
+    Ok(Metrics::new(bytes, timeouts, &tagged, busy_bytes, secs))
+}
+
 /// Run the model; with `trace`, also return the tagged flow's window trace
 /// (seconds, segments).
 fn run_model_traced(case: &Case, model: Model, trace: bool) -> Result<(Metrics, Vec<(f64, f64)>), String> {
@@ -346,22 +365,12 @@ fn run_model_traced(case: &Case, model: Model, trace: bool) -> Result<(Metrics, 
         ..RunOptions::default()
     };
     let r = run_with(&s, &options, |_| {}).map_err(|e| e.to_string())?;
-    let secs = case.duration.as_secs_f64();
-    let bytes: Vec<u64> = r.flows.iter().map(|f| f.bytes).collect();
-    let timeouts: Vec<u64> = r
-        .flows
-        .iter()
-        .map(|f| f.tcp.as_ref().map_or(0, |t| t.timeouts))
-        .collect();
-    let tagged = whole_slots(&r.flows[0], secs);
-    // Busy time over the measured window (the run's duration) at 100 Mbit/s, in bytes.
-    let busy_bytes = r.window.bottleneck.busy_ns as f64 / 1e9 * BOTTLENECK_BPS as f64 / 8.0;
     let window = r.flows[0]
         .cc_trace
         .iter()
         .map(|c| (c.time_secs, c.cwnd_bytes as f64 / SEGMENT as f64))
         .collect();
-    Ok((Metrics::new(bytes, timeouts, &tagged, busy_bytes, secs), window))
+    Ok((metrics(case, &r)?, window))
 }
 
 /// Run the model.
@@ -551,30 +560,7 @@ pub fn agrees(a: &Metrics, b: &Metrics) -> [bool; 4] {
 
 /// Mean of `f` over `ms`.
 pub fn mean_of(ms: &[Metrics], f: impl Fn(&Metrics) -> f64) -> f64 {
-    tput_lab::stats::mean(ms.iter().map(f)).unwrap_or(f64::NAN)
-}
-
-/// One row of the comparison table: the mean over seeds of each metric.
-pub fn row(label: &str, ms: &[Metrics]) -> String {
-    let mut t = String::new();
-    let _ = write!(
-        t,
-        "{label:<26} {:>6.3} {:>6.3} {:>6.2} {:>6.2} {:>7.2}",
-        mean_of(ms, |m| m.utilisation),
-        mean_of(ms, |m| m.jain),
-        mean_of(ms, |m| m.tagged_10),
-        mean_of(ms, |m| m.tagged_20),
-        mean_of(ms, |m| m.timeouts_per_flow_min),
-    );
-    t
-}
-
-/// The header matching [`row`].
-pub fn header() -> String {
-    format!(
-        "{:<26} {:>6} {:>6} {:>6} {:>6} {:>7}",
-        "", "util", "Jain", ">=10M", ">=20M", "TO/f/m"
-    )
+    tput_lab::stats::mean_or_nan(ms.iter().map(f))
 }
 
 /// The mean over seeds of each metric, as one [`Metrics`] (bytes and timeouts empty).
@@ -647,15 +633,9 @@ pub fn cut_scenario(c: &CutCase, model: Model) -> Scenario {
     }
 }
 
-/// Run the model on the cut-off path.
-pub fn run_cut_model(c: &CutCase, model: Model) -> Result<CutMetrics, String> {
-    let s = cut_scenario(c, model);
-    let options = RunOptions {
-        no_cc_trace: true,
-        ..RunOptions::default()
-    };
-    let r = run_with(&s, &options, |_| {}).map_err(|e| e.to_string())?;
-    let f = &r.flows[0];
+/// What the model's run `r` on the cut-off path `c` measured.
+pub fn cut_metrics(c: &CutCase, r: &ScenarioResult) -> Result<CutMetrics, String> {
+    let f = r.flows.first().ok_or("no flow")?;
     let tcp = f.tcp.clone().unwrap_or_default();
     // The flow sends until the end of the run's duration and then delivers
     // what it sent: at most a window more than ns-2's count of what was
@@ -735,9 +715,9 @@ pub struct BerMetrics {
 
 /// The model on seed 002's `ber` path exactly as that reproduction runs it
 /// (`newreno`, 1188-byte segments, a 2 MiB receive window, a 2000-packet
-/// queue), with SACK or go-back-N recovery.
-pub fn run_ber_model(c: &BerCase, gbn: bool) -> Result<BerMetrics, String> {
-    use crate::seed002::{Options, Point, Variant as S2, scenario as s2_scenario, steady_mbps};
+/// queue), with SACK or go-back-N recovery: the scenario for `c`.
+pub fn ber_scenario(c: &BerCase, gbn: bool) -> Scenario {
+    use crate::seed002::{Options, Point, Variant as S2, scenario as s2_scenario};
     let o = Options {
         seed: c.seed,
         duration: c.duration,
@@ -750,17 +730,17 @@ pub fn run_ber_model(c: &BerCase, gbn: bool) -> Result<BerMetrics, String> {
         rtt_ms: c.rtt_ms,
         ber: c.ber,
     };
-    let options = RunOptions {
-        no_cc_trace: true,
-        ..RunOptions::default()
-    };
-    let r = run_with(&s2_scenario(&p, &o), &options, |_| {}).map_err(|e| e.to_string())?;
+    s2_scenario(&p, &o)
+}
+
+/// What the model's run `r` on seed 002's bit-error path `c` measured.
+pub fn ber_metrics(c: &BerCase, r: &ScenarioResult) -> Result<BerMetrics, String> {
     let f = r.flows.first().ok_or("no flow")?;
     let end = c.duration.as_secs_f64() + 1e-9;
     let intervals: Vec<_> = f.intervals.iter().filter(|i| i.end_secs <= end).cloned().collect();
     let tcp = f.tcp.clone().unwrap_or_default();
     Ok(BerMetrics {
-        goodput_mbps: steady_mbps(&intervals, c.warmup),
+        goodput_mbps: crate::seed002::steady_mbps(&intervals, c.warmup),
         timeouts: tcp.timeouts,
         retransmits: tcp.retransmits,
         errors: r.window.bottleneck.dropped_random.packets,
@@ -797,6 +777,11 @@ pub fn run_ber_ns2(c: &BerCase, tcl: &Path) -> Result<BerMetrics, String> {
         errors,
     })
 }
+
+mod reproduction;
+mod tables;
+
+pub use reproduction::{BerSide, Measured, Options, PARTS, Point, Side, TcpNs2};
 
 #[cfg(test)]
 mod tests {
@@ -865,7 +850,5 @@ mod tests {
         );
         assert_eq!(Variant::parse("sack"), Some(Variant::Sack));
         assert_eq!(Variant::parse("vegas"), None);
-        assert_eq!(jain(&[1, 1, 1, 1]), 1.0);
-        assert_eq!(jain(&[1, 0, 0, 0]), 0.25);
     }
 }

@@ -191,34 +191,35 @@ pub fn table(rows: &[LiveRow], duration: Duration) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "\n== live: through the relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, 30 packets), {} s, target 10 Mbit/s of goodput ==\n\
-         {:<9} {:>16} {:>8} {:>8} {:>13} {:>10} {:>9} {:>13} {:>5}",
+        "\n== live: through the relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, 30 packets), {} s, target 10 Mbit/s of goodput ==",
         duration.as_secs(),
-        "tested",
-        "competitors",
-        "success",
-        "Mbit/s",
-        "each other",
-        "verified",
-        "infeas.",
-        "drops q/late",
-        "load"
     );
+    let mut table = tput_lab::report::Table::new()
+        .left("tested", 9)
+        .right("competitors", 16)
+        .right("success", 8)
+        .right("Mbit/s", 8)
+        .right("each other", 13)
+        .right("verified", 10)
+        .right("infeas.", 9)
+        .right("drops q/late", 13)
+        .right("load", 5);
     for r in rows {
-        let _ = writeln!(
-            t,
-            "{:<9} {:>16} {:>8.2} {:>8.2} {:>13.2} {:>10} {:>9} {:>13} {:>5.1}{}",
-            r.variant,
+        table.row([
+            r.variant.to_string(),
             format!("{} x {}", r.competitors, r.competitor),
-            r.success,
-            r.tested_mbps,
-            r.competitor_mbps,
-            if r.verified { "yes" } else { "NO" },
-            r.infeasible_intervals,
+            format!("{:.2}", r.success),
+            format!("{:.2}", r.tested_mbps),
+            format!("{:.2}", r.competitor_mbps),
+            (if r.verified { "yes" } else { "NO" }).to_string(),
+            r.infeasible_intervals.to_string(),
             format!("{}/{}", r.queue_drops, r.overload_drops),
-            r.load,
-            r.error.as_ref().map_or(String::new(), |e| format!("  FAILED: {e}"))
-        );
+            format!("{:.1}", r.load),
+        ]);
+        if let Some(e) = &r.error {
+            table.note(format!("          FAILED: {e}"));
+        }
     }
+    t += &table.text();
     t
 }

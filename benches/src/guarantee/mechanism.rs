@@ -188,40 +188,36 @@ impl Mechanism {
             "\n== mechanism: one guarantee flow at {PCT} % against {N} QUIC NewReno flows, seed 1, {} s, traced (from 1 s on) ==",
             self.duration.as_secs()
         );
-        let _ = writeln!(
-            t,
-            "{:<8} {:>7} {:>6} {:>15} {:>6} {:>27} {:>6} {:>13} {:>6} {:>15}",
-            "mode",
-            "success",
-            "Mbit/s",
-            "cwnd / needed",
-            "below",
-            "k by: forced/k_max/k_bw/met",
-            "g_i/bw",
-            "s=2 (from s)",
-            "floor",
-            "halvings/RTT"
-        );
+        let mut table = tput_lab::report::Table::new()
+            .left("mode", 8)
+            .right("success", 7)
+            .right("Mbit/s", 6)
+            .right("cwnd / needed", 15)
+            .right("below", 6)
+            .right("k by: forced/k_max/k_bw/met", 27)
+            .right("g_i/bw", 6)
+            .right("s=2 (from s)", 13)
+            .right("floor", 6)
+            .right("halvings/RTT", 15);
         for m in &self.modes {
-            let _ = writeln!(
-                t,
-                "{:<8} {:>7.2} {:>6.2} {:>15} {:>6.2} {:>27} {:>6.2} {:>13} {:>6.1} {:>15}",
-                m.mode,
-                m.success,
-                m.mbps,
+            table.row([
+                m.mode.to_string(),
+                format!("{:.2}", m.success),
+                format!("{:.2}", m.mbps),
                 format!("{:.1} / {:.1}", m.cwnd_pkts, m.needed_pkts),
-                m.below,
+                format!("{:.2}", m.below),
                 format!("{:.2}/{:.2}/{:.2}/{:.2}", m.k_forced, m.k_clamped, m.k_bw, m.k_met),
-                m.goal_ratio,
+                format!("{:.2}", m.goal_ratio),
                 format!(
                     "{:.2} ({})",
                     m.s_at_2,
                     m.s_2_at.map_or("never".into(), |s| format!("{s:.1}"))
                 ),
-                m.floor_pkts,
-                format!("{:.3} vs {:.3}", m.halvings_per_rtt, m.competitor_halvings_per_rtt)
-            );
+                format!("{:.1}", m.floor_pkts),
+                format!("{:.3} vs {:.3}", m.halvings_per_rtt, m.competitor_halvings_per_rtt),
+            ]);
         }
+        t += &table.text();
         let _ = writeln!(
             t,
             "(cwnd and floor in 1200-byte packets, time-weighted; needed = the controller's target in acknowledged bytes x mean srtt;\n \

@@ -73,6 +73,8 @@ use tput_netsim::Rng;
 use tput_tcp::Recovery;
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
+use tput_lab::report::Table;
+use tput_lab::stats::mean_or_nan as mean;
 
 pub mod live;
 pub mod mechanism;
@@ -415,16 +417,6 @@ impl Guarantee {
     }
 }
 
-/// [`tput_lab::stats::mean`], NaN (an empty table cell) without values.
-fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    tput_lab::stats::mean(v).unwrap_or(f64::NAN)
-}
-
-/// [`tput_lab::stats::jain`] (1 = all equal), NaN without values or when all are 0.
-fn jain(x: &[f64]) -> f64 {
-    tput_lab::stats::jain(x).unwrap_or(f64::NAN)
-}
-
 /// Measure a point's run: the first `tested` flows (in flow order) are the
 /// tested ones. The run's infeasible intervals are counted from the
 /// summary: a kept result drops the per-interval records, the summary keeps
@@ -458,7 +450,7 @@ fn measure_run(p: &PointResult, tested: usize, duration: Duration, target_bps: f
         aggregate_success: aggregate,
         tested_mbps: mean(t.iter().map(mbps)),
         competitor_mbps: mean(comp.iter().copied()),
-        jain: jain(&comp),
+        jain: tput_lab::stats::jain(&comp).unwrap_or(f64::NAN),
         goodput_utilisation: r.flows.iter().map(mbps).sum::<f64>() * 1e6 / BOTTLENECK_BPS as f64,
         drop_rate: r.bottleneck.dropped_queue.packets as f64 / offered.max(1) as f64,
         infeasible_intervals: p
@@ -738,12 +730,9 @@ fn min_of(ms: &[&Measured], f: impl Fn(&Measured) -> f64) -> f64 {
 const GOAL: f64 = 0.95;
 
 fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files: &mut Vec<(String, String)>) {
-    let header = |t: &mut String| {
-        let _ = write!(t, "{:<16}", "variant \\ N");
-        for n in &o.counts {
-            let _ = write!(t, "{:>12}", n);
-        }
-        t.push('\n');
+    let header = || {
+        let t = Table::new().left("variant \\ N", 16);
+        o.counts.iter().fold(t, |t, n| t.right(&n.to_string(), 11))
     };
     let mut misses = Vec::new();
     for comp in o.competitors.iter().copied() {
@@ -753,15 +742,15 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                 text,
                 "\n== grid: success ratio, mean over seeds (min), target {target} Mbit/s ({pct} %), N competitors {comp} =="
             );
-            header(text);
+            let mut table = header();
             let mut series = Vec::new();
             for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
-                let _ = write!(text, "{v:<16}");
+                let mut cells = vec![v.to_string()];
                 let mut points = Vec::new();
                 for &n in &o.counts {
                     let c = cell(ok, "grid", v, comp, pct, n);
                     let (m, lo) = (avg(&c, |m| m.success), min_of(&c, |m| m.success));
-                    let _ = write!(text, "{:>12}", format!("{m:.2} ({lo:.2})"));
+                    cells.push(format!("{m:.2} ({lo:.2})"));
                     points.push((f64::from(n), m));
                     // Each transport against its own kind: QUIC against QUIC
                     // NewReno and CUBIC, TCP-SACK against TCP Reno and CUBIC.
@@ -773,12 +762,13 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                         misses.push(format!("{v} vs {n} {comp} at {pct} %: {lo:.2}"));
                     }
                 }
-                text.push('\n');
+                table.row(cells);
                 series.push(Series {
                     name: v.to_string(),
                     points,
                 });
             }
+            *text += &table.text();
             files.push((
                 format!("success_{comp}_{pct}.svg"),
                 line_chart(
@@ -842,11 +832,14 @@ fn cost_table(
          goodput utilisation and drop % for {} / {}",
         trio[0], trio[1], trio[2], trio[0], trio[2]
     );
-    let _ = writeln!(
-        text,
-        "{:>4} {:>20} {:>20} {:>15} {:>7} {:>13} {:>13}",
-        "N", "tested d/p/n", "competitor d/p/n", "loss vs bound", "Jain d", "util d/n", "drop% d/n"
-    );
+    let mut table = Table::new()
+        .right("N", 4)
+        .right("tested d/p/n", 20)
+        .right("competitor d/p/n", 20)
+        .right("loss vs bound", 15)
+        .right("Jain d", 7)
+        .right("util d/n", 13)
+        .right("drop% d/n", 13);
     let (mut bound_line, mut loss_line, mut paper_line) = (Vec::new(), Vec::new(), Vec::new());
     for &n in &o.counts {
         let [d, p, r] = trio.map(|v| cell(ok, "grid", v, comp, pct, n));
@@ -854,9 +847,8 @@ fn cost_table(
         let loss = avg(&r, |m| m.competitor_mbps) - avg(&d, |m| m.competitor_mbps);
         let loss_paper = avg(&r, |m| m.competitor_mbps) - avg(&p, |m| m.competitor_mbps);
         let bound = (1.1 * (target - fair) / f64::from(n)).max(0.0);
-        let _ = writeln!(
-            text,
-            "{n:>4} {:>20} {:>20} {:>15} {:>7.3} {:>13} {:>13}",
+        table.row([
+            n.to_string(),
             format!(
                 "{:.1}/{:.1}/{:.1}",
                 avg(&d, |m| m.tested_mbps),
@@ -870,7 +862,7 @@ fn cost_table(
                 avg(&r, |m| m.competitor_mbps)
             ),
             format!("{loss:.2}/{bound:.2}{}", if loss <= bound + 1e-9 { "" } else { " !" }),
-            avg(&d, |m| m.jain),
+            format!("{:.3}", avg(&d, |m| m.jain)),
             format!(
                 "{:.3}/{:.3}",
                 avg(&d, |m| m.goodput_utilisation),
@@ -881,12 +873,13 @@ fn cost_table(
                 100.0 * avg(&d, |m| m.drop_rate),
                 100.0 * avg(&r, |m| m.drop_rate)
             ),
-        );
+        ]);
         let x = f64::from(n);
         bound_line.push((x, bound));
         loss_line.push((x, loss));
         paper_line.push((x, loss_paper));
     }
+    *text += &table.text();
     files.push((
         format!("cost_{}_{comp}_{pct}.svg", trio[0]),
         line_chart(
@@ -919,32 +912,27 @@ fn fig7_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
             "\n== fig7: five flows of {each} Mbit/s each ({pct} % together) against N QUIC NewReno: \
              per-flow success / the five judged as one, competitor Mbit/s =="
         );
-        let _ = write!(text, "{:<20}", "variant \\ N");
-        for n in &o.counts {
-            let _ = write!(text, "{:>18}", n);
-        }
-        text.push('\n');
+        let mut table = o.counts.iter().fold(Table::new().left("variant \\ N", 20), |t, n| {
+            t.right(&n.to_string(), 17)
+        });
         let mut series = Vec::new();
         for v in ["default", "default-aggregate", "paper", "paper-aggregate"] {
-            let _ = write!(text, "{v:<20}");
+            let mut cells = vec![v.to_string()];
             let mut points = Vec::new();
             for &n in &o.counts {
                 let c = cell(ok, "fig7", v, "quic-newreno", pct, n);
-                let _ = write!(
-                    text,
-                    "{:>18}",
-                    format!(
-                        "{:.2}/{:.2} {:.2}",
-                        avg(&c, |m| m.success),
-                        avg(&c, |m| m.aggregate_success),
-                        avg(&c, |m| m.competitor_mbps)
-                    )
-                );
+                cells.push(format!(
+                    "{:.2}/{:.2} {:.2}",
+                    avg(&c, |m| m.success),
+                    avg(&c, |m| m.aggregate_success),
+                    avg(&c, |m| m.competitor_mbps)
+                ));
                 points.push((f64::from(n), avg(&c, |m| m.success)));
             }
-            text.push('\n');
+            table.row(cells);
             series.push(Series { name: v.into(), points });
         }
+        *text += &table.text();
         files.push((
             format!("fig7_{pct}.svg"),
             line_chart(
@@ -960,24 +948,29 @@ fn fig7_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
 fn overbooked_table(ok: &[(&Point, &Measured)], text: &mut String) {
     let _ = writeln!(
         text,
-        "\n== overbooked: six flows asking 20 Mbit/s each (120 % of the link) against 10 QUIC NewReno, means over seeds ==\n\
-         {:<10} {:>9} {:>13} {:>17} {:>7} {:>22}",
-        "six flows", "success", "each Mbit/s", "NewReno Mbit/s", "drop %", "infeasible intervals"
+        "\n== overbooked: six flows asking 20 Mbit/s each (120 % of the link) against 10 QUIC NewReno, means over seeds =="
     );
+    let mut table = Table::new()
+        .left("six flows", 10)
+        .right("success", 9)
+        .right("each Mbit/s", 13)
+        .right("NewReno Mbit/s", 17)
+        .right("drop %", 7)
+        .right("infeasible intervals", 22);
     let mut rows = BTreeMap::new();
     for v in ["default", "paper", "newreno"] {
         let c = cell(ok, "overbooked", v, "quic-newreno", 20, 10);
-        let _ = writeln!(
-            text,
-            "{v:<10} {:>9.2} {:>13.2} {:>17.2} {:>7.2} {:>22.1}",
-            avg(&c, |m| m.success),
-            avg(&c, |m| m.tested_mbps),
-            avg(&c, |m| m.competitor_mbps),
-            100.0 * avg(&c, |m| m.drop_rate),
-            avg(&c, |m| m.infeasible_intervals as f64)
-        );
+        table.row([
+            v.to_string(),
+            format!("{:.2}", avg(&c, |m| m.success)),
+            format!("{:.2}", avg(&c, |m| m.tested_mbps)),
+            format!("{:.2}", avg(&c, |m| m.competitor_mbps)),
+            format!("{:.2}", 100.0 * avg(&c, |m| m.drop_rate)),
+            format!("{:.1}", avg(&c, |m| m.infeasible_intervals as f64)),
+        ]);
         rows.insert(v, (avg(&c, |m| m.competitor_mbps), avg(&c, |m| m.drop_rate)));
     }
+    *text += &table.text();
     if let (Some(d), Some(p)) = (rows.get("default"), rows.get("paper")) {
         let _ = writeln!(
             text,

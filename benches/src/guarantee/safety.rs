@@ -47,6 +47,7 @@ use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, RateChange, Scenario, T
 use tput_netsim::Rng;
 
 use super::{BOTTLENECK_BPS, MTU, Measured, Point, spec, tested};
+use tput_lab::stats::mean_or_nan as mean;
 
 /// Every row [`cases`] knows, in table order.
 pub const ROWS: [char; 7] = ['a', 'b', 'c', 'd', 'e', 'h', 'i'];
@@ -438,10 +439,6 @@ struct Row {
     after_over_target: Vec<f64>,
 }
 
-fn mean(v: &[f64]) -> f64 {
-    tput_lab::stats::mean(v.iter().copied()).unwrap_or(f64::NAN)
-}
-
 fn min(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NAN, f64::min)
 }
@@ -482,28 +479,25 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
         o.duration.as_secs(),
         o.seeds
     );
-    let _ = writeln!(
-        text,
-        "{:<26} {:<8} {:>12} {:>8} {:>9} {:>6} {:>6} {:>13} {:>13} {:>13} {:>10} {:>13}",
-        "case",
-        "variant",
-        "success",
-        "own Mb/s",
-        "loss/expl",
-        "w1s",
-        "w2s",
-        "drop %",
-        "util",
-        "delay ms",
-        "infeasible",
-        "recovery"
-    );
+    let mut table = tput_lab::report::Table::new()
+        .left("case", 26)
+        .left("variant", 8)
+        .right("success", 12)
+        .right("own Mb/s", 8)
+        .right("loss/expl", 9)
+        .right("w1s", 6)
+        .right("w2s", 6)
+        .right("drop %", 13)
+        .right("util", 13)
+        .right("delay ms", 13)
+        .right("infeasible", 10)
+        .right("recovery", 13);
     let mut by_case: BTreeMap<(String, &'static str), Row> = BTreeMap::new();
     let mut row_letter = ' ';
     for case in &all {
         if case.row != row_letter {
             row_letter = case.row;
-            let _ = writeln!(text, "-- row {row_letter}");
+            table.note(format!("-- row {row_letter}"));
         }
         let target_bps = BOTTLENECK_BPS as f64 * f64::from(case.target_pct) / 100.0;
         for variant in case.variants() {
@@ -532,7 +526,7 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                 }
             }
             if r.success.is_empty() {
-                let _ = writeln!(text, "{:<26} {variant:<8} (no results)", case.name);
+                table.note(format!("{:<26} {variant:<8} (no results)", case.name));
                 continue;
             }
             let base: Vec<f64> = o
@@ -557,12 +551,11 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
             let declared: Vec<f64> = r.infeasible_at.iter().filter_map(|x| *x).collect();
             let recovered: Vec<f64> = r.recovery.iter().filter_map(|x| *x).collect();
             let harmful = variant != "newreno" || case.aggregate;
-            let _ = writeln!(
-                text,
-                "{:<26} {variant:<8} {:>12} {:>8.2} {:>9} {:>6} {:>6} {:>13} {:>13} {:>13} {:>10} {:>13}",
-                case.name,
+            table.row([
+                case.name.clone(),
+                variant.to_string(),
                 format!("{:.3} ({:.2})", mean(&r.success), min(&r.success)),
-                mean(&r.own_mbps),
+                format!("{:.2}", mean(&r.own_mbps)),
                 if harmful && !lx.is_empty() {
                     format!("{:.2}", mean(&lx))
                 } else {
@@ -593,10 +586,11 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                 } else {
                     format!("{:.0} s {:.2}x", max(&recovered), mean(&r.after_over_target))
                 },
-            );
+            ]);
             by_case.insert((case.name.clone(), variant), r);
         }
     }
+    *text += &table.text();
     files.extend(files_of(o, &all, &by_case));
     timeline(o, &found, files);
 }

@@ -543,12 +543,7 @@ fn measure(p: &Point, r: &ScenarioResult) -> Result<PointResult, String> {
         success: mean(&ratios),
         aggregate_success: aggregate,
         tested_mbps: tested.iter().map(|f| f.bytes as f64 * 8.0 / secs / 1e6).sum(),
-        reno_mbps: mean(
-            &reno
-                .iter()
-                .map(|f| f.bytes as f64 * 8.0 / secs / 1e6)
-                .collect::<Vec<_>>(),
-        ),
+        reno_mbps: mean(reno.iter().map(|f| f.bytes as f64 * 8.0 / secs / 1e6)),
         utilisation,
         idle,
         unfinished_tcp: r.flows.iter().filter(|f| unfinished_tcp(f)).count() as u32,
@@ -577,10 +572,7 @@ fn check_errors(r: &ScenarioResult) -> Result<(), String> {
     }
 }
 
-/// [`tput_lab::stats::mean`] of a slice, NaN (an empty table cell) without values.
-fn mean(v: &[f64]) -> f64 {
-    tput_lab::stats::mean(v.iter().copied()).unwrap_or(f64::NAN)
-}
+use tput_lab::stats::mean_or_nan as mean;
 
 /// Seed 000's reproduction: the figures [`Options`] asks for.
 #[derive(Debug, Clone)]

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use tput_lab::plot::{Series, line_chart};
+use tput_lab::report::Table;
 
 use super::{FIG6_TCP_CELLS, FIG6_VARIANTS, Options, PointResult, mean};
 use crate::csv_row;
@@ -20,12 +21,7 @@ fn stats(
         .filter(|p| (p.figure, p.variant, p.target_pct, p.n_reno) == key)
         .map(field)
         .collect();
-    if v.is_empty() {
-        return None;
-    }
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some((mean(&v), min, max))
+    tput_lab::stats::mean_min_max(&v)
 }
 
 fn cell(s: Option<(f64, f64, f64)>) -> String {
@@ -55,18 +51,16 @@ fn idle(p: &PointResult) -> f64 {
 fn table(o: &Options, points: &[PointResult], title: &str, pct: u32, columns: &[Column]) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "{title}");
-    let _ = write!(t, "{:>6}", "n_reno");
-    for c in columns {
-        let _ = write!(t, " {:>22}", c.0);
-    }
-    let _ = writeln!(t);
+    let mut table = columns
+        .iter()
+        .fold(Table::new().right("n_reno", 6), |table, c| table.right(c.0, 22));
     for &n in &o.reno_counts {
-        let _ = write!(t, "{n:>6}");
-        for &(_, fig, variant, field) in columns {
-            let _ = write!(t, " {:>22}", cell(stats(points, (fig, variant, pct, n), field)));
-        }
-        let _ = writeln!(t);
+        let cells = columns
+            .iter()
+            .map(|&(_, fig, variant, field)| cell(stats(points, (fig, variant, pct, n), field)));
+        table.row(std::iter::once(n.to_string()).chain(cells));
     }
+    t += &table.text();
     t
 }
 

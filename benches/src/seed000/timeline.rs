@@ -178,25 +178,27 @@ impl Timeline {
              (Mbit/s: QUIC packet bytes delivered to the receivers per phase; success over the guarantee flow's\n\
              complete 32-RTT slots in the phase, judged on verified payload)"
         );
-        let _ = writeln!(
-            t,
-            "{:>9} {:>6} {:>16} {:>18} {:>8} {:>7} {:>8}",
-            "phase", "reno", "guarantee Mbit/s", "Reno Mbit/s/flow", "success", "mean k", "s at end"
-        );
+        let mut table = tput_lab::report::Table::new()
+            .right("phase", 9)
+            .right("reno", 6)
+            .right("guarantee Mbit/s", 16)
+            .right("Reno Mbit/s/flow", 18)
+            .right("success", 8)
+            .right("mean k", 7)
+            .right("s at end", 8);
         for (i, p) in self.phases.iter().enumerate() {
             let reno: u32 = PHASES.iter().take(i + 1).map(|x| x.0).sum();
-            let _ = writeln!(
-                t,
-                "{:>9} {:>6} {:>16.1} {:>18.1} {:>8.2} {:>7.2} {:>8}",
+            table.row([
                 format!("{:.0}-{:.0} s", p.0, p.1),
-                reno,
-                p.2,
-                p.3,
-                p.4,
-                p.5,
-                p.6
-            );
+                reno.to_string(),
+                format!("{:.1}", p.2),
+                format!("{:.1}", p.3),
+                format!("{:.2}", p.4),
+                format!("{:.2}", p.5),
+                p.6.to_string(),
+            ]);
         }
+        t += &table.text();
         let _ = writeln!(
             t,
             "Paper: with 1 Reno flow k stays at k_min = 1 (Reno-like, fair) and the target is met; with 5 the\n\

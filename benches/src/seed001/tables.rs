@@ -8,6 +8,7 @@ use tput_lab::plot::{Figure, Panel, Series, Trace, line_chart};
 
 use super::{Options, PointResult, TCP_SEGMENT, Transport, fmt_period, link_bound_mbps, payload_of};
 use crate::repro::{Csv, write_files};
+use tput_lab::stats::mean_or_nan as mean;
 
 /// Mean of the points of (study, transport, period, occupancy).
 fn cell<'a>(points: &'a [PointResult], study: &str, t: Transport, period: Duration, occ: f64) -> Vec<&'a PointResult> {
@@ -20,11 +21,6 @@ fn cell<'a>(points: &'a [PointResult], study: &str, t: Transport, period: Durati
                 && (r.point.occupancy - occ).abs() < 1e-9
         })
         .collect()
-}
-
-/// [`tput_lab::stats::mean`], NaN (an empty table cell) without values.
-fn mean(v: impl IntoIterator<Item = f64>) -> f64 {
-    tput_lab::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 /// Whether throughput `tput` at `occ` has collapsed: below half of what the
@@ -106,24 +102,24 @@ pub(super) fn tables(o: &Options, points: &[PointResult]) -> String {
         "Throughput vs occupancy (Mbit/s, mean over seeds; [link bound] = what whole 1500-byte frames in the connected intervals allow)"
     );
     for &period in &o.periods {
-        let _ = write!(t, "period {:>6} occ:", fmt_period(period));
-        for &occ in &o.occupancies {
-            let _ = write!(t, " {:>7}", fmt_occ(occ));
-        }
-        let _ = writeln!(t);
+        let mut table = o.occupancies.iter().fold(
+            tput_lab::report::Table::new().left(&format!("period {:>6} occ:", fmt_period(period)), 19),
+            |table, &occ| table.right(&fmt_occ(occ), 7),
+        );
         for &tr in &o.transports {
-            let _ = write!(t, "  {:<17}", tr.name());
+            let mut cells = vec![format!("  {}", tr.name())];
             for &occ in &o.occupancies {
                 let c = cell(points, "drop", tr, period, occ);
-                let _ = write!(t, " {:>7.1}", mean(c.iter().map(|r| r.throughput_mbps)));
+                cells.push(format!("{:.1}", mean(c.iter().map(|r| r.throughput_mbps))));
             }
-            let _ = writeln!(t);
+            table.row(cells);
         }
-        let _ = write!(t, "  {:<17}", "[link bound TCP]");
-        for &occ in &o.occupancies {
-            let _ = write!(t, " {:>7.1}", link_bound_mbps(period, occ, TCP_SEGMENT));
-        }
-        let _ = writeln!(t);
+        let bound = o
+            .occupancies
+            .iter()
+            .map(|&occ| format!("{:.1}", link_bound_mbps(period, occ, TCP_SEGMENT)));
+        table.row(std::iter::once("  [link bound TCP]".to_string()).chain(bound));
+        t += &table.text();
     }
     // Threshold table beside the paper's claims.
     let _ = writeln!(

@@ -158,11 +158,16 @@ pub(super) fn live_table(o: &Options, points: &[PointResult], live: &[LivePoint]
         o.warmup.as_secs(),
         o.duration.as_secs()
     );
-    let _ = writeln!(
-        t,
-        "{:>7} {:>3} {:>9} {:>9} {:>8} {:>10} {:>13} {:>14} {:>6}",
-        "RTT ms", "N", "live", "sim", "diff %", "min RTT", "verified MB", "drops q/late", "load"
-    );
+    let mut table = tput_lab::report::Table::new()
+        .right("RTT ms", 7)
+        .right("N", 3)
+        .right("live", 9)
+        .right("sim", 9)
+        .right("diff %", 8)
+        .right("min RTT", 10)
+        .right("verified MB", 13)
+        .right("drops q/late", 14)
+        .right("load", 6);
     let mut worst: Option<f64> = None;
     let mut worst_clean: Option<f64> = None;
     for l in live {
@@ -174,11 +179,9 @@ pub(super) fn live_table(o: &Options, points: &[PointResult], live: &[LivePoint]
                 worst_clean = Some(worst_clean.map_or(d.abs(), |w: f64| w.max(d.abs())));
             }
         }
-        let _ = writeln!(
-            t,
-            "{:>7} {:>3} {:>9} {:>9} {:>8} {:>10} {:>13} {:>14} {:>6}{}",
-            l.rtt_ms,
-            l.n,
+        table.row([
+            l.rtt_ms.to_string(),
+            l.n.to_string(),
             cell(Some(l.mbps), 2),
             cell(sim, 2),
             cell(diff, 1),
@@ -186,9 +189,12 @@ pub(super) fn live_table(o: &Options, points: &[PointResult], live: &[LivePoint]
             format!("{:.1}", l.verified_bytes as f64 / 1e6),
             format!("{}/{}", l.drops.0, l.drops.1),
             cell(Some(l.load), 1),
-            l.error.as_ref().map_or(String::new(), |e| format!("  FAILED: {e}"))
-        );
+        ]);
+        if let Some(e) = &l.error {
+            table.note(format!("        FAILED: {e}"));
+        }
     }
+    t += &table.text();
     if let Some(w) = worst {
         let _ = writeln!(
             t,

@@ -365,28 +365,32 @@ pub(super) fn ber_table(o: &Options, points: &[PointResult]) -> String {
     );
     for &ber in &o.bers {
         let _ = writeln!(t, "\nBER {ber:e}: packet loss p = {:.2e}", packet_loss(ber));
-        let _ = writeln!(
-            t,
-            "{:>7} {:>12} {:>12} {:>12} {:>9} {:>9} {:>14} {:>9}",
-            "RTT ms", "QUIC SR", "TCP SACK", "TCP GBN", "GBN/SACK", "QUIC/SACK", "drops Q/S/G", "NR bound"
-        );
+        let mut table = tput_lab::report::Table::new()
+            .right("RTT ms", 7)
+            .right("QUIC SR", 12)
+            .right("TCP SACK", 12)
+            .right("TCP GBN", 12)
+            .right("GBN/SACK", 9)
+            .right("QUIC/SACK", 9)
+            .right("drops Q/S/G", 14)
+            .right("NR bound", 9);
         for &rtt in &o.rtts_ms {
             let get = |v| find(points, "ber", v, rtt, ber);
             let [q, s, g] = BER_VARIANTS.map(get);
             let ratio = |a: Option<&PointResult>, b: Option<&PointResult>| a.zip(b).map(|(a, b)| a.mbps / b.mbps);
             let drops = [q, s, g].map(|x| x.map_or("-".into(), |p| p.random_drops.to_string()));
-            let _ = writeln!(
-                t,
-                "{rtt:>7} {:>12} {:>12} {:>12} {:>9} {:>9} {:>14} {:>9}",
+            table.row([
+                rtt.to_string(),
                 cell(q.map(|p| p.mbps), 2),
                 cell(s.map(|p| p.mbps), 2),
                 cell(g.map(|p| p.mbps), 2),
                 cell(ratio(g, s), 3),
                 cell(ratio(q, s), 3),
                 drops.join("/"),
-                cell(Some(loss_bound(ber, f64::from(rtt) / 1e3) / 1e6), 2)
-            );
+                cell(Some(loss_bound(ber, f64::from(rtt) / 1e3) / 1e6), 2),
+            ]);
         }
+        t += &table.text();
         let lo = *o.rtts_ms.iter().min().unwrap_or(&0);
         let hi = *o.rtts_ms.iter().max().unwrap_or(&0);
         let r = |rtt| {

@@ -91,7 +91,6 @@ use crate::repro::{Built, Measurements, Planned, Reproduction};
 
 mod tables;
 
-pub use tables::stats;
 use tables::{figure_xs, pick_x};
 
 /// The four controllers of the paper, as `tput-cc` specs.

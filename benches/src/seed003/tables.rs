@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use tput_lab::plot::{Band, BandPoint, Figure, Panel, Series, Trace};
+use tput_lab::report::Table;
 use tput_lab::scenario::Transport;
+use tput_lab::stats::mean_min_max;
 
 use super::{FigureSpec, Options, Report, Search, Setup, Work, passes, transport_name};
 use crate::csv_row;
@@ -94,30 +96,26 @@ pub(super) fn tables(o: &Options, w: &Work, report: &Report) -> (String, Vec<(St
         let xs = figure_xs(f);
         let mut panels = Vec::new();
         for &t in &o.transports {
-            let _ = write!(
-                text,
-                "{:<6} {:<22}",
-                transport_name(t),
-                match f.x_label {
-                    "flows" => "flows",
-                    "mean file size (Mbit)" => "size (Mbit)",
-                    _ => "delay (ms)",
-                }
-            );
-            for x in &xs {
-                let _ = write!(text, " {:>17}", format!("{x}"));
-            }
-            text.push('\n');
+            let x_name = match f.x_label {
+                "flows" => "flows",
+                "mean file size (Mbit)" => "size (Mbit)",
+                _ => "delay (ms)",
+            };
+            let mut table = xs
+                .iter()
+                .fold(Table::new().left(transport_name(t), 6).left(x_name, 22), |table, x| {
+                    table.right(&x.to_string(), 17)
+                });
             let mut traces = Vec::new();
             for (_, c) in f.curves.iter().filter(|(ct, _)| *ct == t) {
-                let _ = write!(text, "{:<6} {:<22}", "", c.name);
+                let mut cells = vec![String::new(), c.name.clone()];
                 let mut band = Band {
                     name: c.name.clone(),
                     points: Vec::new(),
                 };
                 for x in &xs {
                     let Some((_, s)) = c.setups.iter().find(|(sx, _)| sx == x) else {
-                        let _ = write!(text, " {:>17}", "-");
+                        cells.push("-".into());
                         continue;
                     };
                     let rs = find(s);
@@ -138,17 +136,17 @@ pub(super) fn tables(o: &Options, w: &Work, report: &Report) -> (String, Vec<(St
                         );
                     }
                     let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
-                    if w.is_empty() {
-                        let _ = write!(text, " {:>17}", "failed");
+                    let Some((mean, min, max)) = mean_min_max(&w) else {
+                        cells.push("failed".into());
                         continue;
-                    }
-                    let (mean, min, max) = stats(&w);
-                    let _ = write!(text, " {:>17}", format!("{mean:.0} [{min:.0}-{max:.0}]"));
+                    };
+                    cells.push(format!("{mean:.0} [{min:.0}-{max:.0}]"));
                     band.points.push(BandPoint { x: *x, mean, min, max });
                 }
-                text.push('\n');
+                table.row(cells);
                 traces.push(Trace::Band(band));
             }
+            text += &table.text();
             panels.push(Panel {
                 y_label: format!("W_min (Mbit/s), {}", transport_label(t)),
                 traces,
@@ -247,14 +245,6 @@ fn transport_label(t: Transport) -> &'static str {
     }
 }
 
-/// Mean, min and max.
-pub fn stats(v: &[f64]) -> (f64, f64, f64) {
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (mean, min, max)
-}
-
 /// The reference runs: D_e at 100 Mbit/s (from creation) and the transfer
 /// time, and the files, per configuration of the paper's point (5 flows, 5 Mbit).
 fn reference_table(report: &Report, o: &Options) -> String {
@@ -268,11 +258,14 @@ fn reference_table(report: &Report, o: &Options) -> String {
             by.entry(s.key()).or_default().push(r);
         }
     }
-    let _ = writeln!(
-        t,
-        "{:<44} {:>9} {:>11} {:>8} {:>6} {:>11} {:>10}",
-        "configuration", "D_e (s)", "transfer(s)", "files", "lost", "lost(all)", "wmin"
-    );
+    let mut table = Table::new()
+        .left("configuration", 44)
+        .right("D_e (s)", 9)
+        .right("transfer(s)", 11)
+        .right("files", 8)
+        .right("lost", 6)
+        .right("lost(all)", 11)
+        .right("wmin", 10);
     for (k, rs) in by {
         let n = rs.len() as f64;
         let de = rs.iter().map(|r| r.reference.de()).sum::<f64>() / n;
@@ -281,13 +274,18 @@ fn reference_table(report: &Report, o: &Options) -> String {
         let lost: u64 = rs.iter().map(|r| r.reference.files.lost()).sum();
         let lost_all: u64 = rs.iter().flat_map(|r| r.points.iter()).map(|p| p.files.lost()).sum();
         let w: Vec<f64> = rs.iter().map(|r| r.wmin_mbps).collect();
-        let (m, lo, hi) = stats(&w);
-        let _ = writeln!(
-            t,
-            "{k:<44} {de:>9.3} {tot:>11.3} {files:>8} {lost:>6} {lost_all:>11} {:>10}",
-            format!("{m:.0} [{lo:.0}-{hi:.0}]")
-        );
+        let (m, lo, hi) = mean_min_max(&w).unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+        table.row([
+            k.to_string(),
+            format!("{de:.3}"),
+            format!("{tot:.3}"),
+            files.to_string(),
+            lost.to_string(),
+            lost_all.to_string(),
+            format!("{m:.0} [{lo:.0}-{hi:.0}]"),
+        ]);
     }
+    t += &table.text();
     let _ = o;
     t
 }
@@ -300,7 +298,7 @@ fn wmin_of(report: &Report, s: &Setup) -> Option<f64> {
         .filter(|(x, r)| x == s && r.error.is_none())
         .map(|(_, r)| r.wmin_mbps)
         .collect();
-    (!w.is_empty()).then(|| stats(&w).0)
+    tput_lab::stats::mean(w)
 }
 
 /// The paper's claims beside what we measured.

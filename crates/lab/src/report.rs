@@ -347,48 +347,36 @@ impl Summary {
         };
         // Columns as wide as their longest entry, so that a long spec or a
         // long run does not push the figures out of line.
-        let cc_w = self
-            .flows
-            .iter()
-            .map(|f| f.cc.chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(10);
-        let success_w = self
-            .flows
-            .iter()
-            .map(|f| success_of(f).len())
-            .max()
-            .unwrap_or(0)
-            .max(12);
-        out += &format!(
-            "{:>5} {:<cc_w$} {:>14} {:>9} {:>success_w$} {:>16}\n",
-            "flow", "controller", "goodput", "active", "success", "files (mean s)"
-        );
+        let mut t = Table::new()
+            .right("flow", 5)
+            .left("controller", 10)
+            .right("goodput", 14)
+            .right("active", 9)
+            .right("success", 12)
+            .right("files (mean s)", 16);
         for f in &self.flows {
-            let success = success_of(f);
             let files = f
                 .mean_file_secs
                 .map_or("-".to_string(), |m| format!("{} ({m:.3})", f.files));
-            out += &format!(
-                "{:>5} {:<cc_w$} {:>14} {:>7.2} s {:>success_w$} {:>16}\n",
-                f.flow,
-                f.cc,
+            t.row([
+                f.flow.to_string(),
+                f.cc.clone(),
                 mbps(f.goodput_bps),
-                f.active_secs,
-                success,
-                files
-            );
+                format!("{:.2} s", f.active_secs),
+                success_of(f),
+                files,
+            ]);
             if f.infeasible_intervals > 0 {
-                out += &format!(
-                    "      the controller declared its target infeasible at the end of {} intervals, its breaker open (Reno) at the end of {} of them\n",
+                t.note(format!(
+                    "      the controller declared its target infeasible at the end of {} intervals, its breaker open (Reno) at the end of {} of them",
                     f.infeasible_intervals, f.breaker_open_intervals
-                );
+                ));
             }
             for e in &f.errors {
-                out += &format!("      error: {e}\n");
+                t.note(format!("      error: {e}"));
             }
         }
+        out += &t.text();
         let with_files: Vec<&FlowSummary> = self.flows.iter().filter(|f| f.files_lost.is_some()).collect();
         if !with_files.is_empty() {
             // D_e pooled over every file of every flow (seed 003's metric).
@@ -717,9 +705,184 @@ pub fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &Sum
     write_files(dir, &render_outputs(s, r, summary)?)
 }
 
+/// How a [`Table`] column lines up its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Flush left (names, labels).
+    Left,
+    /// Flush right (numbers).
+    Right,
+}
+
+/// A table of text cells, printed with its columns lined up ([`text`](Self::text))
+/// or written as CSV ([`csv`](Self::csv)): the one table helper of the
+/// reports, the reproductions and the benches.
+///
+/// Cells are formatted by the caller (`format!("{x:.3}")`), so the text and
+/// the CSV show the same digits. A column is as wide as its widest cell,
+/// header included, or its minimum width if that is wider; columns are
+/// separated by one space, and a line has no trailing spaces.
+///
+/// ```
+/// use tput_lab::report::{Align, Table};
+///
+/// let mut t = Table::new().left("case", 0).right("util", 6);
+/// t.row(["1 x bbr", "0.951"]);
+/// t.row(["10 x cubic", "0.990"]);
+/// assert_eq!(t.text(), "case         util\n1 x bbr     0.951\n10 x cubic  0.990\n");
+/// assert_eq!(t.csv(), "case,util\n1 x bbr,0.951\n10 x cubic,0.990\n");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    columns: Vec<(String, Align, usize)>,
+    units: Option<Vec<String>>,
+    /// Rows of cells and notes (`Err`: a line of its own, text only).
+    rows: Vec<Result<Vec<String>, String>>,
+}
+
+impl Table {
+    /// A table without columns yet.
+    pub fn new() -> Table {
+        Table::default()
+    }
+
+    /// Add a left-aligned column headed `header`, at least `width` wide.
+    pub fn left(self, header: &str, width: usize) -> Table {
+        self.column(header, Align::Left, width)
+    }
+
+    /// Add a right-aligned column headed `header`, at least `width` wide.
+    pub fn right(self, header: &str, width: usize) -> Table {
+        self.column(header, Align::Right, width)
+    }
+
+    /// Add a column headed `header`, aligned by `align`, at least `width` wide.
+    pub fn column(mut self, header: &str, align: Align, width: usize) -> Table {
+        self.columns.push((header.to_string(), align, width));
+        self
+    }
+
+    /// A second header line of units, one per column ("" for none); the
+    /// CSV header joins each to its column's name (`goodput (Mbit/s)`).
+    pub fn units<S: AsRef<str>>(mut self, units: impl IntoIterator<Item = S>) -> Table {
+        self.units = Some(units.into_iter().map(|u| u.as_ref().to_string()).collect());
+        self
+    }
+
+    /// Append one row of cells, one per column (missing cells are empty,
+    /// extra cells are printed after the last column).
+    pub fn row<S: ToString>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows.push(Ok(cells.into_iter().map(|c| c.to_string()).collect()));
+    }
+
+    /// Append a line of its own below the last row (an error, a remark):
+    /// printed as it is by [`text`](Self::text), left out of the CSV and of
+    /// the columns' widths.
+    pub fn note(&mut self, line: impl Into<String>) {
+        self.rows.push(Err(line.into()));
+    }
+
+    /// Whether the table has no rows (nor notes).
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The header line(s) and one line per row, columns lined up.
+    pub fn text(&self) -> String {
+        let headers: Vec<String> = self.columns.iter().map(|c| c.0.clone()).collect();
+        let lines: Vec<Result<&Vec<String>, &String>> = std::iter::once(&headers)
+            .chain(self.units.as_ref())
+            .map(Ok)
+            .chain(self.rows.iter().map(Result::as_ref))
+            .collect();
+        let cells = || lines.iter().filter_map(|l| l.ok());
+        let n = cells().map(|l| l.len()).max().unwrap_or(0);
+        let widths: Vec<usize> = (0..n)
+            .map(|i| {
+                let widest = cells()
+                    .filter_map(|l| l.get(i))
+                    .map(|c| c.chars().count())
+                    .max()
+                    .unwrap_or(0);
+                widest.max(self.columns.get(i).map_or(0, |c| c.2))
+            })
+            .collect();
+        let mut out = String::new();
+        for l in lines {
+            let l = match l {
+                Ok(cells) => cells,
+                Err(note) => {
+                    out += note;
+                    out.push('\n');
+                    continue;
+                }
+            };
+            let mut line = String::new();
+            for (i, w) in widths.iter().enumerate() {
+                let cell = l.get(i).map_or("", String::as_str);
+                if i > 0 {
+                    line.push(' ');
+                }
+                match self.columns.get(i).map_or(Align::Left, |c| c.1) {
+                    Align::Left => line += &format!("{cell:<w$}"),
+                    Align::Right => line += &format!("{cell:>w$}"),
+                }
+            }
+            out += line.trim_end();
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The table as CSV: one header line (a column's unit, if any, in
+    /// parentheses after its name), then the rows; cells are quoted only
+    /// where they need it (a comma, a quote, a line break).
+    pub fn csv(&self) -> String {
+        let mut w = csv::WriterBuilder::new().flexible(true).from_writer(Vec::new());
+        let header = self.columns.iter().enumerate().map(|(i, c)| {
+            match self.units.as_ref().and_then(|u| u.get(i)).filter(|u| !u.is_empty()) {
+                Some(u) => format!("{} ({u})", c.0),
+                None => c.0.clone(),
+            }
+        });
+        // Writing into a Vec cannot fail.
+        let _ = w.write_record(header);
+        for r in self.rows.iter().flatten() {
+            let _ = w.write_record(r);
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_lines_up_its_columns_and_writes_csv() {
+        let mut t = Table::new()
+            .left("case", 10)
+            .right("goodput", 0)
+            .right("jain", 6)
+            .units(["", "Mbit/s", ""]);
+        t.row(["a, b", "95.1", "1.000"]);
+        t.row(["a much longer case", "9.5"]);
+        t.note("  a note, as it is, not a row of the CSV");
+        let text = [
+            "case               goodput   jain",
+            "                    Mbit/s",
+            "a, b                  95.1  1.000",
+            "a much longer case     9.5",
+            "  a note, as it is, not a row of the CSV",
+        ];
+        assert_eq!(t.text(), text.map(|l| format!("{l}\n")).concat());
+        assert_eq!(
+            t.csv(),
+            "case,goodput (Mbit/s),jain\n\"a, b\",95.1,1.000\na much longer case,9.5\n"
+        );
+        assert!(!t.is_empty() && Table::new().is_empty());
+        assert_eq!(Table::new().text(), "\n");
+    }
 
     #[derive(Serialize, Default)]
     struct Row {

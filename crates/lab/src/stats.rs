@@ -14,6 +14,29 @@ pub fn mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
+/// [`mean`] for a table cell or a CSV column, where "no values" shows as
+/// `NaN`: the mean of `values` (owned or borrowed), `f64::NAN` without
+/// values.
+pub fn mean_or_nan<I>(values: I) -> f64
+where
+    I: IntoIterator,
+    I::Item: std::borrow::Borrow<f64>,
+{
+    use std::borrow::Borrow as _;
+    mean(values.into_iter().map(|v| *v.borrow())).unwrap_or(f64::NAN)
+}
+
+/// The mean, the minimum and the maximum of `values`, in that order;
+/// `None` without values. A NaN value makes the mean NaN and is passed
+/// over by the minimum and the maximum (as [`f64::min`] and [`f64::max`]
+/// do).
+pub fn mean_min_max(values: &[f64]) -> Option<(f64, f64, f64)> {
+    let m = mean(values.iter().copied())?;
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some((m, min, max))
+}
+
 /// Jain's fairness index `(Σx)² / (n · Σx²)` (R. Jain, D. Chiu, W. Hawe,
 /// "A quantitative measure of fairness and discrimination for resource
 /// allocation in shared computer systems", DEC TR-301, 1984): 1 when all
@@ -51,6 +74,20 @@ mod tests {
         assert_eq!(jain(&[]), None);
         assert_eq!(jain(&[0.0, 0.0]), None);
         assert_eq!(percentile(&[], 0.5), None);
+        assert_eq!(mean_min_max(&[]), None);
+        assert!(mean_or_nan(Vec::<f64>::new()).is_nan());
+    }
+
+    #[test]
+    fn mean_min_max_and_the_table_cell_mean() {
+        assert_eq!(mean_min_max(&[4.0, 1.0, 7.0]), Some((4.0, 1.0, 7.0)));
+        assert_eq!(mean_min_max(&[2.5]), Some((2.5, 2.5, 2.5)));
+        let (m, lo, hi) = mean_min_max(&[1.0, f64::NAN, 3.0]).unwrap();
+        assert!(m.is_nan());
+        assert_eq!((lo, hi), (1.0, 3.0));
+        let v = [1.0, 2.0, 6.0];
+        assert_eq!(mean_or_nan(v), 3.0);
+        assert_eq!(mean_or_nan(v.iter().map(|x| x * 2.0)), 6.0);
     }
 
     #[test]
