@@ -5,7 +5,7 @@ use crate::error::ConfigError;
 use crate::eval_slot::EvalSlot;
 use crate::units::Rate;
 
-/// Where a [`Guarantee`] built from a spec gets `A` and `P` from (spec key `abw`).
+/// Where a [`Guarantee`](super::Guarantee) built from a spec gets `A` and `P` from (spec key `abw`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -19,7 +19,7 @@ pub enum AbwSource {
     Inline,
 }
 
-/// Which rules a [`Guarantee`] follows on loss (spec key `mode`).
+/// Which rules a [`Guarantee`](super::Guarantee) follows on loss (spec key `mode`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
@@ -27,14 +27,14 @@ pub enum AbwSource {
 pub enum GuaranteeMode {
     /// The default: the paper's slope, and a loss response that never cuts
     /// below the window the target needs, with a breaker for infeasible
-    /// targets (see [`Guarantee`], "Floor").
+    /// targets (see [`Guarantee`](super::Guarantee), "Floor").
     #[default]
     Floor,
     /// The paper's rules exactly (§2): Reno's halving on loss.
     Paper,
 }
 
-/// Parameters of [`Guarantee`].
+/// Parameters of [`Guarantee`](super::Guarantee).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
