@@ -128,7 +128,7 @@ pub fn server_datagrams(data: &[u8]) {
         let n = (usize::from(n) * 8).min(tail.len());
         let (dgram, tail) = tail.split_at(n);
         rest = tail;
-        node.handle_datagram(now, from, 0, BytesMut::from(dgram));
+        node.handle_datagram(now, from, BytesMut::from(dgram));
         while node.poll_transmit().is_some() {}
         while node.poll_event().is_some() {}
         now += Duration::from_millis(10);
@@ -162,7 +162,7 @@ pub fn server_stream(data: &[u8]) {
             let Some(t) = conn.poll_transmit(now, 1, &mut out) else {
                 break;
             };
-            server.handle_datagram(now, client_addr, 0, BytesMut::from(&out[..t.size]));
+            server.handle_datagram(now, client_addr, BytesMut::from(&out[..t.size]));
             progressed = true;
         }
         while let Some(o) = server.poll_transmit() {
@@ -222,10 +222,10 @@ mod tests {
                 bytes: Some(1000),
                 duration: None,
                 key: 1,
-                target_bps: 0,
+                target: None,
                 eval_slot: Duration::from_secs(1),
                 interval: Duration::from_millis(100),
-                rate_limit_bps: 0,
+                rate_limit: None,
                 cc: "cubic".into(),
                 buffers: None,
             }

@@ -6,9 +6,13 @@
 //! line and not reported again through [`std::error::Error::source`], so
 //! printing the chain (as `anyhow`'s `{:#}` does) shows it once.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use tput_cc::units::format_duration;
+
+use crate::node::Refusal;
 use crate::proto::MAX_BUFFERS;
 
 /// What can go wrong in this crate. New variants may come in a minor
@@ -34,12 +38,12 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A transfer failed.
-    #[error("transfer {id} failed: {why}")]
+    #[error("transfer {id} failed: {error}")]
     Transfer {
         /// Which transfer.
         id: u64,
         /// Why.
-        why: String,
+        error: TransferError,
     },
 }
 
@@ -126,9 +130,6 @@ pub enum ConfigError {
     /// A user's own controller asked for a download.
     #[error("a controller of your own sends uploads only (a download's server builds the controller from the request)")]
     OwnControllerForDownload,
-    /// Both one of quinn-proto's controllers and one of the user's own.
-    #[error("a transfer runs one controller: give quinn-proto's or your own, not both")]
-    TwoControllers,
     /// A controller spec longer than a request can carry.
     #[error("controller spec of {len} bytes: at most {max} fit in a request")]
     SpecTooLong {
@@ -377,5 +378,173 @@ impl From<RequestError> for Error {
 impl From<FrameError> for Error {
     fn from(e: FrameError) -> Self {
         Error::Protocol(ProtocolError::Frame(e))
+    }
+}
+
+/// Why a transfer failed ([`TransferOutcome::error`](crate::TransferOutcome::error)),
+/// from the point of view of the node that reports it. Each prints as one
+/// line; the variants tell the cases apart without reading the text. New
+/// variants may come in a minor release: match with a wildcard arm.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransferError {
+    /// Nothing at all came back from `peer` before the idle timeout (RFC
+    /// 9000 §10.1): most likely no server runs there, or UDP is blocked.
+    #[error("{}", no_answer(*peer, *idle_timeout))]
+    NoAnswer {
+        /// The server's address.
+        peer: SocketAddr,
+        /// The idle timeout, when this node's own strict timer
+        /// ([`NodeConfig::strict_idle`](crate::NodeConfig::strict_idle))
+        /// ended the connection; `None` when quinn-proto's did.
+        idle_timeout: Option<Duration>,
+    },
+    /// The peer fell silent for the idle timeout (RFC 9000 §10.1).
+    #[error("{}", timed_out(*idle_timeout))]
+    TimedOut {
+        /// The idle timeout, when this node's own strict timer ended the
+        /// connection; `None` when quinn-proto's did.
+        idle_timeout: Option<Duration>,
+    },
+    /// The server refused the transfer: the limit the request or the
+    /// connection exceeds, as the server's close reason states it (RFC 9000
+    /// §19.19). A reason that is no refusal of this crate's stays
+    /// [`ClosedByPeer`](Self::ClosedByPeer). (A server reports no outcome
+    /// for a request it refuses: no transfer began.)
+    #[error("peer closed the connection: {0}")]
+    Refused(Refusal),
+    /// The server was already serving as many connections as it takes
+    /// ([`NodeConfig::max_connections`](crate::NodeConfig::max_connections)):
+    /// it refused the connection with CONNECTION_REFUSED (RFC 9000 §20.1).
+    /// `live`: the message names the command-line flag that sets it.
+    #[error(
+        "refused: the server is serving as many connections as it takes at once{}",
+        if *live { " (tputctl serve --max-clients)" } else { "" }
+    )]
+    ServerBusy {
+        /// Whether the node runs live (not in a simulation).
+        live: bool,
+    },
+    /// A payload byte does not match the pattern it was generated from.
+    #[error("payload byte {offset} does not match the pattern")]
+    Corrupt {
+        /// Its offset in the payload.
+        offset: u64,
+    },
+    /// The peer closed the connection with an application error (RFC 9000
+    /// §19.19): a refusal, a protocol error or a failed verification on its
+    /// side, or its own timeout; `reason` says which.
+    #[error("peer closed the connection: {reason}")]
+    ClosedByPeer {
+        /// The application error code ([`CLOSE_PROTOCOL_ERROR`](crate::CLOSE_PROTOCOL_ERROR),
+        /// [`CLOSE_CORRUPT`](crate::CLOSE_CORRUPT), [`CLOSE_TIMED_OUT`](crate::CLOSE_TIMED_OUT), ...).
+        code: u64,
+        /// The reason phrase, as sent (lossily decoded as UTF-8).
+        reason: String,
+    },
+    /// The peer sent a malformed request (this node is its server) or
+    /// report-stream frame.
+    #[error(transparent)]
+    Malformed(ProtocolError),
+    /// The peer broke the transfer protocol otherwise (a report that does
+    /// not match what was sent, a frame out of turn, a stream that ends
+    /// early); the text says how.
+    #[error("{0}")]
+    Protocol(String),
+    /// The peer reset or stopped one of the transfer's streams (RFC 9000
+    /// §19.4, §19.5); the text names the stream and the code.
+    #[error("{0}")]
+    StreamAborted(String),
+    /// The connection was lost for another reason: a failed handshake
+    /// (certificate, version), a transport error of the peer, a reset.
+    #[error("{}", connection_lost(.0))]
+    ConnectionLost(quinn_proto::ConnectionError),
+    /// The connection closed before the transfer started (during the
+    /// handshake, or before the request went out).
+    #[error("connection closed before the transfer started")]
+    NotStarted,
+    /// The connection closed before the transfer completed, with no other
+    /// error reported.
+    #[error("connection closed before the transfer completed")]
+    Incomplete,
+}
+
+impl TransferError {
+    /// The reason a node closes the connection with when it fails this way:
+    /// the text, or a refusal's own text (which the client reads back).
+    pub(crate) fn close_reason(&self) -> String {
+        match self {
+            Self::Refused(r) => r.to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Whether a server turned the transfer away: this node refused it
+    /// ([`Refused`](Self::Refused)), the server was full
+    /// ([`ServerBusy`](Self::ServerBusy)), or the peer closed the connection
+    /// with a refusal's reason (how a client learns of a [`Refusal`]).
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            Self::Refused(_) | Self::ServerBusy { .. } => true,
+            Self::ClosedByPeer { reason, .. } => reason.starts_with("refused:"),
+            _ => false,
+        }
+    }
+}
+
+/// The text of [`TransferError::NoAnswer`].
+fn no_answer(peer: SocketAddr, idle_timeout: Option<Duration>) -> String {
+    let hint = "is a server running there, and is UDP let through?";
+    match idle_timeout {
+        Some(d) => format!(
+            "nothing answered at {peer}: no packet came back in {} (the idle timeout; {hint})",
+            format_duration(d)
+        ),
+        None => format!("nothing answered at {peer}: no packet came back within the idle timeout ({hint})"),
+    }
+}
+
+/// The text of [`TransferError::TimedOut`].
+fn timed_out(idle_timeout: Option<Duration>) -> String {
+    match idle_timeout {
+        Some(d) => format!(
+            "connection timed out: no packet from the peer for {} (the idle timeout)",
+            format_duration(d)
+        ),
+        None => "connection timed out (no packet within the idle timeout)".into(),
+    }
+}
+
+/// The text of [`TransferError::ConnectionLost`].
+fn connection_lost(e: &quinn_proto::ConnectionError) -> String {
+    // webpki refuses a CA certificate as the server's own (`openssl req
+    // -x509` makes one): say what works.
+    if e.to_string().contains("CaUsedAsEndEntity") {
+        format!(
+            "connection lost: {e}: the server presents a CA certificate (CA:TRUE, \
+             as `openssl req -x509` makes by default) as its own, which verification \
+             against a root refuses; pin it instead (--pin with the fingerprint \
+             `tputctl serve` prints), or give the server a leaf certificate signed \
+             by the CA that --ca names"
+        )
+    } else {
+        format!("connection lost: {e}")
+    }
+}
+
+impl From<Refusal> for TransferError {
+    fn from(r: Refusal) -> Self {
+        TransferError::Refused(r)
+    }
+}
+
+impl From<Error> for TransferError {
+    /// A malformed request or frame is [`Malformed`](TransferError::Malformed);
+    /// any other error of the protocol's codec a [`Protocol`](TransferError::Protocol) violation.
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Protocol(p) => TransferError::Malformed(p),
+            other => TransferError::Protocol(other.to_string()),
+        }
     }
 }

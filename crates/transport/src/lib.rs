@@ -34,12 +34,13 @@ pub mod usage;
 
 pub use error::{
     AppBuffersError, ConfigError, Error, FrameError, PemFile, ProtocolError, RequestError, TlsError, TlsStep,
+    TransferError,
 };
 #[cfg(feature = "sim")]
 pub use node::{BufferPool, SimOptions};
 pub use node::{
-    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
-    ServerLimits, TransferSpec,
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, Refusal,
+    SenderController, ServerLimits, TransferSpec,
 };
 #[cfg(feature = "test-support")]
 pub use pair::Pair;

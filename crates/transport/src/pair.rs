@@ -98,13 +98,13 @@ impl Pair {
             let mut to_client = Vec::new();
             for (_, to_server, d) in due {
                 if to_server {
-                    self.server.handle_datagram(now, self.client_addr, 0, d);
+                    self.server.handle_datagram(now, self.client_addr, d);
                 } else {
                     to_client.push((self.server_addr, d));
                 }
             }
             // As the live loop does: a receive batch drives each connection once.
-            self.client.handle_datagrams(now, 0, to_client);
+            self.client.handle_datagrams(now, to_client);
             self.drain_client(&mut on_client_send);
             self.client.handle_timeout(now);
             self.server.handle_timeout(now);

@@ -44,6 +44,7 @@
 use std::time::Duration;
 
 use tput_cc::ControllerSpec;
+use tput_cc::units::Rate;
 
 use crate::error::{AppBuffersError, ConfigError, Error, FrameError, RequestError};
 use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
@@ -122,14 +123,15 @@ pub struct Request {
     pub duration: Option<Duration>,
     /// Key of the payload pattern.
     pub key: u64,
-    /// Target throughput, bits per second (0 = none).
-    pub target_bps: u64,
+    /// Target throughput (`None`: none; on the wire, bits per second, 0 for none).
+    pub target: Option<Rate>,
     /// Evaluation slot length (zero = none).
     pub eval_slot: Duration,
     /// Statistics interval (zero = none).
     pub interval: Duration,
-    /// The sender's application rate limit, bits per second (0 = none).
-    pub rate_limit_bps: u64,
+    /// The sender's application rate limit (`None`: none; on the wire,
+    /// bits per second, 0 for none).
+    pub rate_limit: Option<Rate>,
     /// The sender's controller spec (`tputctl cc list` syntax); a server
     /// builds it for a download.
     pub cc: String,
@@ -140,6 +142,16 @@ pub struct Request {
 
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A rate on the wire: bits per second, 0 for none.
+fn bits(rate: Option<Rate>) -> u64 {
+    rate.map_or(0, Rate::bits_per_sec)
+}
+
+/// A rate from the wire (see [`bits`]).
+fn rate(bits_per_sec: u64) -> Option<Rate> {
+    (bits_per_sec > 0).then_some(Rate::from_bits_per_sec(bits_per_sec))
 }
 
 fn bad(why: RequestError) -> Error {
@@ -172,10 +184,10 @@ impl Request {
             self.bytes.unwrap_or(u64::MAX),
             self.duration.map_or(0, nanos),
             self.key,
-            self.target_bps,
+            bits(self.target),
             nanos(self.eval_slot),
             nanos(self.interval),
-            self.rate_limit_bps,
+            bits(self.rate_limit),
             self.buffers.map_or(0, |b| u64::from(b.count)),
             self.buffers.map_or(0, |b| b.size),
         ];
@@ -269,10 +281,10 @@ impl Request {
             bytes,
             duration,
             key: field(2),
-            target_bps: field(3),
+            target: rate(field(3)),
             eval_slot,
             interval,
-            rate_limit_bps: field(6),
+            rate_limit: rate(field(6)),
             cc,
         };
         req.controller()?;
@@ -378,13 +390,28 @@ mod tests {
             bytes: Some(50_000_000),
             duration: None,
             key: 0xdead_beef,
-            target_bps: 20_000_000,
+            target: Some(Rate::from_bits_per_sec(20_000_000)),
             eval_slot: Duration::from_secs(1),
             interval: Duration::from_millis(500),
-            rate_limit_bps: 40_000_000,
+            rate_limit: Some(Rate::from_bits_per_sec(40_000_000)),
             cc: "vegas:alpha=2,beta=4".into(),
             buffers: None,
         }
+    }
+
+    #[test]
+    fn rates_travel_as_bits_per_second_with_zero_for_none() {
+        let field = |b: &[u8], i: usize| u64::from_be_bytes(b[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+        let b = sample().encode().unwrap();
+        assert_eq!((field(&b, 3), field(&b, 6)), (20_000_000, 40_000_000));
+        let none = Request {
+            target: None,
+            rate_limit: None,
+            ..sample()
+        };
+        let b = none.encode().unwrap();
+        assert_eq!((field(&b, 3), field(&b, 6)), (0, 0));
+        assert_eq!(Request::decode(&b).unwrap(), none);
     }
 
     #[test]
@@ -398,7 +425,7 @@ mod tests {
             bytes: None,
             duration: Some(Duration::from_secs(2)),
             direction: Direction::Upload,
-            rate_limit_bps: 0,
+            rate_limit: None,
             cc: "cubic".into(),
             ..r
         };

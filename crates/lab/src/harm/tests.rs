@@ -57,18 +57,16 @@ fn snapshot(floor_bytes: u64, infeasible: bool) -> Snapshot {
 fn records(mbps: &[f64], snapshots: Option<&[Snapshot]>) -> Vec<IntervalStats> {
     mbps.iter()
         .enumerate()
-        .map(|(i, &m)| IntervalStats {
-            start_secs: i as f64,
-            end_secs: i as f64 + 1.0,
-            bytes: (m * 1e6 / 8.0) as u64,
-            goodput_bps: m * 1e6,
-            written_bytes: 0,
-            cwnd_bytes: 0,
-            srtt_ms: 20.0,
-            min_rtt_ms: 20.0,
-            lost_packets: 0,
-            congestion_events: 0,
-            controller: snapshots.map(|s| s[i].clone()),
+        .map(|(i, &m)| {
+            let mut r = IntervalStats::default();
+            r.start_secs = i as f64;
+            r.end_secs = i as f64 + 1.0;
+            r.bytes = (m * 1e6 / 8.0) as u64;
+            r.goodput_bps = m * 1e6;
+            r.srtt_ms = 20.0;
+            r.min_rtt_ms = 20.0;
+            r.controller = snapshots.map(|s| s[i].clone());
+            r
         })
         .collect()
 }

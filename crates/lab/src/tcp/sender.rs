@@ -329,19 +329,17 @@ impl TcpSender {
             self.next_boundary = None;
             return;
         }
-        self.intervals.push(IntervalStats {
-            start_secs,
-            end_secs,
-            bytes: 0,
-            goodput_bps: 0.0,
-            written_bytes: std::mem::take(&mut self.iv_written),
-            cwnd_bytes: self.cc.window(),
-            srtt_ms: self.srtt.unwrap_or_default().as_secs_f64() * 1e3,
-            min_rtt_ms: self.min_rtt.unwrap_or_default().as_secs_f64() * 1e3,
-            lost_packets: std::mem::take(&mut self.iv_lost),
-            congestion_events: std::mem::take(&mut self.iv_events),
-            controller: Some(self.cc.snapshot()),
-        });
+        let mut record = IntervalStats::default();
+        record.start_secs = start_secs;
+        record.end_secs = end_secs;
+        record.written_bytes = std::mem::take(&mut self.iv_written);
+        record.cwnd_bytes = self.cc.window();
+        record.srtt_ms = self.srtt.unwrap_or_default().as_secs_f64() * 1e3;
+        record.min_rtt_ms = self.min_rtt.unwrap_or_default().as_secs_f64() * 1e3;
+        record.lost_packets = std::mem::take(&mut self.iv_lost);
+        record.congestion_events = std::mem::take(&mut self.iv_events);
+        record.controller = Some(self.cc.snapshot());
+        self.intervals.push(record);
         self.next_boundary = if last { None } else { Some(at + self.interval) };
     }
 

@@ -133,7 +133,11 @@ impl TcpSink {
             let n = (active.as_nanos() / self.slot.as_nanos()) as usize;
             let mut counts = self.slot_counts.clone();
             counts.resize(n, 0);
-            (r.slots, r.success_ratio) = SlotStats::judge(&counts, self.slot, self.target_bps);
+            (r.slots, r.success_ratio) = SlotStats::judge(
+                &counts,
+                self.slot,
+                tput_cc::units::Rate::from_bits_per_sec(self.target_bps as u64),
+            );
         }
         r
     }

@@ -7,6 +7,7 @@ use bytes::BytesMut;
 use quinn_proto::Connection;
 use quinn_proto::StreamId;
 
+use crate::error::TransferError;
 use crate::pattern::Pattern;
 use crate::proto::Frame;
 
@@ -25,7 +26,7 @@ impl Outbox {
     }
 
     /// Write what the stream takes; `Err` if the peer stopped it.
-    pub(super) fn flush(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), String> {
+    pub(super) fn flush(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), TransferError> {
         let mut s = conn.send_stream(id);
         while !self.buf.is_empty() {
             match s.write(&self.buf) {
@@ -33,7 +34,11 @@ impl Outbox {
                 Ok(n) => {
                     self.buf.drain(..n);
                 }
-                Err(e) => return Err(format!("peer stopped a report stream: {e}")),
+                Err(e) => {
+                    return Err(TransferError::StreamAborted(format!(
+                        "peer stopped a report stream: {e}"
+                    )));
+                }
             }
         }
         if self.finish && !self.finished {
@@ -45,7 +50,7 @@ impl Outbox {
 }
 
 /// Read what has arrived on a stream into `buf`; `Ok(true)` once the stream has ended.
-pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) -> Result<bool, String> {
+pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) -> Result<bool, TransferError> {
     let mut ended = false;
     let mut failure = None;
     if let Ok(mut chunks) = conn.recv_stream(id).read(true) {
@@ -58,7 +63,9 @@ pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) 
                 }
                 Err(quinn_proto::ReadError::Blocked) => break,
                 Err(e) => {
-                    failure = Some(format!("report stream reset by the peer: {e}"));
+                    failure = Some(TransferError::StreamAborted(format!(
+                        "report stream reset by the peer: {e}"
+                    )));
                     break;
                 }
             }
