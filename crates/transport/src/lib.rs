@@ -14,6 +14,7 @@
 struct CrateReadmeDoctests;
 
 mod error;
+mod failure;
 mod node;
 mod null_keys;
 #[cfg(feature = "test-support")]
@@ -34,8 +35,8 @@ pub mod usage;
 
 pub use error::{
     AppBuffersError, ConfigError, Error, FrameError, PemFile, ProtocolError, RequestError, TlsError, TlsStep,
-    TransferError,
 };
+pub use failure::{End, TransferError, TransferStream, Violation};
 #[cfg(feature = "sim")]
 pub use node::{BufferPool, SimOptions};
 pub use node::{

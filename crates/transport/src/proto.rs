@@ -46,7 +46,7 @@ use std::time::Duration;
 use tput_cc::ControllerSpec;
 use tput_cc::units::Rate;
 
-use crate::error::{AppBuffersError, ConfigError, Error, FrameError, RequestError};
+use crate::error::{AppBuffersError, ConfigError, FrameError, ProtocolError, RequestError};
 use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
 
 /// The bytes that open every request.
@@ -154,8 +154,8 @@ fn rate(bits_per_sec: u64) -> Option<Rate> {
     (bits_per_sec > 0).then_some(Rate::from_bits_per_sec(bits_per_sec))
 }
 
-fn bad(why: RequestError) -> Error {
-    why.into()
+fn bad(why: RequestError) -> ProtocolError {
+    ProtocolError::Request(why)
 }
 
 impl Request {
@@ -163,14 +163,13 @@ impl Request {
     ///
     /// The spec is not checked here (a peer must refuse a bad one), but one
     /// longer than [`MAX_CC_SPEC_LEN`] cannot be encoded.
-    pub fn encode(&self) -> Result<Vec<u8>, Error> {
+    pub fn encode(&self) -> Result<Vec<u8>, ConfigError> {
         let spec = self.cc.as_bytes();
         if spec.len() > MAX_CC_SPEC_LEN {
             return Err(ConfigError::SpecTooLong {
                 len: spec.len(),
                 max: MAX_CC_SPEC_LEN,
-            }
-            .into());
+            });
         }
         let mut b = vec![0u8; REQUEST_LEN + spec.len()];
         b[..4].copy_from_slice(&MAGIC);
@@ -201,7 +200,7 @@ impl Request {
     /// The whole request's length from its fixed header (the first
     /// [`REQUEST_LEN`] bytes), after checking magic, version and spec length,
     /// so that a reader knows how much more to read.
-    pub fn encoded_len(header: &[u8]) -> Result<usize, Error> {
+    pub fn encoded_len(header: &[u8]) -> Result<usize, ProtocolError> {
         if header.len() < REQUEST_LEN {
             return Err(bad(RequestError::Short {
                 len: header.len(),
@@ -228,7 +227,7 @@ impl Request {
     }
 
     /// Decode and validate (including the controller spec); the error names what is wrong.
-    pub fn decode(b: &[u8]) -> Result<Self, Error> {
+    pub fn decode(b: &[u8]) -> Result<Self, ProtocolError> {
         let len = Self::encoded_len(b)?;
         if b.len() != len {
             return Err(bad(RequestError::Length {
@@ -292,7 +291,7 @@ impl Request {
     }
 
     /// The sender's controller, parsed; the error names the spec and what is wrong with it.
-    pub fn controller(&self) -> Result<ControllerSpec, Error> {
+    pub fn controller(&self) -> Result<ControllerSpec, ProtocolError> {
         // The spec's own error names it: "bad controller spec `...`: why".
         self.cc.parse().map_err(|e| bad(RequestError::Controller(e)))
     }
@@ -345,8 +344,8 @@ impl Frame {
 
     /// Take one complete frame off the front of `buf`: `Ok(None)` if more
     /// bytes are needed; the error names what is wrong.
-    pub fn take(buf: &mut Vec<u8>) -> Result<Option<Frame>, Error> {
-        let bad = |why: FrameError| Error::from(why);
+    pub fn take(buf: &mut Vec<u8>) -> Result<Option<Frame>, ProtocolError> {
+        let bad = ProtocolError::Frame;
         if buf.len() < 5 {
             return Ok(None);
         }
@@ -486,13 +485,13 @@ mod tests {
         ];
         for (bytes, want) in cases {
             let e = Request::decode(&bytes).unwrap_err();
-            assert!(matches!(e, Error::Protocol(ProtocolError::Request(_))), "{e:?}");
+            assert!(matches!(e, ProtocolError::Request(_)), "{e:?}");
             let e = e.to_string();
             assert!(e.starts_with("bad request: ") && e.contains(want), "{e} lacks {want}");
         }
         // The variants carry the values.
         match Request::decode(&with(&|b| b[4] = 9)) {
-            Err(Error::Protocol(ProtocolError::Request(r))) => {
+            Err(ProtocolError::Request(r)) => {
                 assert_eq!(r, RequestError::Version { got: 9, ours: VERSION })
             }
             other => panic!("{other:?}"),
@@ -512,7 +511,7 @@ mod tests {
             ..sample()
         };
         match long.encode() {
-            Err(Error::Config(e)) => {
+            Err(e) => {
                 assert_eq!(
                     e,
                     ConfigError::SpecTooLong {
@@ -571,12 +570,12 @@ mod tests {
         ];
         for (mut bytes, want) in cases {
             let e = Frame::take(&mut bytes).unwrap_err();
-            assert!(matches!(e, Error::Protocol(ProtocolError::Frame(_))), "{e:?}");
+            assert!(matches!(e, ProtocolError::Frame(_)), "{e:?}");
             let e = e.to_string();
             assert!(e.starts_with("bad frame: ") && e.contains(want), "{e} lacks {want}");
         }
         match Frame::take(&mut vec![9, 0, 0, 0, 0]) {
-            Err(Error::Protocol(ProtocolError::Frame(f))) => assert_eq!(f, FrameError::Kind(9)),
+            Err(ProtocolError::Frame(f)) => assert_eq!(f, FrameError::Kind(9)),
             other => panic!("{other:?}"),
         }
     }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tput_cc::Snapshot;
 use tput_cc::units::Rate;
 
-use crate::error::TransferError;
+use crate::failure::TransferError;
 use crate::proto::Direction;
 
 /// One reporting interval of the sender, with the payload the receiver got in it.
@@ -385,6 +385,18 @@ mod tests {
         assert!(r.slots.is_empty());
         assert_eq!(r.success_ratio, None);
         assert_eq!(r.cpu_secs, Some(1.0));
+    }
+
+    #[test]
+    fn an_outcomes_error_is_written_to_json_as_its_text() {
+        let mut o = TransferOutcome::new(3, Direction::Upload, true, "cubic");
+        let json: serde_json::Value = serde_json::to_value(&o).unwrap();
+        assert!(json["error"].is_null());
+        assert_eq!(json["path_mtu"], 1200);
+        o.error = Some(TransferError::Corrupt { offset: 12 });
+        let json: serde_json::Value = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["error"], "payload byte 12 does not match the pattern");
+        assert!(!o.ok());
     }
 
     #[test]

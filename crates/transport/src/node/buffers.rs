@@ -7,7 +7,8 @@ use bytes::BytesMut;
 use quinn_proto::Connection;
 use quinn_proto::StreamId;
 
-use crate::error::TransferError;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
 use crate::pattern::Pattern;
 use crate::proto::Frame;
 
@@ -34,10 +35,11 @@ impl Outbox {
                 Ok(n) => {
                     self.buf.drain(..n);
                 }
-                Err(e) => {
-                    return Err(TransferError::StreamAborted(format!(
-                        "peer stopped a report stream: {e}"
-                    )));
+                Err(error) => {
+                    return Err(TransferError::StreamStopped {
+                        stream: TransferStream::Report,
+                        error,
+                    });
                 }
             }
         }
@@ -63,9 +65,10 @@ pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) 
                 }
                 Err(quinn_proto::ReadError::Blocked) => break,
                 Err(e) => {
-                    failure = Some(TransferError::StreamAborted(format!(
-                        "report stream reset by the peer: {e}"
-                    )));
+                    failure = Some(TransferError::StreamReset {
+                        stream: TransferStream::Report,
+                        error: e,
+                    });
                     break;
                 }
             }

@@ -23,7 +23,7 @@ use super::protocol::cpu_since;
 use super::receiver::ReceiverSide;
 use super::sender::CHUNK;
 use super::sender::SendPhase;
-use crate::error::TransferError;
+use crate::failure::TransferError;
 use crate::pattern::splitmix64;
 
 /// Most bytes of one GSO batch: a UDP datagram's payload limit (65 535

@@ -15,26 +15,44 @@ use quinn_proto::{
 };
 use tput_cc::{ControllerProbe, ControllerSpec, ControllerSwitch, QuinnFactory, SwitchSlot};
 
-use crate::error::{ConfigError, Error, TransferError};
+use crate::error::{ConfigError, Error};
+use crate::failure::TransferError;
 use crate::pattern::splitmix64;
 use crate::stall::StallState;
 use crate::stats::{IntervalStats, TransferOutcome};
 use crate::tls::{Identity, server_crypto};
 
+/// `with_FIELD(self, value) -> Self` setters, one per field, each documented
+/// as setting the field (whose own documentation says what it means).
+macro_rules! setters {
+    ($($method:ident: $field:ident: $ty:ty;)*) => {
+        $(
+            #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+            #[must_use]
+            pub fn $method(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
 mod buffers;
 mod config;
 mod drive;
 mod endpoint;
+mod limits;
 mod pacer;
 mod pool;
 mod protocol;
 mod receiver;
 mod sender;
 
-pub use config::{CpuClock, NodeConfig, Refusal, SenderController, ServerLimits, SimOptions, TransferSpec};
+pub use config::{CpuClock, NodeConfig, SenderController, SimOptions, TransferSpec};
 pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
 use endpoint::{Qlog, SeededCids};
+pub use limits::{Refusal, ServerLimits};
 use pacer::Pacer;
 pub use pool::BufferPool;
 use receiver::{Receiver, ReceiverSide, RecvPhase};

@@ -22,11 +22,11 @@ use super::NodeEvent;
 use super::Role;
 use super::buffers::Outbox;
 use super::config::NodeConfig;
-use super::config::Refusal;
 use super::config::SenderController;
 use super::config::SimOptions;
 use super::config::TransferSpec;
 use super::endpoint::qlog_for;
+use super::limits::Refusal;
 use super::receiver::Receiver;
 use super::receiver::ReceiverSide;
 use super::receiving_controller;
@@ -34,7 +34,9 @@ use super::sender::Sender;
 use super::sender::SenderSide;
 use crate::error::ConfigError;
 use crate::error::Error;
-use crate::error::TransferError;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
+use crate::failure::Violation;
 use crate::pattern::splitmix64;
 use crate::proto::Direction;
 use crate::proto::Frame;
@@ -44,11 +46,6 @@ use crate::stats::SenderReport;
 use crate::stats::TransferOutcome;
 use crate::tls::ServerTrust;
 use crate::tls::client_crypto;
-
-/// A protocol violation described by `why`.
-pub(super) fn violation(why: &str) -> TransferError {
-    TransferError::Protocol(why.to_owned())
-}
 
 pub(super) fn cpu_since(start: Option<f64>, now: Option<f64>) -> Option<f64> {
     Some((now? - start?).max(0.0))
@@ -155,11 +152,7 @@ impl Node {
 
     /// Client, handshake done: open the stream, write the request (protocol step 1).
     pub(super) fn send_request(c: &mut Conn, spec: &TransferSpec, key: u64, now: Instant) -> Result<(), TransferError> {
-        let stream = c
-            .conn
-            .streams()
-            .open(Dir::Bi)
-            .ok_or_else(|| violation("peer allows no bidirectional stream"))?;
+        let stream = c.conn.streams().open(Dir::Bi).ok_or(Violation::NoStream(Dir::Bi))?;
         let eval_slot = match spec.eval_slot {
             EvalSlot::Time(d) => d,
             EvalSlot::Rtts(n) => (c.conn.rtt() * n).max(crate::proto::MIN_PERIOD),
@@ -176,17 +169,23 @@ impl Node {
             cc: spec.request_cc().to_string(),
             buffers: spec.buffers,
         };
-        let bytes = req.encode()?;
+        let bytes = req.encode().map_err(TransferError::Config)?;
         // The stream is fresh and the request small: quinn takes all of it.
         match c.conn.send_stream(stream).write(&bytes) {
             Ok(n) if n == bytes.len() => {}
             Ok(n) => {
-                return Err(TransferError::Protocol(format!(
-                    "the peer's stream window took {n} of the request's {} bytes",
-                    bytes.len()
-                )));
+                return Err(Violation::RequestWindow {
+                    taken: n,
+                    len: bytes.len(),
+                }
+                .into());
             }
-            Err(e) => return Err(TransferError::StreamAborted(format!("cannot write the request: {e}"))),
+            Err(error) => {
+                return Err(TransferError::StreamStopped {
+                    stream: TransferStream::Request,
+                    error,
+                });
+            }
         }
         let cpu_start = c.cpu_now();
         c.role = match spec.direction {
@@ -287,7 +286,7 @@ impl Node {
         }
         if inbuf.len() < want {
             return if ended {
-                Err(violation("stream ended before the request was complete"))
+                Err(Violation::RequestIncomplete.into())
             } else {
                 Ok(())
             };
@@ -303,17 +302,10 @@ impl Node {
             }
             Direction::Download => {
                 let spec = req.controller()?;
-                let switch = c
-                    .switch
-                    .as_ref()
-                    .ok_or_else(|| violation("this server cannot build the requested controller"))?;
+                let switch = c.switch.as_ref().ok_or(Violation::NoControllerSwitch)?;
                 // Only handshake packets and this request's ACK are in flight.
                 switch.install(&spec, config.server_bandwidth.clone(), config.server_aggregate.as_ref());
-                let uni = c
-                    .conn
-                    .streams()
-                    .open(Dir::Uni)
-                    .ok_or_else(|| violation("peer allows no unidirectional stream"))?;
+                let uni = c.conn.streams().open(Dir::Uni).ok_or(Violation::NoStream(Dir::Uni))?;
                 let side = SenderSide::Server {
                     uni,
                     out: Outbox::default(),

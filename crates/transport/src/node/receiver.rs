@@ -20,8 +20,10 @@ use super::buffers::Outbox;
 use super::buffers::read_into;
 use super::protocol::cpu_since;
 use super::protocol::frame_name;
-use super::protocol::violation;
-use crate::error::TransferError;
+use crate::failure::End;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
+use crate::failure::Violation;
 use crate::pattern::Pattern;
 use crate::proto::AppBuffers;
 use crate::proto::Frame;
@@ -138,10 +140,13 @@ impl Node {
                     && r.meter.bytes != b
                     && !time_up
                 {
-                    return Err(protocol(TransferError::Protocol(format!(
-                        "stream ended after {} of {b} bytes",
-                        r.meter.bytes
-                    ))));
+                    return Err(protocol(
+                        Violation::ShortPayload {
+                            got: r.meter.bytes,
+                            expected: b,
+                        }
+                        .into(),
+                    ));
                 }
                 let report = r.meter.report(now, cpu_since(r.cpu_start, cpu_clock.and_then(|f| f())));
                 r.out.push(&Frame::Report(report.clone()));
@@ -177,16 +182,19 @@ impl Node {
                     }
                     Frame::Sender(rep) if sender.is_none() => *sender = Some(rep),
                     other => {
-                        return Err(protocol(TransferError::Protocol(format!(
-                            "unexpected {} from the sender",
-                            frame_name(&other)
-                        ))));
+                        return Err(protocol(
+                            Violation::UnexpectedFrame {
+                                frame: frame_name(&other),
+                                from: End::Sender,
+                            }
+                            .into(),
+                        ));
                     }
                 }
             }
             if ended {
                 if sender.is_none() {
-                    return Err(protocol(violation("sender ended its stream without a report")));
+                    return Err(protocol(Violation::NoReport(End::Sender).into()));
                 }
                 *uni_ended = true;
             }
@@ -220,10 +228,7 @@ impl Node {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(_)) if r.request.buffers.is_some() => {
-                        failure = Some((
-                            CLOSE_PROTOCOL_ERROR,
-                            violation("payload on the request stream of a transfer with application buffers"),
-                        ));
+                        failure = Some((CLOSE_PROTOCOL_ERROR, Violation::PayloadOnRequestStream.into()));
                         break;
                     }
                     Ok(Some(chunk)) => {
@@ -252,7 +257,10 @@ impl Node {
                     Err(e) => {
                         failure = Some((
                             CLOSE_PROTOCOL_ERROR,
-                            TransferError::StreamAborted(format!("payload stream reset by the peer: {e}")),
+                            TransferError::StreamReset {
+                                stream: TransferStream::Payload,
+                                error: e,
+                            },
                         ));
                         break;
                     }
@@ -275,11 +283,10 @@ impl Node {
     ) -> Result<(), (u32, TransferError)> {
         let protocol = |why: TransferError| (CLOSE_PROTOCOL_ERROR, why);
         while let Some(id) = conn.streams().accept(Dir::Uni) {
-            let start = id.index().checked_mul(b.size).ok_or_else(|| {
-                protocol(TransferError::Protocol(format!(
-                    "buffer stream {id} is beyond any payload offset"
-                )))
-            })?;
+            let start = id
+                .index()
+                .checked_mul(b.size)
+                .ok_or_else(|| protocol(Violation::BufferOffset(id).into()))?;
             r.bufs.push((id, start, b.size));
         }
         let mut failure = None;
@@ -299,7 +306,7 @@ impl Node {
                         if n > *left {
                             failure = Some((
                                 CLOSE_PROTOCOL_ERROR,
-                                TransferError::Protocol(format!("buffer stream {id} exceeds {} bytes", b.size)),
+                                Violation::BufferTooLong { id: *id, size: b.size }.into(),
                             ));
                             break;
                         }
@@ -325,7 +332,10 @@ impl Node {
                     Err(e) => {
                         failure = Some((
                             CLOSE_PROTOCOL_ERROR,
-                            TransferError::StreamAborted(format!("buffer stream {id} reset by the peer: {e}")),
+                            TransferError::StreamReset {
+                                stream: TransferStream::Buffer(*id),
+                                error: e,
+                            },
                         ));
                         break;
                     }

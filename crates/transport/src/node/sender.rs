@@ -23,8 +23,10 @@ use super::buffers::SendBuf;
 use super::buffers::read_into;
 use super::protocol::cpu_since;
 use super::protocol::frame_name;
-use super::protocol::violation;
-use crate::error::TransferError;
+use crate::failure::End;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
+use crate::failure::Violation;
 use crate::pattern::Pattern;
 use crate::proto::AppBuffers;
 use crate::proto::Frame;
@@ -224,22 +226,18 @@ impl Node {
                 Frame::Delivered { index, bytes } => {
                     let interval = s.request.interval.as_nanos();
                     if interval == 0 {
-                        return Err(protocol(violation(
-                            "delivered-bytes frame for a transfer without intervals",
-                        )));
+                        return Err(protocol(Violation::CountWithoutIntervals.into()));
                     }
                     // The receiver's intervals may start a little before the sender's.
                     let begun = now.saturating_duration_since(s.start).as_nanos() / interval + 16;
                     if u128::from(index) > begun {
-                        return Err(protocol(TransferError::Protocol(format!(
-                            "delivered-bytes frame for interval {index}, which has not begun"
-                        ))));
+                        return Err(protocol(Violation::CountTooEarly(index).into()));
                     }
                     s.delivered.insert(index, bytes);
                 }
                 Frame::Report(report) => {
                     if s.phase == SendPhase::Sending || s.receiver.is_some() {
-                        return Err(protocol(violation("receiver report before the payload ended")));
+                        return Err(protocol(Violation::EarlyReport.into()));
                     }
                     // A transfer for a duration ends with a reset that drops what
                     // was written but not yet sent (protocol step 2): fewer may arrive.
@@ -249,10 +247,11 @@ impl Node {
                         report.bytes == s.sent
                     };
                     if !consistent {
-                        let why = TransferError::Protocol(format!(
-                            "receiver verified {} bytes, {} were sent",
-                            report.bytes, s.sent
-                        ));
+                        let why = Violation::ReportMismatch {
+                            verified: report.bytes,
+                            sent: s.sent,
+                        }
+                        .into();
                         s.receiver = Some(report);
                         return Err(protocol(why));
                     }
@@ -260,15 +259,18 @@ impl Node {
                     s.phase = SendPhase::AwaitReport;
                 }
                 other => {
-                    return Err(protocol(TransferError::Protocol(format!(
-                        "unexpected {} from the receiver",
-                        frame_name(&other)
-                    ))));
+                    return Err(protocol(
+                        Violation::UnexpectedFrame {
+                            frame: frame_name(&other),
+                            from: End::Receiver,
+                        }
+                        .into(),
+                    ));
                 }
             }
         }
         if ended && s.receiver.is_none() {
-            return Err(protocol(violation("receiver ended its stream without a report")));
+            return Err(protocol(Violation::NoReport(End::Receiver).into()));
         }
         Self::sample(s, conn, probe, now);
         Self::emit(s, *id, now, events);
@@ -338,7 +340,12 @@ impl Node {
             match write_pending(conn.send_stream(id), &mut s.pending) {
                 Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
                 Ok(n) => s.sent += n as u64,
-                Err(e) => return Err(TransferError::StreamAborted(format!("peer stopped the stream: {e}"))),
+                Err(error) => {
+                    return Err(TransferError::StreamStopped {
+                        stream: TransferStream::Payload,
+                        error,
+                    });
+                }
             }
         }
     }
@@ -414,9 +421,10 @@ impl Node {
                     }
                 }
                 Err(e) => {
-                    return Err(TransferError::StreamAborted(format!(
-                        "peer stopped a buffer stream: {e}"
-                    )));
+                    return Err(TransferError::StreamStopped {
+                        stream: TransferStream::Buffer(buf.id),
+                        error: e,
+                    });
                 }
             }
         }
