@@ -242,7 +242,7 @@ fn clamp(figures: &mut Vec<Figure>) {
         node_config().with_limits(
             ServerLimits::default()
                 .with_max_duration(Some(Duration::from_secs(1)))
-                .with_max_rate_bps(Some(20_000_000))
+                .with_max_rate(Some(tput_cc::units::Rate::from_bits_per_sec(20_000_000)))
                 .with_clamp(true),
         ),
     );

@@ -421,7 +421,9 @@ pub fn run(o: &Options, mut progress: impl FnMut(&str)) -> Result<Report, String
                         Some(x) if x.ok() && x.receiver.as_ref().is_some_and(|rr| rr.bytes == o.bytes) => {
                             r.honest_verified += 1
                         }
-                        Some(x) => r.honest_errors.push(x.error.clone().unwrap_or_else(|| "short".into())),
+                        Some(x) => r
+                            .honest_errors
+                            .push(x.error.as_ref().map_or_else(|| "short".into(), ToString::to_string)),
                         None => r.honest_errors.push("no outcome (hung or the client failed)".into()),
                     }
                 }

@@ -76,14 +76,13 @@ fn node_config() -> NodeConfig {
 fn specs(cc: &str, count: u32, duration: Duration) -> Result<Vec<TransferSpec>, String> {
     let cc: ControllerSpec = cc.parse().map_err(|e: tput_cc::SpecError| e.to_string())?;
     Ok((0..count)
-        .map(|i| {
+        .map(|_| {
             let mut s = TransferSpec::upload(0, cc.clone());
             s.bytes = None;
             s.duration = Some(duration);
             s.target = Some(Rate::from_bits_per_sec(TARGET_BPS));
             s.eval_slot = EvalSlot::Time(Duration::from_secs(1));
             s.interval = Duration::from_secs(1);
-            s.flow = i;
             s
         })
         .collect())
@@ -162,7 +161,10 @@ pub fn run(
                     row.infeasible_intervals = ts.infeasible_intervals;
                     row.verified = ts.ok && os.ok;
                     if !row.verified {
-                        row.error = t.iter().chain(&o).find_map(|x| x.error.clone());
+                        row.error = t
+                            .iter()
+                            .chain(&o)
+                            .find_map(|x| x.error.as_ref().map(ToString::to_string));
                     }
                 }
                 (Err(e), _) | (_, Err(e)) => row.error = Some(e),

@@ -114,7 +114,7 @@ pub(super) fn live_sweep(o: &Options, mut progress: impl FnMut(&str)) -> Result<
                 Ok(Ok(v)) => {
                     let o1 = v.into_iter().next().ok_or("no transfer outcome")?;
                     let verified = o1.receiver.as_ref().map_or(0, |r| r.bytes);
-                    let error = o1.error.clone().or_else(|| {
+                    let error = o1.error.as_ref().map(ToString::to_string).or_else(|| {
                         (verified == 0 || verified != o1.bytes)
                             .then(|| format!("receiver verified {verified} of {} bytes", o1.bytes))
                     });

@@ -9,7 +9,9 @@ use anyhow::Context;
 use clap::Args;
 use tput_cc::units::Rate;
 use tput_lab::{live, report};
-use tput_transport::{Direction, EvalSlot, Fingerprint, Identity, NodeConfig, ServerTrust, TransferSpec, udp};
+use tput_transport::{
+    Direction, EvalSlot, Fingerprint, Identity, NodeConfig, SenderController, ServerTrust, TransferSpec, udp,
+};
 
 use crate::args::*;
 use crate::runtime;
@@ -122,7 +124,7 @@ pub(crate) fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
         (None, Some(_)) => None,
     };
     (0..opts.parallel)
-        .map(|i| {
+        .map(|_| {
             TransferSpec::new(
                 if opts.reverse {
                     Direction::Download
@@ -131,14 +133,17 @@ pub(crate) fn transfer_specs(opts: &SendOpts) -> Vec<TransferSpec> {
                 },
                 opts.cc.spec.clone(),
             )
-            .with_quinn_cc(opts.cc.quinn)
+            .with_controller(
+                opts.cc
+                    .quinn
+                    .map_or_else(|| opts.cc.spec.clone().into(), SenderController::Quinn),
+            )
             .with_bytes(opts.bytes)
             .with_duration(duration)
             .with_target(opts.target)
             .with_eval_slot(opts.eval_slot)
             .with_interval(opts.interval)
             .with_rate_limit(opts.rate_limit)
-            .with_flow(i)
             .with_buffers(opts.buffers.map(|count| tput_transport::AppBuffers {
                 count,
                 size: opts.buffer_size.unwrap_or(512 << 10),

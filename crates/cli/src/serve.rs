@@ -165,7 +165,7 @@ pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
             ServerLimits::default()
                 .with_max_duration((!args.max_time.is_zero()).then_some(args.max_time))
                 .with_max_bytes(args.max_bytes)
-                .with_max_rate_bps(args.max_rate.map(Rate::bits_per_sec))
+                .with_max_rate(args.max_rate)
                 .with_clamp(args.clamp)
                 .with_max_per_address(Some(args.max_per_address as usize))
                 .with_request_timeout(Some(args.request_timeout))

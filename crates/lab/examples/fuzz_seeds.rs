@@ -23,10 +23,10 @@ fn request(direction: Direction, cc: &str) -> Vec<u8> {
         bytes: Some(100_000),
         duration: None,
         key: 42,
-        target_bps: 10_000_000,
+        target: Some(tput_cc::units::Rate::from_bits_per_sec(10_000_000)),
         eval_slot: Duration::from_secs(1),
         interval: Duration::from_millis(100),
-        rate_limit_bps: 0,
+        rate_limit: None,
         cc: cc.into(),
         buffers: None,
     }
@@ -42,19 +42,14 @@ fn main() -> std::io::Result<()> {
     write(&dir, "request", "download", &down)?;
     write(&dir, "request", "truncated", &up[..40])?;
 
-    let report = ReceiverReport {
-        bytes: 1000,
-        duration_secs: 1.5,
-        interval_bytes: vec![600, 400],
-        slots: Vec::new(),
-        success_ratio: None,
-        cpu_secs: Some(0.25),
-    };
-    let sender = SenderReport {
-        cc: "vegas".into(),
-        written_bytes: 1000,
-        cpu_secs: None,
-    };
+    let mut report = ReceiverReport::default();
+    report.bytes = 1000;
+    report.duration_secs = 1.5;
+    report.interval_bytes = vec![600, 400];
+    report.cpu_secs = Some(0.25);
+    let mut sender = SenderReport::default();
+    sender.cc = "vegas".into();
+    sender.written_bytes = 1000;
     let mut frames = Frame::Delivered { index: 3, bytes: 1200 }.encode();
     frames.extend(Frame::Report(report).encode());
     frames.extend(Frame::Sender(sender).encode());

@@ -8,19 +8,16 @@ use tput_transport::IntervalStats;
 /// A record of `bytes` verified from `start_secs` to `end_secs`: goodput
 /// from those, a 20-ms smoothed and minimum RTT, no loss, no snapshot.
 pub(crate) fn interval(start_secs: f64, end_secs: f64, bytes: u64) -> IntervalStats {
-    IntervalStats {
-        start_secs,
-        end_secs,
-        bytes,
-        goodput_bps: bytes as f64 * 8.0 / (end_secs - start_secs),
-        written_bytes: bytes,
-        cwnd_bytes: 12_000,
-        srtt_ms: 20.0,
-        min_rtt_ms: 20.0,
-        lost_packets: 0,
-        congestion_events: 0,
-        controller: None,
-    }
+    let mut r = IntervalStats::default();
+    r.start_secs = start_secs;
+    r.end_secs = end_secs;
+    r.bytes = bytes;
+    r.goodput_bps = bytes as f64 * 8.0 / (end_secs - start_secs);
+    r.written_bytes = bytes;
+    r.cwnd_bytes = 12_000;
+    r.srtt_ms = 20.0;
+    r.min_rtt_ms = 20.0;
+    r
 }
 
 /// A guarantee controller's snapshot in congestion avoidance with a floor

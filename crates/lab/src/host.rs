@@ -415,7 +415,7 @@ impl Host for QuicHost {
         self.start_due(now);
     }
 
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, _flow: FlowId, ecn: Ecn, payload: Bytes) {
         // quinn-proto decrypts in place; this is the datagram's only copy when
         // the sender still shares the buffer.
         let data = payload.try_into_mut().unwrap_or_else(|b| BytesMut::from(&b[..]));
@@ -425,8 +425,7 @@ impl Host for QuicHost {
         } else {
             None
         };
-        self.node
-            .handle_datagram_ecn(at, from.to_socket_addr(), flow, ecn, data);
+        self.node.handle_datagram_ecn(at, from.to_socket_addr(), ecn, data);
         self.trace(now);
         self.collect();
     }
@@ -437,6 +436,7 @@ impl Host for QuicHost {
                 return Some(d);
             }
             let out = self.node.poll_transmit()?;
+            let flow = self.node.flow();
             let ecn = match out.ecn {
                 Some(e) if self.ecn => Ecn::from_bits(e as u8),
                 _ => Ecn::NotEct,
@@ -446,14 +446,14 @@ impl Host for QuicHost {
                 Some(dst) if out.segment_size.is_none() => {
                     return Some(Datagram {
                         dst,
-                        flow: out.flow,
+                        flow,
                         ecn,
                         payload: out.payload,
                     });
                 }
                 Some(dst) => self.pending.extend(out.datagrams().map(|payload| Datagram {
                     dst,
-                    flow: out.flow,
+                    flow,
                     ecn,
                     payload,
                 })),

@@ -708,19 +708,18 @@ mod tests {
     use super::*;
 
     fn record(start: f64, bytes: u64) -> IntervalStats {
-        IntervalStats {
-            start_secs: start,
-            end_secs: start + 0.01,
-            bytes,
-            goodput_bps: bytes as f64 * 8.0 / 0.01,
-            written_bytes: bytes,
-            cwnd_bytes: 1000 + bytes,
-            srtt_ms: 10.0,
-            min_rtt_ms: 5.0,
-            lost_packets: 1,
-            congestion_events: u64::from(bytes == 0),
-            controller: None,
-        }
+        let mut r = IntervalStats::default();
+        r.start_secs = start;
+        r.end_secs = start + 0.01;
+        r.bytes = bytes;
+        r.goodput_bps = bytes as f64 * 8.0 / 0.01;
+        r.written_bytes = bytes;
+        r.cwnd_bytes = 1000 + bytes;
+        r.srtt_ms = 10.0;
+        r.min_rtt_ms = 5.0;
+        r.lost_packets = 1;
+        r.congestion_events = u64::from(bytes == 0);
+        r
     }
 
     #[test]

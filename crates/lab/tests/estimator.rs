@@ -35,7 +35,7 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
         sim.attach(
             server,
             QuicHost::new(
-                Node::simulated(cfg.clone(), Some(&id), seeded(10 + i as u64)).unwrap(),
+                Node::simulated(cfg.clone(), Some(&id), seeded(10 + i as u64).with_flow(i as u32 + 1)).unwrap(),
                 epoch,
                 ServerTrust::Insecure,
             ),
@@ -44,10 +44,9 @@ fn track(cross_mbps: u64, secs: u64) -> Vec<(f64, f64, f64)> {
         let mut spec = TransferSpec::upload(0, cc.parse().unwrap());
         spec.bytes = None;
         spec.duration = Some(Duration::from_secs(secs));
-        spec.flow = i as u32 + 1;
         spec.rate_limit = limit.map(|l| l.parse().unwrap());
         let mut host = QuicHost::new(
-            Node::simulated(cfg.clone(), None, seeded(20 + i as u64)).unwrap(),
+            Node::simulated(cfg.clone(), None, seeded(20 + i as u64).with_flow(i as u32 + 1)).unwrap(),
             epoch,
             ServerTrust::Insecure,
         );

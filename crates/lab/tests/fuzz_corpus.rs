@@ -61,10 +61,10 @@ fn every_harness_takes_empty_and_typical_input() {
             bytes: Some(1000),
             duration: None,
             key: 1,
-            target_bps: 0,
+            target: None,
             eval_slot: Duration::from_secs(1),
             interval: Duration::from_millis(100),
-            rate_limit_bps: 0,
+            rate_limit: None,
             cc: "cubic".into(),
             buffers: None,
         }

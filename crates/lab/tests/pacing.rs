@@ -84,9 +84,11 @@ fn upload_with(cc: &str, quinn: Option<QuinnCc>, secs: u64) -> Vec<Sent> {
         .unwrap();
     let client = Node::simulated(config, None, seeded(2)).unwrap();
     let mut host = QuicHost::new(client, epoch, ServerTrust::Root(id.cert_der().to_vec()));
-    let spec = TransferSpec::new(Direction::Upload, cc.parse().unwrap())
-        .with_duration(Some(Duration::from_secs(secs)))
-        .with_quinn_cc(quinn);
+    let mut spec =
+        TransferSpec::new(Direction::Upload, cc.parse().unwrap()).with_duration(Some(Duration::from_secs(secs)));
+    if let Some(q) = quinn {
+        spec = spec.with_controller(q);
+    }
     host.schedule(SimTime::ZERO, server_addr, spec);
     let client = sim
         .attach(

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::failure::TransferError;
 use crate::proto::MAX_BUFFERS;
 
 /// What can go wrong in this crate. New variants may come in a minor
@@ -34,12 +35,12 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A transfer failed.
-    #[error("transfer {id} failed: {why}")]
+    #[error("transfer {id} failed: {error}")]
     Transfer {
         /// Which transfer.
         id: u64,
         /// Why.
-        why: String,
+        error: TransferError,
     },
 }
 
@@ -126,9 +127,6 @@ pub enum ConfigError {
     /// A user's own controller asked for a download.
     #[error("a controller of your own sends uploads only (a download's server builds the controller from the request)")]
     OwnControllerForDownload,
-    /// Both one of quinn-proto's controllers and one of the user's own.
-    #[error("a transfer runs one controller: give quinn-proto's or your own, not both")]
-    TwoControllers,
     /// A controller spec longer than a request can carry.
     #[error("controller spec of {len} bytes: at most {max} fit in a request")]
     SpecTooLong {

@@ -79,7 +79,7 @@ pub fn server_datagrams(data: &[u8]) {
         let n = (usize::from(n) * 8).min(tail.len());
         let (dgram, tail) = tail.split_at(n);
         rest = tail;
-        node.handle_datagram(now, from, 0, BytesMut::from(dgram));
+        node.handle_datagram(now, from, BytesMut::from(dgram));
         while node.poll_transmit().is_some() {}
         while node.poll_event().is_some() {}
         now += Duration::from_millis(10);

@@ -35,6 +35,7 @@ struct CrateReadmeDoctests;
 
 mod error;
 // Fuzz harnesses for `fuzz/` and the corpus replay: not part of the API.
+mod failure;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz;
@@ -60,14 +61,15 @@ pub mod usage;
 pub use error::{
     AppBuffersError, ConfigError, Error, FrameError, PemFile, ProtocolError, RequestError, TlsError, TlsStep,
 };
+pub use failure::{End, TransferError, TransferStream, Violation};
 #[cfg(feature = "sim")]
 pub use node::{BufferPool, SimOptions};
 pub use node::{
-    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing,
-    ServerLimits, TransferSpec,
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, Refusal,
+    SenderController, ServerLimits, TransferSpec,
 };
 #[cfg(feature = "test-support")]
-pub use pair::{CLIENT_ADDR, End, Link, LinkStats, Offer, Pair, RawEnd, SERVER_ADDR};
+pub use pair::{CLIENT_ADDR, Link, LinkStats, Offer, Pair, PairEnd, RawEnd, SERVER_ADDR};
 pub use pattern::Pattern;
 pub use proto::{AppBuffers, Direction};
 pub use stats::{IntervalStats, ReceiverReport, SenderReport, SlotStats, TransferOutcome};

@@ -2,7 +2,7 @@
 //! in virtual time as a live loop pumps a socket: for tests (the
 //! `test-support` feature).
 //!
-//! An end is anything that implements [`End`]: a [`Node`], or a [`RawEnd`]
+//! An end is anything that implements [`PairEnd`]: a [`Node`], or a [`RawEnd`]
 //! (a bare quinn-proto endpoint a test scripts by hand, for requests and
 //! frames a `Node` would never send). Each direction is a [`Link`]: a
 //! one-way delay, an optional drop rule, and an optional rate with a
@@ -28,7 +28,7 @@ pub const SERVER_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::ne
 
 /// One end of a [`Pair`]: what the link needs of it. [`Node`] and
 /// [`RawEnd`] implement it.
-pub trait End: fmt::Debug {
+pub trait PairEnd: fmt::Debug {
     /// The pair starts at `now`; the other end is at `peer`.
     fn attach(&mut self, _now: Instant, _peer: SocketAddr) {}
     /// Datagrams from `from` that arrived together at `now` (one receive batch).
@@ -55,10 +55,10 @@ pub trait End: fmt::Debug {
     fn send_more(&mut self, _now: Instant) {}
 }
 
-impl End for Node {
+impl PairEnd for Node {
     fn receive(&mut self, now: Instant, from: SocketAddr, batch: Vec<BytesMut>) {
         // As the live loop does: a receive batch drives each connection once.
-        self.handle_datagrams(now, 0, batch.into_iter().map(|d| (from, d)));
+        self.handle_datagrams(now, batch.into_iter().map(|d| (from, d)));
     }
     fn poll_transmit(&mut self, _now: Instant) -> Option<Outgoing> {
         Node::poll_transmit(self)
@@ -159,7 +159,7 @@ impl RawEnd {
     }
 }
 
-impl End for RawEnd {
+impl PairEnd for RawEnd {
     fn attach(&mut self, now: Instant, peer: SocketAddr) {
         self.peer = Some(peer);
         if let Some((config, name)) = self.connect.take() {
@@ -214,7 +214,6 @@ impl End for RawEnd {
         })?;
         Some(Outgoing {
             destination: self.peer?,
-            flow: 0,
             payload,
             segment_size: None,
             ecn: None,
@@ -436,7 +435,7 @@ impl Link {
 /// assert_eq!(pair.up.stats().dropped_by_rule, 1);
 /// ```
 #[derive(Debug)]
-pub struct Pair<C: End = Node, S: End = Node> {
+pub struct Pair<C: PairEnd = Node, S: PairEnd = Node> {
     /// The client end.
     pub client: C,
     /// The server end.
@@ -463,7 +462,7 @@ pub struct Pair<C: End = Node, S: End = Node> {
     pub server_outcomes: Vec<(Instant, TransferOutcome)>,
 }
 
-impl<S: End> Pair<Node, S> {
+impl<S: PairEnd> Pair<Node, S> {
     /// A [`Node`] client and `server` joined by a 1 ms ideal link each way;
     /// the client trusts the server as `trust` says and names it `localhost`.
     pub fn new(client: Node, server: S, trust: ServerTrust) -> Self {
@@ -479,7 +478,7 @@ impl<S: End> Pair<Node, S> {
     }
 }
 
-impl<C: End, S: End> Pair<C, S> {
+impl<C: PairEnd, S: PairEnd> Pair<C, S> {
     /// `client` and `server` joined by a 1 ms ideal link each way (a
     /// [`Node`] client trusts any server).
     pub fn join(mut client: C, mut server: S) -> Self {

@@ -44,8 +44,9 @@
 use std::time::Duration;
 
 use tput_cc::ControllerSpec;
+use tput_cc::units::Rate;
 
-use crate::error::{AppBuffersError, ConfigError, Error, FrameError, RequestError};
+use crate::error::{AppBuffersError, ConfigError, FrameError, ProtocolError, RequestError};
 use crate::stats::{IntervalStats, ReceiverReport, SenderReport};
 
 /// The bytes that open every request.
@@ -122,14 +123,15 @@ pub struct Request {
     pub duration: Option<Duration>,
     /// Key of the payload pattern.
     pub key: u64,
-    /// Target throughput, bits per second (0 = none).
-    pub target_bps: u64,
+    /// Target throughput (`None`: none; on the wire, bits per second, 0 for none).
+    pub target: Option<Rate>,
     /// Evaluation slot length (zero = none).
     pub eval_slot: Duration,
     /// Statistics interval (zero = none).
     pub interval: Duration,
-    /// The sender's application rate limit, bits per second (0 = none).
-    pub rate_limit_bps: u64,
+    /// The sender's application rate limit (`None`: none; on the wire,
+    /// bits per second, 0 for none).
+    pub rate_limit: Option<Rate>,
     /// The sender's controller spec (`tputctl cc list` syntax); a server
     /// builds it for a download.
     pub cc: String,
@@ -142,8 +144,18 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-fn bad(why: RequestError) -> Error {
-    why.into()
+/// A rate on the wire: bits per second, 0 for none.
+fn bits(rate: Option<Rate>) -> u64 {
+    rate.map_or(0, Rate::bits_per_sec)
+}
+
+/// A rate from the wire (see [`bits`]).
+fn rate(bits_per_sec: u64) -> Option<Rate> {
+    (bits_per_sec > 0).then_some(Rate::from_bits_per_sec(bits_per_sec))
+}
+
+fn bad(why: RequestError) -> ProtocolError {
+    ProtocolError::Request(why)
 }
 
 impl Request {
@@ -151,14 +163,13 @@ impl Request {
     ///
     /// The spec is not checked here (a peer must refuse a bad one), but one
     /// longer than [`MAX_CC_SPEC_LEN`] cannot be encoded.
-    pub fn encode(&self) -> Result<Vec<u8>, Error> {
+    pub fn encode(&self) -> Result<Vec<u8>, ConfigError> {
         let spec = self.cc.as_bytes();
         if spec.len() > MAX_CC_SPEC_LEN {
             return Err(ConfigError::SpecTooLong {
                 len: spec.len(),
                 max: MAX_CC_SPEC_LEN,
-            }
-            .into());
+            });
         }
         let mut b = vec![0u8; REQUEST_LEN + spec.len()];
         b[..4].copy_from_slice(&MAGIC);
@@ -172,10 +183,10 @@ impl Request {
             self.bytes.unwrap_or(u64::MAX),
             self.duration.map_or(0, nanos),
             self.key,
-            self.target_bps,
+            bits(self.target),
             nanos(self.eval_slot),
             nanos(self.interval),
-            self.rate_limit_bps,
+            bits(self.rate_limit),
             self.buffers.map_or(0, |b| u64::from(b.count)),
             self.buffers.map_or(0, |b| b.size),
         ];
@@ -189,7 +200,7 @@ impl Request {
     /// The whole request's length from its fixed header (the first
     /// [`REQUEST_LEN`] bytes), after checking magic, version and spec length,
     /// so that a reader knows how much more to read.
-    pub fn encoded_len(header: &[u8]) -> Result<usize, Error> {
+    pub fn encoded_len(header: &[u8]) -> Result<usize, ProtocolError> {
         if header.len() < REQUEST_LEN {
             return Err(bad(RequestError::Short {
                 len: header.len(),
@@ -216,7 +227,7 @@ impl Request {
     }
 
     /// Decode and validate (including the controller spec); the error names what is wrong.
-    pub fn decode(b: &[u8]) -> Result<Self, Error> {
+    pub fn decode(b: &[u8]) -> Result<Self, ProtocolError> {
         let len = Self::encoded_len(b)?;
         if b.len() != len {
             return Err(bad(RequestError::Length {
@@ -269,10 +280,10 @@ impl Request {
             bytes,
             duration,
             key: field(2),
-            target_bps: field(3),
+            target: rate(field(3)),
             eval_slot,
             interval,
-            rate_limit_bps: field(6),
+            rate_limit: rate(field(6)),
             cc,
         };
         req.controller()?;
@@ -280,7 +291,7 @@ impl Request {
     }
 
     /// The sender's controller, parsed; the error names the spec and what is wrong with it.
-    pub fn controller(&self) -> Result<ControllerSpec, Error> {
+    pub fn controller(&self) -> Result<ControllerSpec, ProtocolError> {
         // The spec's own error names it: "bad controller spec `...`: why".
         self.cc.parse().map_err(|e| bad(RequestError::Controller(e)))
     }
@@ -333,8 +344,8 @@ impl Frame {
 
     /// Take one complete frame off the front of `buf`: `Ok(None)` if more
     /// bytes are needed; the error names what is wrong.
-    pub fn take(buf: &mut Vec<u8>) -> Result<Option<Frame>, Error> {
-        let bad = |why: FrameError| Error::from(why);
+    pub fn take(buf: &mut Vec<u8>) -> Result<Option<Frame>, ProtocolError> {
+        let bad = ProtocolError::Frame;
         if buf.len() < 5 {
             return Ok(None);
         }
@@ -378,13 +389,28 @@ mod tests {
             bytes: Some(50_000_000),
             duration: None,
             key: 0xdead_beef,
-            target_bps: 20_000_000,
+            target: Some(Rate::from_bits_per_sec(20_000_000)),
             eval_slot: Duration::from_secs(1),
             interval: Duration::from_millis(500),
-            rate_limit_bps: 40_000_000,
+            rate_limit: Some(Rate::from_bits_per_sec(40_000_000)),
             cc: "vegas:alpha=2,beta=4".into(),
             buffers: None,
         }
+    }
+
+    #[test]
+    fn rates_travel_as_bits_per_second_with_zero_for_none() {
+        let field = |b: &[u8], i: usize| u64::from_be_bytes(b[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+        let b = sample().encode().unwrap();
+        assert_eq!((field(&b, 3), field(&b, 6)), (20_000_000, 40_000_000));
+        let none = Request {
+            target: None,
+            rate_limit: None,
+            ..sample()
+        };
+        let b = none.encode().unwrap();
+        assert_eq!((field(&b, 3), field(&b, 6)), (0, 0));
+        assert_eq!(Request::decode(&b).unwrap(), none);
     }
 
     #[test]
@@ -398,7 +424,7 @@ mod tests {
             bytes: None,
             duration: Some(Duration::from_secs(2)),
             direction: Direction::Upload,
-            rate_limit_bps: 0,
+            rate_limit: None,
             cc: "cubic".into(),
             ..r
         };
@@ -459,13 +485,13 @@ mod tests {
         ];
         for (bytes, want) in cases {
             let e = Request::decode(&bytes).unwrap_err();
-            assert!(matches!(e, Error::Protocol(ProtocolError::Request(_))), "{e:?}");
+            assert!(matches!(e, ProtocolError::Request(_)), "{e:?}");
             let e = e.to_string();
             assert!(e.starts_with("bad request: ") && e.contains(want), "{e} lacks {want}");
         }
         // The variants carry the values.
         match Request::decode(&with(&|b| b[4] = 9)) {
-            Err(Error::Protocol(ProtocolError::Request(r))) => {
+            Err(ProtocolError::Request(r)) => {
                 assert_eq!(r, RequestError::Version { got: 9, ours: VERSION })
             }
             other => panic!("{other:?}"),
@@ -485,7 +511,7 @@ mod tests {
             ..sample()
         };
         match long.encode() {
-            Err(Error::Config(e)) => {
+            Err(e) => {
                 assert_eq!(
                     e,
                     ConfigError::SpecTooLong {
@@ -544,12 +570,12 @@ mod tests {
         ];
         for (mut bytes, want) in cases {
             let e = Frame::take(&mut bytes).unwrap_err();
-            assert!(matches!(e, Error::Protocol(ProtocolError::Frame(_))), "{e:?}");
+            assert!(matches!(e, ProtocolError::Frame(_)), "{e:?}");
             let e = e.to_string();
             assert!(e.starts_with("bad frame: ") && e.contains(want), "{e} lacks {want}");
         }
         match Frame::take(&mut vec![9, 0, 0, 0, 0]) {
-            Err(Error::Protocol(ProtocolError::Frame(f))) => assert_eq!(f, FrameError::Kind(9)),
+            Err(ProtocolError::Frame(f)) => assert_eq!(f, FrameError::Kind(9)),
             other => panic!("{other:?}"),
         }
     }

@@ -1,10 +1,21 @@
 //! Per-interval statistics and per-evaluation-slot success against a target.
+//!
+//! The records here ([`IntervalStats`], [`SlotStats`], [`ReceiverReport`],
+//! [`SenderReport`], [`TransferOutcome`]) are meant for CSV columns and JSON
+//! (the protocol's report frames, `tputctl --json`): a field that holds a
+//! number of some unit carries the unit in its name (`_secs`: seconds,
+//! `_ms`: milliseconds, `_bps`: bits per second, `_bytes`: bytes), so that
+//! the column says what it holds. They are `#[non_exhaustive]`: a field may
+//! be added in a minor release; outside this crate start from `default()`
+//! (or [`TransferOutcome::new`]) and set the fields.
 
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tput_cc::Snapshot;
+use tput_cc::units::Rate;
 
+use crate::failure::TransferError;
 use crate::proto::Direction;
 
 /// One reporting interval of the sender, with the payload the receiver got in it.
@@ -23,7 +34,11 @@ use crate::proto::Direction;
 /// A record is complete, and reported, once the receiver's count for its
 /// interval has arrived: about one RTT after the interval ends. The last
 /// record ends when sending ends and waits for the receiver's report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// A CSV/JSON record: unit suffixes name the units (see the module
+/// documentation); [`Default`] is an empty interval at 0 s.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct IntervalStats {
     /// Start of the interval, seconds since the sender began sending.
     pub start_secs: f64,
@@ -61,8 +76,10 @@ impl IntervalStats {
     }
 }
 
-/// Throughput of one complete evaluation slot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Throughput of one complete evaluation slot (a CSV/JSON record: unit
+/// suffixes name the units).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SlotStats {
     /// Slot number, from 0.
     pub index: u64,
@@ -78,9 +95,10 @@ pub struct SlotStats {
 
 impl SlotStats {
     /// Judge consecutive complete slots of `width` holding `bytes[i]` bytes
-    /// each against `target_bps`; returns the slots and the fraction that
+    /// each against `target`; returns the slots and the fraction that
     /// met the target (`None` without slots).
-    pub fn judge(bytes: &[u64], width: Duration, target_bps: f64) -> (Vec<SlotStats>, Option<f64>) {
+    pub fn judge(bytes: &[u64], width: Duration, target: Rate) -> (Vec<SlotStats>, Option<f64>) {
+        let target_bps = target.bits_per_sec() as f64;
         let w = width.as_secs_f64();
         let slots: Vec<SlotStats> = bytes
             .iter()
@@ -101,8 +119,10 @@ impl SlotStats {
     }
 }
 
-/// What the receiver measured; sent back to the sender after an upload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What the receiver measured; sent back to the sender after an upload (a
+/// JSON record: unit suffixes name the units).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReceiverReport {
     /// Payload bytes received and verified.
     pub bytes: u64,
@@ -122,8 +142,10 @@ pub struct ReceiverReport {
     pub cpu_secs: Option<f64>,
 }
 
-/// What the sender says about itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What the sender says about itself (a JSON record: unit suffixes name
+/// the units).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SenderReport {
     /// Spec of the controller that sent the payload.
     pub cc: String,
@@ -136,7 +158,11 @@ pub struct SenderReport {
 }
 
 /// The result of one transfer, from the point of view of the node that ran it.
+///
+/// A JSON record (`tputctl --json`): unit suffixes name the units, and
+/// [`error`](Self::error) is written as its one-line text (or `null`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct TransferOutcome {
     /// Which transfer (as returned when it was started; servers number them too).
     pub id: u64,
@@ -173,11 +199,40 @@ pub struct TransferOutcome {
     /// `current_mtu`; [`NodeConfig::max_mtu`](crate::NodeConfig::max_mtu)
     /// bounds it).
     pub path_mtu: u16,
-    /// Why the transfer failed, if it did.
-    pub error: Option<String>,
+    /// Why the transfer failed, if it did (in JSON: its text).
+    #[serde(serialize_with = "error_text")]
+    pub error: Option<TransferError>,
+}
+
+/// A [`TransferError`] as its one-line text in JSON.
+fn error_text<S: serde::Serializer>(error: &Option<TransferError>, s: S) -> Result<S::Ok, S::Error> {
+    match error {
+        Some(e) => s.collect_str(e),
+        None => s.serialize_none(),
+    }
 }
 
 impl TransferOutcome {
+    /// The outcome of transfer `id` with no bytes, records, reports or
+    /// error yet, after no time, on a path of QUIC's minimum MTU (1200
+    /// bytes); set the other fields as needed.
+    pub fn new(id: u64, direction: Direction, local_sender: bool, cc: impl Into<String>) -> Self {
+        Self {
+            id,
+            direction,
+            local_sender,
+            cc: cc.into(),
+            bytes: 0,
+            elapsed_secs: 0.0,
+            intervals: Vec::new(),
+            receiver: None,
+            sender: None,
+            cpu_secs: None,
+            path_mtu: 1200,
+            error: None,
+        }
+    }
+
     /// Whether every byte arrived and verified and the connection ended cleanly.
     pub fn ok(&self) -> bool {
         self.error.is_none()
@@ -232,19 +287,25 @@ pub(crate) struct ReceiveMeter {
     pub(crate) bytes: u64,
     intervals: Buckets,
     slots: Buckets,
-    target_bps: u64,
+    target: Rate,
 }
 
 impl ReceiveMeter {
-    pub(crate) fn new(start: Instant, interval: Duration, eval_slot: Duration, target_bps: u64) -> Self {
-        let slot = if target_bps > 0 { eval_slot } else { Duration::ZERO };
+    /// `target`: `None` (or a rate of zero) judges no slots.
+    pub(crate) fn new(start: Instant, interval: Duration, eval_slot: Duration, target: Option<Rate>) -> Self {
+        let target = target.unwrap_or(Rate::from_bits_per_sec(0));
+        let slot = if target.bits_per_sec() > 0 {
+            eval_slot
+        } else {
+            Duration::ZERO
+        };
         Self {
             start,
             last: start,
             bytes: 0,
             intervals: Buckets::new(start, interval),
             slots: Buckets::new(start, slot),
-            target_bps,
+            target,
         }
     }
 
@@ -267,8 +328,7 @@ impl ReceiveMeter {
 
     /// The report at `end`: complete slots only are judged.
     pub(crate) fn report(&self, end: Instant, cpu_secs: Option<f64>) -> ReceiverReport {
-        let (slots, success_ratio) =
-            SlotStats::judge(&self.slots.complete(end), self.slots.width, self.target_bps as f64);
+        let (slots, success_ratio) = SlotStats::judge(&self.slots.complete(end), self.slots.width, self.target);
         let mut interval_bytes = self.intervals.complete(end);
         // The last, partial interval still counts its bytes.
         let counted: u64 = interval_bytes.iter().sum();
@@ -293,7 +353,12 @@ mod tests {
     #[test]
     fn slots_are_judged_only_when_complete() {
         let t0 = Instant::now();
-        let mut m = ReceiveMeter::new(t0, Duration::from_millis(500), Duration::from_secs(1), 8_000_000);
+        let mut m = ReceiveMeter::new(
+            t0,
+            Duration::from_millis(500),
+            Duration::from_secs(1),
+            Some(Rate::from_bits_per_sec(8_000_000)),
+        );
         // 1 MB in slot 0 (exactly 8 Mbit/s: met), 0.5 MB in slot 1 (missed), some in slot 2 (incomplete).
         m.add(t0 + Duration::from_millis(100), 600_000);
         m.add(t0 + Duration::from_millis(900), 400_000);
@@ -314,12 +379,24 @@ mod tests {
     #[test]
     fn no_target_no_slots() {
         let t0 = Instant::now();
-        let mut m = ReceiveMeter::new(t0, Duration::from_secs(1), Duration::from_secs(1), 0);
+        let mut m = ReceiveMeter::new(t0, Duration::from_secs(1), Duration::from_secs(1), None);
         m.add(t0 + Duration::from_millis(1500), 10);
         let r = m.report(t0 + Duration::from_secs(3), Some(1.0));
         assert!(r.slots.is_empty());
         assert_eq!(r.success_ratio, None);
         assert_eq!(r.cpu_secs, Some(1.0));
+    }
+
+    #[test]
+    fn an_outcomes_error_is_written_to_json_as_its_text() {
+        let mut o = TransferOutcome::new(3, Direction::Upload, true, "cubic");
+        let json: serde_json::Value = serde_json::to_value(&o).unwrap();
+        assert!(json["error"].is_null());
+        assert_eq!(json["path_mtu"], 1200);
+        o.error = Some(TransferError::Corrupt { offset: 12 });
+        let json: serde_json::Value = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["error"], "payload byte 12 does not match the pattern");
+        assert!(!o.ok());
     }
 
     #[test]

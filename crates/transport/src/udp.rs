@@ -102,8 +102,7 @@ async fn send(socket: &UdpSocket, state: &UdpSocketState, out: &Outgoing) -> Res
     }
 }
 
-/// Run `node` on `socket` until `on_event` says stop. Datagrams from the
-/// socket carry flow id 0. Socket errors that concern a single peer are
+/// Run `node` on `socket` until `on_event` says stop. Socket errors that concern a single peer are
 /// logged and skipped; any other is returned.
 ///
 /// The socket is driven through `quinn-udp`: on Linux, a connection's
@@ -215,7 +214,7 @@ fn hand_over(
         }
     }
     let count = batch.len();
-    node.handle_datagrams(Instant::now(), 0, batch.drain(..));
+    node.handle_datagrams(Instant::now(), batch.drain(..));
     count
 }
 

@@ -7,7 +7,8 @@ use std::ops::ControlFlow;
 use std::time::Duration;
 
 use tput_transport::{
-    ClientAuth, Direction, Identity, NodeConfig, ServerLimits, ServerTrust, TransferOutcome, TransferSpec, udp,
+    ClientAuth, Direction, Identity, NodeConfig, Refusal, ServerLimits, ServerTrust, TransferError, TransferOutcome,
+    TransferSpec, udp,
 };
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -57,8 +58,8 @@ async fn run(addr: SocketAddr, trust: &ServerTrust, specs: Vec<TransferSpec>) ->
     .unwrap()
 }
 
-fn error(o: &TransferOutcome) -> &str {
-    o.error.as_deref().unwrap_or("")
+fn error(o: &TransferOutcome) -> String {
+    o.error.as_ref().map(ToString::to_string).unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,17 +68,38 @@ async fn requests_beyond_the_limits_are_refused_with_the_limit_named() {
         ServerLimits::default()
             .with_max_duration(Some(Duration::from_secs(1)))
             .with_max_bytes(Some(1_000_000))
-            .with_max_rate_bps(Some(20_000_000)),
+            .with_max_rate(Some("20Mbit/s".parse().unwrap())),
     )
     .await;
     let long = run(addr, &trust, vec![spec(Direction::Upload, 5.0)]).await;
+    assert_eq!(
+        long[0].error,
+        Some(TransferError::Refused(Refusal::Duration {
+            asked: Duration::from_secs(5),
+            max: Duration::from_secs(1)
+        }))
+    );
     assert!(error(&long[0]).contains("limit of 1s"), "{:?}", long[0].error);
     let mut big = TransferSpec::upload(2_000_000, "cubic".parse().unwrap());
     big.interval = Duration::from_secs(1);
     let big = run(addr, &trust, vec![big]).await;
+    assert_eq!(
+        big[0].error,
+        Some(TransferError::Refused(Refusal::Bytes {
+            asked: 2_000_000,
+            max: 1_000_000
+        }))
+    );
     assert!(error(&big[0]).contains("limit of 1000000 bytes"), "{:?}", big[0].error);
     // A download with no rate limit asks for more than 20 Mbit/s.
     let fast = run(addr, &trust, vec![spec(Direction::Download, 0.5)]).await;
+    assert_eq!(
+        fast[0].error,
+        Some(TransferError::Refused(Refusal::Rate {
+            asked: None,
+            max: "20Mbit/s".parse().unwrap()
+        }))
+    );
     assert!(error(&fast[0]).contains("20Mbit/s"), "{:?}", fast[0].error);
     // Refusals come from the server's answer, not from a timer (how long
     // they take: `cargo bench -p tput-benches --bench live_timing`).
@@ -96,7 +118,7 @@ async fn a_clamping_server_shortens_and_slows_a_download_instead() {
     let (addr, trust) = server(
         ServerLimits::default()
             .with_max_duration(Some(Duration::from_secs(1)))
-            .with_max_rate_bps(Some(20_000_000))
+            .with_max_rate(Some("20Mbit/s".parse().unwrap()))
             .with_clamp(true),
     )
     .await;
@@ -123,6 +145,7 @@ async fn one_address_gets_at_most_its_share_of_connections() {
     assert_eq!(ok, 2, "{:?}", out.iter().map(|o| &o.error).collect::<Vec<_>>());
     // Refused after the handshake, with the limit and its flag named.
     for o in out.iter().filter(|o| !o.ok()) {
+        assert_eq!(o.error, Some(TransferError::Refused(Refusal::PerAddress { max: 2 })));
         let e = error(o);
         assert!(
             e.contains("refused: this server takes at most 2 connections at once from one address")
@@ -147,6 +170,7 @@ async fn a_full_server_refuses_at_once_and_the_client_names_the_limit() {
     let refused = out.iter().find(|o| !o.ok()).unwrap();
     // quinn-proto's CONNECTION_REFUSED carries no reason: the client says
     // which limit a server of ours refuses that way.
+    assert_eq!(refused.error, Some(TransferError::ServerBusy { live: true }));
     let e = error(refused);
     assert!(e.starts_with("refused: ") && e.contains("--max-clients"), "{e}");
 }

@@ -8,7 +8,10 @@
 
 use std::time::{Duration, Instant};
 
-use tput_transport::{Identity, Link, Node, NodeConfig, Pair, ServerTrust, SimOptions, TransferOutcome, TransferSpec};
+use tput_transport::{
+    CLOSE_TIMED_OUT, Identity, Link, Node, NodeConfig, Pair, ServerTrust, SimOptions, TransferError, TransferOutcome,
+    TransferSpec,
+};
 
 const ONE_WAY: Duration = Duration::from_millis(10);
 /// Both ends' idle timeout, seconds.
@@ -135,8 +138,13 @@ fn a_dead_path_ends_the_transfer_one_idle_timeout_after_the_last_packet() {
     let idle = IDLE;
     for (who, end) in [("client", &r.client), ("server", &r.server)] {
         let (at, o) = end.as_ref().unwrap_or_else(|| panic!("the {who} never reported"));
-        let e = o.error.as_deref().unwrap_or_default();
-        assert!(e.contains("timed out") && e.contains("idle timeout"), "{who}: {e}");
+        assert_eq!(
+            o.error,
+            Some(TransferError::TimedOut {
+                idle_timeout: Some(Duration::from_secs_f64(IDLE))
+            }),
+            "{who}"
+        );
         // Both ends were busy until 0.3 s and heard their last packet by
         // 0.3 s + one way: each reports one idle timeout after it, without
         // waiting out the close's draining.
@@ -156,12 +164,15 @@ fn when_one_direction_dies_the_other_end_hears_why() {
     let (_, server) = r.server.as_ref().expect("the server reported");
     let (at, client) = r.client.as_ref().expect("the client reported");
     assert!(
-        server.error.as_deref().unwrap_or_default().contains("timed out"),
+        matches!(server.error, Some(TransferError::TimedOut { .. })),
         "{:?}",
         server.error
     );
-    let e = client.error.as_deref().unwrap_or_default();
-    assert!(e.starts_with("peer closed the connection: connection timed out"), "{e}");
+    let Some(TransferError::ClosedByPeer { code, reason }) = &client.error else {
+        panic!("{:?}", client.error)
+    };
+    assert_eq!(*code, u64::from(CLOSE_TIMED_OUT));
+    assert!(reason.starts_with("connection timed out"), "{reason}");
     // Its close crosses in one way; the client, which did not time out
     // itself, then drains for three probe timeouts (RFC 9000 §10.2).
     assert!(

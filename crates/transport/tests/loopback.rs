@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tput_transport::{Direction, Identity, NodeConfig, NodeEvent, ServerTrust, TransferSpec, udp};
+use tput_transport::{Direction, Identity, NodeConfig, NodeEvent, ServerTrust, TransferError, TransferSpec, udp};
 
 /// Fail, rather than hang, if a transfer takes unreasonably long.
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -191,8 +191,11 @@ async fn wrong_pin_is_refused() {
     ))
     .await
     .unwrap();
-    let e = out[0].error.as_deref().unwrap_or_default();
-    assert!(!out[0].ok() && e.contains("fingerprint"), "{e}");
+    let e = out[0].error.as_ref().map(ToString::to_string).unwrap_or_default();
+    assert!(
+        matches!(out[0].error, Some(TransferError::ConnectionLost(_))) && e.contains("fingerprint"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -253,9 +256,17 @@ async fn silent_server_times_out_instead_of_hanging() {
     ))
     .await
     .unwrap();
-    let e = out[0].error.as_deref().unwrap_or_default();
+    let e = out[0].error.as_ref().map(ToString::to_string).unwrap_or_default();
     // Nothing came back at all: the error says where nobody answered, and
     // that its own idle timeout ended the attempt.
+    assert_eq!(
+        out[0].error,
+        Some(TransferError::NoAnswer {
+            peer: addr,
+            idle_timeout: Some(Duration::from_millis(500))
+        }),
+        "{e}"
+    );
     assert!(
         e.starts_with(&format!("nothing answered at {addr}")) && e.contains("500ms"),
         "{e}"

@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use tput_cc::{Ack, AlgorithmState, Congestion, CongestionController, Phase, QuinnFactory, Snapshot};
 use tput_transport::proto::Direction;
-use tput_transport::{Identity, Node, NodeConfig, Pair, ServerTrust, SimOptions, TransferSpec};
+use tput_transport::{
+    ConfigError, Identity, Node, NodeConfig, Pair, SenderController, ServerTrust, SimOptions, TransferSpec,
+};
 
 /// A window of a fixed number of packets that counts the ACKs it sees.
 #[derive(Debug, Clone)]
@@ -72,7 +74,8 @@ fn pair() -> Pair {
 fn an_upload_runs_the_users_own_controller() {
     let acks = Arc::new(AtomicU64::new(0));
     let mut pair = pair();
-    let spec = TransferSpec::upload(400_000, "newreno".parse().unwrap()).with_controller(Some(counting(&acks)));
+    let spec = TransferSpec::upload(400_000, "newreno".parse().unwrap())
+        .with_controller(SenderController::own(counting(&acks), "newreno".parse().unwrap()));
     pair.start(spec).unwrap();
     let outcome = pair.run(1_000_000, |_| {}).expect("the transfer finished");
     assert!(outcome.ok(), "{:?}", outcome.error);
@@ -92,12 +95,9 @@ fn a_download_with_an_own_controller_is_refused() {
     let acks = Arc::new(AtomicU64::new(0));
     let spec = TransferSpec::new(Direction::Download, "newreno".parse().unwrap())
         .with_bytes(Some(1000))
-        .with_controller(Some(counting(&acks)));
-    let e = spec.validate().unwrap_err().to_string();
-    assert!(e.contains("uploads only"), "{e}");
+        .with_controller(SenderController::own(counting(&acks), "newreno".parse().unwrap()));
+    let e = spec.validate().unwrap_err();
+    assert_eq!(e, ConfigError::OwnControllerForDownload);
+    assert!(e.to_string().contains("uploads only"), "{e}");
     assert!(pair().start(spec).is_err());
-    let both = TransferSpec::upload(1000, "newreno".parse().unwrap())
-        .with_controller(Some(counting(&acks)))
-        .with_quinn_cc(Some("quinn-bbr".parse().unwrap()));
-    assert!(both.validate().unwrap_err().to_string().contains("not both"));
 }

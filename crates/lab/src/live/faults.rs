@@ -351,7 +351,7 @@ pub fn run(o: &Options, faults: &[Fault], mut progress: impl FnMut(&str)) -> Res
                 None => (0, format!("HANG: no result within {} s", limit.as_secs())),
                 Some(x) => (
                     x.receiver.as_ref().map_or(0, |r| r.bytes),
-                    x.error.clone().unwrap_or_else(|| "ok".into()),
+                    x.error.as_ref().map_or_else(|| "ok".into(), ToString::to_string),
                 ),
             };
             let min_rtt_ms = outcome.as_ref().and_then(|x| {

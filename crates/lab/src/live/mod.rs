@@ -383,7 +383,7 @@ pub use tput_transport::usage::process_cpu_secs;
 mod tests {
     use super::*;
     use crate::fixtures::{guarantee_snapshot, interval};
-    use tput_transport::{ReceiverReport, SenderReport};
+    use tput_transport::{ReceiverReport, SenderReport, TransferError};
 
     fn record(srtt_ms: f64, min_rtt_ms: f64, lost: u64, events: u64) -> IntervalStats {
         let mut r = interval(0.0, 1.0, 1000);
@@ -395,20 +395,11 @@ mod tests {
     }
 
     fn outcome(intervals: Vec<IntervalStats>, bytes: u64, secs: f64) -> TransferOutcome {
-        TransferOutcome {
-            id: 0,
-            direction: Direction::Upload,
-            local_sender: true,
-            cc: "cubic".into(),
-            bytes,
-            elapsed_secs: secs,
-            intervals,
-            receiver: None,
-            sender: None,
-            cpu_secs: None,
-            path_mtu: 1200,
-            error: None,
-        }
+        let mut o = TransferOutcome::new(0, Direction::Upload, true, "cubic");
+        o.bytes = bytes;
+        o.elapsed_secs = secs;
+        o.intervals = intervals;
+        o
     }
 
     #[test]
@@ -468,23 +459,21 @@ mod tests {
         // The peer's CPU comes from its report: the receiver's after an
         // upload, the sender's after a download; parallel transfers share it.
         let mut up = outcome(Vec::new(), 10, 1.0);
-        up.receiver = Some(ReceiverReport {
-            bytes: 10,
-            duration_secs: 1.0,
-            interval_bytes: vec![10],
-            slots: Vec::new(),
-            success_ratio: None,
-            cpu_secs: Some(0.25),
-        });
+        let mut report = ReceiverReport::default();
+        report.bytes = 10;
+        report.duration_secs = 1.0;
+        report.interval_bytes = vec![10];
+        report.cpu_secs = Some(0.25);
+        up.receiver = Some(report);
         let mut up2 = up.clone();
         up2.receiver.as_mut().unwrap().cpu_secs = Some(0.75);
         let mut down = outcome(Vec::new(), 10, 1.0);
         down.local_sender = false;
-        down.sender = Some(SenderReport {
-            cc: "cubic".into(),
-            written_bytes: 10,
-            cpu_secs: Some(0.5),
-        });
+        let mut sender = SenderReport::default();
+        sender.cc = "cubic".into();
+        sender.written_bytes = 10;
+        sender.cpu_secs = Some(0.5);
+        down.sender = Some(sender);
         assert_eq!(
             TransferSummary::new(&[up.clone(), up2], None).remote_cpu_secs,
             Some(0.75)
@@ -506,14 +495,11 @@ mod tests {
     fn a_download_prints_what_it_received_per_interval() {
         let mut down = outcome(Vec::new(), 30_000, 2.0);
         down.local_sender = false;
-        down.receiver = Some(ReceiverReport {
-            bytes: 30_000,
-            duration_secs: 2.0,
-            interval_bytes: vec![20_000, 10_000],
-            slots: Vec::new(),
-            success_ratio: None,
-            cpu_secs: None,
-        });
+        let mut report = ReceiverReport::default();
+        report.bytes = 30_000;
+        report.duration_secs = 2.0;
+        report.interval_bytes = vec![20_000, 10_000];
+        down.receiver = Some(report);
         let text = outcome_lines(&down);
         assert!(text.contains("received per interval: 20.0 kB, 10.0 kB"), "{text}");
         let mut up = down.clone();
@@ -524,7 +510,7 @@ mod tests {
     #[test]
     fn a_failed_transfer_prints_no_rate() {
         let mut refused = outcome(Vec::new(), 52_300, 0.001);
-        refused.error = Some("refused: the server is busy".into());
+        refused.error = Some(TransferError::ServerBusy { live: true });
         let s = TransferSummary::new(&[refused], None);
         assert!(!s.ok);
         assert_eq!(s.goodput_bps, 0.0);

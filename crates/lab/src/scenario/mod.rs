@@ -40,12 +40,13 @@ mod tests {
             slots: slots_bps
                 .iter()
                 .enumerate()
-                .map(|(i, &t)| SlotStats {
-                    index: i as u64,
-                    start_secs: i as f64,
-                    bytes: (t / 8.0) as u64,
-                    throughput_bps: t,
-                    met: false,
+                .map(|(i, &t)| {
+                    let mut s = SlotStats::default();
+                    s.index = i as u64;
+                    s.start_secs = i as f64;
+                    s.bytes = (t / 8.0) as u64;
+                    s.throughput_bps = t;
+                    s
                 })
                 .collect(),
             success_ratio: None,

@@ -8,8 +8,8 @@ use tput_cc::{Aggregate, BandwidthSource, ControllerSpec};
 use tput_netsim::{Addr, FileArrivals, LinkId, LinkStats, Rng, SimTime, Simulator};
 
 use tput_transport::{
-    BufferPool, Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, ServerTrust, SimOptions,
-    TransferOutcome, TransferSpec,
+    BufferPool, Direction, EvalSlot, Identity, IntervalStats, Node, NodeConfig, SenderController, ServerTrust,
+    SimOptions, TransferOutcome, TransferSpec,
 };
 
 use super::build::{Net, build};
@@ -73,7 +73,8 @@ fn tcp_result(
 ) -> FlowResult {
     let report = sim.host::<TcpSink>(sink).map(TcpSink::report).unwrap_or_default();
     let (slot, target_bps) = slot_and_target(g);
-    let (slots, success_ratio) = tput_transport::SlotStats::judge(&report.slot_bytes, slot, target_bps);
+    let target = tput_cc::units::Rate::from_bits_per_sec(target_bps as u64);
+    let (slots, success_ratio) = tput_transport::SlotStats::judge(&report.slot_bytes, slot, target);
     let snd = sim.host::<TracedSender>(sender);
     let mut errors = Vec::new();
     if !snd.is_some_and(TracedSender::is_finished) {
@@ -409,7 +410,8 @@ impl Setup<'_> {
         if direction == Direction::Download {
             server_cfg.server_aggregate = aggregate.clone();
         }
-        let mut server = Node::simulated(server_cfg, Some(&self.identity), self.sim_options(seed ^ 1))?;
+        let options = |seed| self.sim_options(seed).with_flow(flow);
+        let mut server = Node::simulated(server_cfg, Some(&self.identity), options(seed ^ 1))?;
         server.share_buffers(self.buffers.clone());
         let mut server_host = QuicHost::new(server, self.epoch, self.trust.clone());
         if g.ecn {
@@ -424,7 +426,6 @@ impl Setup<'_> {
             .with_eval_slot(g.eval_slot.unwrap_or(EvalSlot::Time(Duration::from_secs(1))))
             .with_interval(self.s.interval)
             .with_rate_limit(g.rate_limit)
-            .with_flow(flow)
             .with_bandwidth(self.oracle.clone())
             .with_aggregate(if direction == Direction::Upload {
                 aggregate
@@ -432,10 +433,13 @@ impl Setup<'_> {
                 None
             })
             .with_buffers(g.app_buffers())
-            .with_quinn_cc(g.quinn_cc());
+            .with_controller(
+                g.quinn_cc()
+                    .map_or_else(|| g.cc.clone().into(), SenderController::Quinn),
+            );
         let mut client_cfg = self.node_config(flow)?;
         client_cfg.receive_window = g.receive_window;
-        let mut client_node = Node::simulated(client_cfg, None, self.sim_options(seed ^ 2))?;
+        let mut client_node = Node::simulated(client_cfg, None, options(seed ^ 2))?;
         client_node.share_buffers(self.buffers.clone());
         let mut client = QuicHost::new(client_node, self.epoch, self.trust.clone());
         if self.options.no_cc_trace {
@@ -587,13 +591,13 @@ fn quic_result(
         if let Some(e) = &o.error {
             if let Some(f) = &mut files {
                 // The server's connection limit (quinn-proto's CONNECTION_REFUSED).
-                if e.to_ascii_lowercase().contains("refused") {
+                if e.is_refusal() {
                     f.refused += 1;
                 } else {
                     f.failed += 1;
                 }
             }
-            errors.push(e.clone());
+            errors.push(e.to_string());
             continue;
         }
         if let Some(r) = &o.receiver {

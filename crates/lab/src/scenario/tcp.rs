@@ -26,19 +26,17 @@ pub(super) fn slot_and_target(g: &FlowGroup) -> (Duration, f64) {
 /// `r` as an interval record of a QUIC transfer; its `bytes` and goodput are
 /// the sink's to fill in (0 here).
 pub(super) fn interval_stats(r: &IntervalRecord) -> IntervalStats {
-    IntervalStats {
-        start_secs: r.start.as_secs_f64(),
-        end_secs: r.end.as_secs_f64(),
-        bytes: 0,
-        goodput_bps: 0.0,
-        written_bytes: r.written_bytes,
-        cwnd_bytes: r.cwnd_bytes,
-        srtt_ms: r.srtt.as_secs_f64() * 1e3,
-        min_rtt_ms: r.min_rtt.as_secs_f64() * 1e3,
-        lost_packets: r.lost_packets,
-        congestion_events: r.congestion_events,
-        controller: Some(r.controller.clone()),
-    }
+    let mut s = IntervalStats::default();
+    s.start_secs = r.start.as_secs_f64();
+    s.end_secs = r.end.as_secs_f64();
+    s.written_bytes = r.written_bytes;
+    s.cwnd_bytes = r.cwnd_bytes;
+    s.srtt_ms = r.srtt.as_secs_f64() * 1e3;
+    s.min_rtt_ms = r.min_rtt.as_secs_f64() * 1e3;
+    s.lost_packets = r.lost_packets;
+    s.congestion_events = r.congestion_events;
+    s.controller = Some(r.controller.clone());
+    s
 }
 
 impl CcObserver for CcTrace {

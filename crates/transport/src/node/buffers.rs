@@ -7,6 +7,8 @@ use bytes::BytesMut;
 use quinn_proto::Connection;
 use quinn_proto::StreamId;
 
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
 use crate::pattern::Pattern;
 use crate::proto::Frame;
 
@@ -25,7 +27,7 @@ impl Outbox {
     }
 
     /// Write what the stream takes; `Err` if the peer stopped it.
-    pub(super) fn flush(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), String> {
+    pub(super) fn flush(&mut self, conn: &mut Connection, id: StreamId) -> Result<(), TransferError> {
         let mut s = conn.send_stream(id);
         while !self.buf.is_empty() {
             match s.write(&self.buf) {
@@ -33,7 +35,12 @@ impl Outbox {
                 Ok(n) => {
                     self.buf.drain(..n);
                 }
-                Err(e) => return Err(format!("peer stopped a report stream: {e}")),
+                Err(error) => {
+                    return Err(TransferError::StreamStopped {
+                        stream: TransferStream::Report,
+                        error,
+                    });
+                }
             }
         }
         if self.finish && !self.finished {
@@ -45,7 +52,7 @@ impl Outbox {
 }
 
 /// Read what has arrived on a stream into `buf`; `Ok(true)` once the stream has ended.
-pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) -> Result<bool, String> {
+pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) -> Result<bool, TransferError> {
     let mut ended = false;
     let mut failure = None;
     if let Ok(mut chunks) = conn.recv_stream(id).read(true) {
@@ -58,7 +65,10 @@ pub(super) fn read_into(conn: &mut Connection, id: StreamId, buf: &mut Vec<u8>) 
                 }
                 Err(quinn_proto::ReadError::Blocked) => break,
                 Err(e) => {
-                    failure = Some(format!("report stream reset by the peer: {e}"));
+                    failure = Some(TransferError::StreamReset {
+                        stream: TransferStream::Report,
+                        error: e,
+                    });
                     break;
                 }
             }

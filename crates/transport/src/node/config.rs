@@ -1,4 +1,4 @@
-//! A node's settings and what a server admits.
+//! A node's settings, a simulation's switches, and a transfer's spec.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,9 +7,10 @@ use tput_cc::Aggregate;
 use tput_cc::BandwidthSource;
 use tput_cc::ControllerSpec;
 use tput_cc::EvalSlot;
-use tput_cc::units::{Rate, format_duration};
+use tput_cc::units::Rate;
 use tput_cc::{QuinnCc, QuinnFactory};
 
+use super::limits::ServerLimits;
 use crate::error::ConfigError;
 
 /// Ethernet's MTU, bytes: [`NodeConfig::max_mtu`]'s default.
@@ -29,21 +30,6 @@ use crate::tls::Identity;
 
 /// Reads the CPU time of the node's process, in seconds (user plus system).
 pub type CpuClock = fn() -> Option<f64>;
-
-/// `with_FIELD(self, value) -> Self` setters, one per field, each documented
-/// as setting the field (whose own documentation says what it means).
-macro_rules! setters {
-    ($($method:ident: $field:ident: $ty:ty;)*) => {
-        $(
-            #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-            #[must_use]
-            pub fn $method(mut self, $field: $ty) -> Self {
-                self.$field = $field;
-                self
-            }
-        )*
-    };
-}
 
 /// Settings of a [`Node`](super::Node).
 ///
@@ -176,118 +162,10 @@ pub struct SimOptions {
     /// the credit is reached, and each sending connection holds up to the
     /// peer's receive window (1.25 MB by default) of payload.
     pub write_ahead_to_credit: bool,
-}
-
-/// What a server lets its clients do. A request beyond a limit is refused
-/// with a CONNECTION_CLOSE whose reason names the limit (RFC 9000 §19.19),
-/// or, for what the server itself controls in a download (its duration and
-/// rate), clamped to the limit when [`clamp`](Self::clamp) is set.
-///
-/// None by default; set them with the `with_*` setters (the struct is
-/// `#[non_exhaustive]`):
-///
-/// ```
-/// use std::time::Duration;
-/// use tput_transport::ServerLimits;
-/// let limits = ServerLimits::default()
-///     .with_max_bytes(Some(1 << 30))
-///     .with_max_rate_bps(Some(100_000_000))
-///     .with_clamp(true);
-/// assert_eq!(limits.max_bytes, Some(1 << 30));
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ServerLimits {
-    /// Longest transfer a request may ask for.
-    pub max_duration: Option<Duration>,
-    /// Most bytes a request may ask for.
-    pub max_bytes: Option<u64>,
-    /// Fastest a download may be sent, bits per second (a download without
-    /// a rate limit asks for "as fast as possible", which is above any limit).
-    pub max_rate_bps: Option<u64>,
-    /// Clamp a download's duration and rate to the limits instead of refusing it.
-    pub clamp: bool,
-    /// Connections at once from one IP address (`None`: only `max_connections`).
-    pub max_per_address: Option<usize>,
-    /// Close a connection whose request has not arrived this long after the
-    /// connection began (handshake included).
-    pub request_timeout: Option<Duration>,
-    /// Validate client addresses with a Retry packet before accepting
-    /// (RFC 9000 §8.1.2): costs a round trip, defeats spoofed-source floods.
-    pub retry: bool,
-}
-
-/// Why a server refuses a request: the limit it exceeds. It prints as the
-/// reason of the CONNECTION_CLOSE that refuses it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Refusal {
-    /// Longer than [`ServerLimits::max_duration`].
-    #[error("refused: duration {} exceeds this server's limit of {}", format_duration(*asked), format_duration(*max))]
-    Duration { asked: Duration, max: Duration },
-    /// More than [`ServerLimits::max_bytes`].
-    #[error("refused: {asked} bytes exceed this server's limit of {max} bytes")]
-    Bytes { asked: u64, max: u64 },
-    /// A download faster than [`ServerLimits::max_rate_bps`] (`asked` 0:
-    /// no rate limit).
-    #[error("{}", rate_refusal(*asked, *max))]
-    Rate { asked: u64, max: u64 },
-}
-
-/// The text of [`Refusal::Rate`]: a request without a rate limit is told so.
-fn rate_refusal(asked: u64, max: u64) -> String {
-    let max = Rate::from_bits_per_sec(max);
-    if asked == 0 {
-        format!(
-            "refused: the download asked for no rate limit, and this server sends downloads at most at {max}: \
-             ask for one (-b/--rate-limit {max} or less)"
-        )
-    } else {
-        format!(
-            "refused: a rate of {} exceeds this server's limit of {max} for downloads (ask with -b/--rate-limit)",
-            Rate::from_bits_per_sec(asked)
-        )
-    }
-}
-
-impl ServerLimits {
-    setters! {
-        with_max_duration: max_duration: Option<Duration>;
-        with_max_bytes: max_bytes: Option<u64>;
-        with_max_rate_bps: max_rate_bps: Option<u64>;
-        with_clamp: clamp: bool;
-        with_max_per_address: max_per_address: Option<usize>;
-        with_request_timeout: request_timeout: Option<Duration>;
-        with_retry: retry: bool;
-    }
-
-    /// Check `req` against the limits, clamping where allowed; the error
-    /// names the limit.
-    pub(crate) fn admit(&self, req: &mut crate::proto::Request) -> Result<(), Refusal> {
-        let download = req.direction == crate::proto::Direction::Download;
-        if let (Some(max), Some(d)) = (self.max_duration, req.duration)
-            && d > max
-        {
-            if !(self.clamp && download) {
-                return Err(Refusal::Duration { asked: d, max });
-            }
-            req.duration = Some(max);
-        }
-        if let (Some(max), Some(b)) = (self.max_bytes, req.bytes)
-            && b > max
-        {
-            return Err(Refusal::Bytes { asked: b, max });
-        }
-        if let Some(max) = self.max_rate_bps.filter(|_| download) {
-            let asked = req.rate_limit_bps;
-            if asked == 0 || asked > max {
-                if !self.clamp {
-                    return Err(Refusal::Rate { asked, max });
-                }
-                req.rate_limit_bps = max;
-            }
-        }
-        Ok(())
-    }
+    /// The simulator's flow id, stamped on every datagram the node sends
+    /// ([`Node::flow`](super::Node::flow)), so that the simulator can tell
+    /// flows apart (per-flow queues, per-flow metrics). 0 by default.
+    pub flow: u32,
 }
 
 // Only a simulation host (the `sim` feature) builds these.
@@ -306,6 +184,7 @@ impl SimOptions {
         with_seed: seed: Option<u64>;
         with_null_packet_protection: null_packet_protection: bool;
         with_write_ahead_to_credit: write_ahead_to_credit: bool;
+        with_flow: flow: u32;
     }
 }
 
@@ -417,8 +296,9 @@ pub struct TransferSpec {
     /// How long to send (`None`: until `bytes` are sent).
     pub duration: Option<Duration>,
     /// Controller of the sender: the client's for an upload; for a download
-    /// the request names it and the server builds it.
-    pub cc: ControllerSpec,
+    /// the request names it and the server builds it (so a download takes
+    /// a [`SenderController::Spec`] only).
+    pub controller: SenderController,
     /// Target throughput judged per evaluation slot.
     pub target: Option<Rate>,
     /// Evaluation slot length.
@@ -427,8 +307,6 @@ pub struct TransferSpec {
     pub interval: Duration,
     /// Application-level rate limit of the sender (the server applies it to a download).
     pub rate_limit: Option<Rate>,
-    /// Flow id stamped on the client's datagrams in the simulator.
-    pub flow: u32,
     /// `A` and `P` for a guarantee controller sending an upload (a download's
     /// sender uses the server's [`NodeConfig::server_bandwidth`]).
     pub bandwidth: Option<Arc<dyn BandwidthSource>>,
@@ -440,19 +318,6 @@ pub struct TransferSpec {
     /// of `size` bytes unacknowledged at once, one stream each (protocol
     /// step 2); `None` sends the payload on one stream.
     pub buffers: Option<AppBuffers>,
-    /// Run one of quinn-proto's own controllers instead of `cc` (uploads
-    /// only; `None`, the default: `cc`), to compare the two in the same
-    /// setting. The request then names this crate's controller of the same
-    /// algorithm ([`QuinnCc::counterpart`]); the sender's outcome and
-    /// records name this one. quinn-proto's controllers are paced by
-    /// quinn-proto alone (see [`tput_cc::NativeFactory`]).
-    pub quinn_cc: Option<QuinnCc>,
-    /// Run a controller of the user's own instead of `cc` (uploads only):
-    /// the factory's closure builds one per connection
-    /// ([`QuinnFactory::from_fn`]); the node adds its probe, so snapshots,
-    /// interval records and a pacing rate the controller reports work as for
-    /// a spec. `cc` still names the transfer in the request and the records.
-    pub controller: Option<QuinnFactory>,
 }
 
 impl TransferSpec {
@@ -460,17 +325,21 @@ impl TransferSpec {
         with_direction: direction: Direction;
         with_bytes: bytes: Option<u64>;
         with_duration: duration: Option<Duration>;
-        with_cc: cc: ControllerSpec;
         with_target: target: Option<Rate>;
         with_eval_slot: eval_slot: EvalSlot;
         with_interval: interval: Duration;
         with_rate_limit: rate_limit: Option<Rate>;
-        with_flow: flow: u32;
         with_bandwidth: bandwidth: Option<Arc<dyn BandwidthSource>>;
         with_aggregate: aggregate: Option<Aggregate>;
         with_buffers: buffers: Option<AppBuffers>;
-        with_quinn_cc: quinn_cc: Option<QuinnCc>;
-        with_controller: controller: Option<QuinnFactory>;
+    }
+
+    /// Sets [`controller`](Self::controller): a [`ControllerSpec`], a
+    /// [`QuinnCc`] or a [`SenderController`].
+    #[must_use]
+    pub fn with_controller(mut self, controller: impl Into<SenderController>) -> Self {
+        self.controller = controller.into();
+        self
     }
 
     /// Check what the protocol cannot carry or a sender cannot run;
@@ -500,14 +369,12 @@ impl TransferSpec {
                 return Err(ConfigError::BuffersForDownload);
             }
         }
-        if self.quinn_cc.is_some() && self.direction == Direction::Download {
-            return Err(ConfigError::QuinnCcForDownload);
-        }
-        if self.controller.is_some() && self.direction == Direction::Download {
-            return Err(ConfigError::OwnControllerForDownload);
-        }
-        if self.controller.is_some() && self.quinn_cc.is_some() {
-            return Err(ConfigError::TwoControllers);
+        if self.direction == Direction::Download {
+            match self.controller {
+                SenderController::Spec(_) => {}
+                SenderController::Quinn(_) => return Err(ConfigError::QuinnCcForDownload),
+                SenderController::Own { .. } => return Err(ConfigError::OwnControllerForDownload),
+            }
         }
         let cc_len = self.request_cc().to_string().len();
         if cc_len > crate::proto::MAX_CC_SPEC_LEN {
@@ -519,7 +386,9 @@ impl TransferSpec {
         Ok(())
     }
 
-    /// An upload of `bytes` with `cc`, one-second intervals and evaluation slots.
+    /// An upload of `bytes` with `cc`, one-second intervals and evaluation
+    /// slots ([`with_controller`](Self::with_controller) runs another kind
+    /// of controller).
     pub fn upload(bytes: u64, cc: ControllerSpec) -> Self {
         Self::new(Direction::Upload, cc).with_bytes(Some(bytes))
     }
@@ -533,28 +402,130 @@ impl TransferSpec {
             direction,
             bytes: None,
             duration: None,
-            cc,
+            controller: SenderController::Spec(cc),
             target: None,
             eval_slot: EvalSlot::Time(Duration::from_secs(1)),
             interval: Duration::from_secs(1),
             rate_limit: None,
-            flow: 0,
             bandwidth: None,
             aggregate: None,
             buffers: None,
-            quinn_cc: None,
-            controller: None,
         }
     }
 
-    /// The controller the request names: `cc`, or the counterpart of
-    /// [`quinn_cc`](Self::quinn_cc).
-    pub(crate) fn request_cc(&self) -> ControllerSpec {
-        self.quinn_cc.map_or_else(|| self.cc.clone(), QuinnCc::counterpart)
+    /// The controller spec the request names (see [`SenderController`]).
+    pub fn request_cc(&self) -> ControllerSpec {
+        self.controller.request_spec()
     }
 
     /// The name of the sender's controller in outcomes and records.
     pub(crate) fn cc_name(&self) -> String {
-        self.quinn_cc.map_or_else(|| self.cc.to_string(), |q| q.to_string())
+        match &self.controller {
+            SenderController::Quinn(q) => q.to_string(),
+            other => other.request_spec().to_string(),
+        }
+    }
+}
+
+/// The controller that sends a transfer's payload
+/// ([`TransferSpec::controller`]): one of this workspace's, named by its
+/// spec, one of quinn-proto's own, or one of the user's own. New kinds may
+/// come in a minor release: match with a wildcard arm.
+///
+/// ```
+/// use tput_cc::QuinnCc;
+/// use tput_transport::{SenderController, TransferSpec};
+///
+/// let spec = TransferSpec::upload(1 << 20, "cubic".parse()?);
+/// assert_eq!(spec.request_cc().to_string(), "cubic");
+/// // quinn-proto's own CUBIC: the request names its counterpart here.
+/// let quinn = spec.with_controller(QuinnCc::Cubic);
+/// assert!(matches!(quinn.controller, SenderController::Quinn(QuinnCc::Cubic)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum SenderController {
+    /// A controller of `tput-cc`, built from its spec: the client builds it
+    /// for an upload, the server from the request for a download.
+    Spec(ControllerSpec),
+    /// One of quinn-proto's own controllers, to compare the two in the
+    /// same setting (uploads only). The request names this workspace's
+    /// controller of the same algorithm ([`QuinnCc::counterpart`]); the
+    /// sender's outcome and records name this one. quinn-proto's
+    /// controllers are paced by quinn-proto alone (see
+    /// [`tput_cc::NativeFactory`]).
+    Quinn(QuinnCc),
+    /// A controller of the user's own (uploads only): the factory builds
+    /// one per connection ([`QuinnFactory::from_fn`]); the node adds its
+    /// probe, so snapshots, interval records and a pacing rate the
+    /// controller reports work as for a spec.
+    Own {
+        /// Builds the controller (boxed: a factory is large beside a spec).
+        factory: Box<QuinnFactory>,
+        /// The spec the request and the records name the transfer by (the
+        /// server parses it, so it must be a valid spec).
+        name: ControllerSpec,
+    },
+}
+
+impl SenderController {
+    /// A controller of the user's own, built by `factory`, that the
+    /// request and the records name `name` ([`SenderController::Own`]).
+    pub fn own(factory: QuinnFactory, name: ControllerSpec) -> Self {
+        Self::Own {
+            factory: Box::new(factory),
+            name,
+        }
+    }
+
+    /// The controller spec the request names.
+    pub fn request_spec(&self) -> ControllerSpec {
+        match self {
+            Self::Spec(spec) | Self::Own { name: spec, .. } => spec.clone(),
+            Self::Quinn(q) => q.counterpart(),
+        }
+    }
+}
+
+impl From<ControllerSpec> for SenderController {
+    fn from(spec: ControllerSpec) -> Self {
+        Self::Spec(spec)
+    }
+}
+
+impl From<QuinnCc> for SenderController {
+    fn from(q: QuinnCc) -> Self {
+        Self::Quinn(q)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quinns_and_own_controllers_send_uploads_only() {
+        let newreno: ControllerSpec = "newreno".parse().unwrap();
+        let own = SenderController::own(QuinnFactory::try_new(newreno.clone()).unwrap(), newreno.clone());
+        let download = TransferSpec::new(Direction::Download, newreno.clone()).with_bytes(Some(1000));
+        assert!(download.validate().is_ok());
+        assert_eq!(
+            download.clone().with_controller(QuinnCc::Bbr).validate(),
+            Err(ConfigError::QuinnCcForDownload)
+        );
+        assert_eq!(
+            download.with_controller(own.clone()).validate(),
+            Err(ConfigError::OwnControllerForDownload)
+        );
+        // The request names the counterpart of quinn-proto's controller, or
+        // the name given to one's own; the records name what runs.
+        let upload = TransferSpec::upload(1000, newreno.clone());
+        let quinn = upload.clone().with_controller(QuinnCc::BbrPaced);
+        assert_eq!(quinn.request_cc().to_string(), "bbr");
+        assert_eq!(quinn.cc_name(), "quinn-bbr-paced");
+        let own = upload.with_controller(own);
+        assert!(own.validate().is_ok());
+        assert_eq!((own.request_cc(), own.cc_name()), (newreno, "newreno".to_string()));
     }
 }

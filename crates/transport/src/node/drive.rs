@@ -15,6 +15,7 @@ use super::CLOSE_PROTOCOL_ERROR;
 use super::CLOSE_TIMED_OUT;
 use super::Conn;
 use super::Node;
+use super::Refusal;
 use super::Role;
 use super::endpoint::Outgoing;
 use super::pacer::PacingRate;
@@ -22,6 +23,7 @@ use super::protocol::cpu_since;
 use super::receiver::ReceiverSide;
 use super::sender::CHUNK;
 use super::sender::SendPhase;
+use crate::failure::TransferError;
 use crate::pattern::splitmix64;
 
 /// Most bytes of one GSO batch: a UDP datagram's payload limit (65 535
@@ -85,15 +87,14 @@ impl Node {
                 // Before quinn-proto's timers: its idle timer may fall due
                 // at the same moment, and it closes without a word.
                 if c.silence_deadline().is_some_and(|t| t <= now) {
-                    let limit = tput_cc::units::format_duration(c.silence_limit.unwrap_or_default());
+                    let idle_timeout = Some(c.silence_limit.unwrap_or_default());
                     let why = if c.conn.stats().udp_rx.datagrams == 0 {
-                        format!(
-                            "nothing answered at {}: no packet came back in {limit} (the idle timeout; \
-                             is a server running there, and is UDP let through?)",
-                            c.conn.remote_address()
-                        )
+                        TransferError::NoAnswer {
+                            peer: c.conn.remote_address(),
+                            idle_timeout,
+                        }
                     } else {
-                        format!("connection timed out: no packet from the peer for {limit} (the idle timeout)")
+                        TransferError::TimedOut { idle_timeout }
                     };
                     c.fail(now, CLOSE_TIMED_OUT, why);
                     c.silenced = true;
@@ -130,7 +131,6 @@ impl Node {
         tracing::debug!(id = c.id, "stall probe: nothing acknowledged for a while");
         Some(Outgoing {
             destination: t.destination,
-            flow: c.flow,
             payload: buf.into(),
             segment_size: t.segment_size,
             ecn: t.ecn,
@@ -250,7 +250,6 @@ impl Node {
                         sent += t.segment_size.map_or(1, |s| t.size.div_ceil(s));
                         self.out.push_back(Outgoing {
                             destination: t.destination,
-                            flow: c.flow,
                             payload: buf.into(),
                             segment_size: t.segment_size,
                             ecn: t.ecn,
@@ -297,7 +296,7 @@ impl Node {
         match ev {
             Event::Connected => {
                 if let Some(why) = c.refusal.take() {
-                    c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+                    c.fail(now, CLOSE_PROTOCOL_ERROR, why.into());
                     return;
                 }
                 if let Role::Connecting { spec, key } = &c.role {
@@ -351,39 +350,33 @@ impl Node {
                     _ => false,
                 };
                 if (!clean || !c.role.done()) && c.error.is_none() {
-                    let why = match &reason {
+                    let why = match reason {
                         ConnectionError::ApplicationClosed(close) => {
-                            format!("peer closed the connection: {}", String::from_utf8_lossy(&close.reason))
+                            let reason = String::from_utf8_lossy(&close.reason).into_owned();
+                            let refusal = (close.error_code == VarInt::from_u32(CLOSE_PROTOCOL_ERROR))
+                                .then(|| Refusal::from_reason(&reason))
+                                .flatten();
+                            match refusal {
+                                Some(r) => TransferError::Refused(r),
+                                None => TransferError::ClosedByPeer {
+                                    code: close.error_code.into_inner(),
+                                    reason,
+                                },
+                            }
                         }
-                        ConnectionError::TimedOut if c.conn.stats().udp_rx.datagrams == 0 => format!(
-                            "nothing answered at {}: no packet came back within the idle timeout \
-                             (is a server running there, and is UDP let through?)",
-                            c.conn.remote_address()
-                        ),
-                        ConnectionError::TimedOut => "connection timed out (no packet within the idle timeout)".into(),
+                        ConnectionError::TimedOut if c.conn.stats().udp_rx.datagrams == 0 => TransferError::NoAnswer {
+                            peer: c.conn.remote_address(),
+                            idle_timeout: None,
+                        },
+                        ConnectionError::TimedOut => TransferError::TimedOut { idle_timeout: None },
+                        // What a server of ours refuses this way (see
+                        // `handle_datagram`); other limits come with a reason.
                         ConnectionError::ConnectionClosed(close)
                             if close.error_code == TransportErrorCode::CONNECTION_REFUSED =>
                         {
-                            // What a server of ours refuses this way (see
-                            // `handle_datagram`); other limits come with a reason.
-                            if simulated {
-                                "refused: the server is serving as many connections as it takes at once".into()
-                            } else {
-                                "refused: the server is serving as many connections as it takes at once \
-                                 (tputctl serve --max-clients)"
-                                    .into()
-                            }
+                            TransferError::ServerBusy { live: !simulated }
                         }
-                        // webpki refuses a CA certificate as the server's own
-                        // (`openssl req -x509` makes one): say what works.
-                        other if other.to_string().contains("CaUsedAsEndEntity") => format!(
-                            "connection lost: {other}: the server presents a CA certificate (CA:TRUE, \
-                             as `openssl req -x509` makes by default) as its own, which verification \
-                             against a root refuses; pin it instead (--pin with the fingerprint \
-                             `tputctl serve` prints), or give the server a leaf certificate signed \
-                             by the CA that --ca names"
-                        ),
-                        other => format!("connection lost: {other}"),
+                        other => TransferError::ConnectionLost(other),
                     };
                     c.error = Some(why);
                 }

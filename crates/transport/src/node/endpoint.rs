@@ -16,6 +16,7 @@ use tput_cc::ControllerSwitch;
 
 use super::Conn;
 use super::Node;
+use super::Refusal;
 use super::Role;
 use super::config::NodeConfig;
 use crate::Error;
@@ -28,8 +29,6 @@ use crate::stall::StallState;
 pub struct Outgoing {
     /// Where to.
     pub destination: SocketAddr,
-    /// Flow id of the connection that produced it (0 for endpoint responses).
-    pub flow: u32,
     /// The UDP payload: one datagram, or with `segment_size` several.
     pub payload: Bytes,
     /// `Some(n)`: `payload` holds consecutive datagrams of `n` bytes each (the
@@ -129,21 +128,15 @@ pub(crate) fn seed_bytes(seed: u64, domain: u8) -> [u8; 32] {
 const SMALL_DATAGRAM: usize = 512;
 
 impl Node {
-    /// Datagrams that arrived together (one receive batch; `flow` as in
-    /// [`handle_datagram`](Self::handle_datagram)): each is taken in, then
+    /// Datagrams that arrived together (one receive batch): each is taken in, then
     /// every connection they touched is processed once, as quinn's own
     /// endpoint driver does, instead of once per datagram.
-    pub fn handle_datagrams(
-        &mut self,
-        now: Instant,
-        flow: u32,
-        batch: impl IntoIterator<Item = (SocketAddr, BytesMut)>,
-    ) {
+    pub fn handle_datagrams(&mut self, now: Instant, batch: impl IntoIterator<Item = (SocketAddr, BytesMut)>) {
         // The list of touched connections borrows `due`'s allocation (the
         // timer path's scratch list, empty between calls) and gives it back.
         self.batch = Some(std::mem::take(&mut self.due));
         for (from, data) in batch {
-            self.handle_datagram(now, from, flow, data);
+            self.handle_datagram(now, from, data);
         }
         let mut touched = self.batch.take().unwrap_or_default();
         for &h in &touched {
@@ -153,9 +146,9 @@ impl Node {
         self.due = touched;
     }
 
-    /// A datagram arrived from `from`; `flow` is the simulator's flow id (0 on real sockets).
-    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, flow: u32, data: BytesMut) {
-        self.handle_datagram_ecn(now, from, flow, None, data);
+    /// A datagram arrived from `from`.
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: BytesMut) {
+        self.handle_datagram_ecn(now, from, None, data);
     }
 
     /// [`handle_datagram`](Self::handle_datagram) for a datagram that
@@ -166,7 +159,6 @@ impl Node {
         &mut self,
         now: Instant,
         from: SocketAddr,
-        flow: u32,
         ecn: Option<quinn_proto::EcnCodepoint>,
         mut data: BytesMut,
     ) {
@@ -207,7 +199,6 @@ impl Node {
                     match self.endpoint.retry(incoming, &mut buf) {
                         Ok(t) => self.out.push_back(Outgoing {
                             destination: t.destination,
-                            flow,
                             payload: Bytes::copy_from_slice(&buf[..t.size]),
                             segment_size: None,
                             ecn: None,
@@ -225,7 +216,6 @@ impl Node {
                     let t = self.endpoint.refuse(incoming, &mut buf);
                     self.out.push_back(Outgoing {
                         destination: t.destination,
-                        flow,
                         payload: Bytes::copy_from_slice(&buf[..t.size]),
                         segment_size: None,
                         ecn: None,
@@ -241,10 +231,7 @@ impl Node {
                         .filter(|&m| from_here() >= m)
                         .map(|m| {
                             tracing::debug!(%from, "refusing a connection: {m} from this address already");
-                            format!(
-                                "refused: this server takes at most {m} connections at once from one address \
-                             (tputctl serve --max-per-address)"
-                            )
+                            Refusal::PerAddress { max: m }
                         });
                     let id = self.next_id;
                     let (config, stall) = self.server_config(id, now);
@@ -257,7 +244,6 @@ impl Node {
                             let c = Conn {
                                 conn,
                                 id,
-                                flow,
                                 created: now,
                                 probe,
                                 switch,
@@ -289,7 +275,6 @@ impl Node {
                             if let Some(t) = e.response {
                                 self.out.push_back(Outgoing {
                                     destination: t.destination,
-                                    flow,
                                     payload: Bytes::copy_from_slice(&buf[..t.size]),
                                     segment_size: None,
                                     ecn: None,
@@ -302,7 +287,6 @@ impl Node {
             Some(DatagramEvent::Response(t)) => {
                 self.out.push_back(Outgoing {
                     destination: t.destination,
-                    flow,
                     payload: Bytes::copy_from_slice(&buf[..t.size]),
                     segment_size: None,
                     ecn: None,
@@ -396,7 +380,6 @@ mod tests {
     fn outgoing(len: usize, segment_size: Option<usize>) -> Outgoing {
         Outgoing {
             destination: "127.0.0.1:4433".parse().unwrap(),
-            flow: 0,
             payload: (0..len).map(|i| i as u8).collect::<Vec<u8>>().into(),
             segment_size,
             ecn: None,

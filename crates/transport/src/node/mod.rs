@@ -16,25 +16,43 @@ use quinn_proto::{
 use tput_cc::{ControllerProbe, ControllerSpec, ControllerSwitch, QuinnFactory, SwitchSlot};
 
 use crate::error::{ConfigError, Error};
+use crate::failure::TransferError;
 use crate::pattern::splitmix64;
 use crate::stall::StallState;
 use crate::stats::{IntervalStats, TransferOutcome};
 use crate::tls::{Identity, server_crypto};
 
+/// `with_FIELD(self, value) -> Self` setters, one per field, each documented
+/// as setting the field (whose own documentation says what it means).
+macro_rules! setters {
+    ($($method:ident: $field:ident: $ty:ty;)*) => {
+        $(
+            #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+            #[must_use]
+            pub fn $method(mut self, $field: $ty) -> Self {
+                self.$field = $field;
+                self
+            }
+        )*
+    };
+}
+
 mod buffers;
 mod config;
 mod drive;
 mod endpoint;
+mod limits;
 mod pacer;
 mod pool;
 mod protocol;
 mod receiver;
 mod sender;
 
-pub use config::{CpuClock, NodeConfig, ServerLimits, SimOptions, TransferSpec};
+pub use config::{CpuClock, NodeConfig, SenderController, SimOptions, TransferSpec};
 pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
 use endpoint::{Qlog, SeededCids};
+pub use limits::{Refusal, ServerLimits};
 use pacer::Pacer;
 pub use pool::BufferPool;
 use receiver::{Receiver, ReceiverSide, RecvPhase};
@@ -107,7 +125,6 @@ impl Role {
 struct Conn {
     conn: Connection,
     id: u64,
-    flow: u32,
     created: Instant,
     /// Snapshots of this connection's controller.
     probe: ControllerProbe,
@@ -116,7 +133,7 @@ struct Conn {
     switch: Option<ControllerSwitch>,
     cpu_clock: Option<CpuClock>,
     role: Role,
-    error: Option<String>,
+    error: Option<TransferError>,
     /// When the transfer completed (or failed).
     completed: Option<Instant>,
     /// CPU seconds used from the request to `completed`.
@@ -136,7 +153,7 @@ struct Conn {
     silenced: bool,
     /// A server refuses this connection, with this reason, once its
     /// handshake is done (a reason can only travel in 1-RTT packets).
-    refusal: Option<String>,
+    refusal: Option<Refusal>,
     /// What the controller tells of acknowledgements, for stall probes
     /// ([`NodeConfig::stall_probe`]).
     stall: Option<Arc<StallState>>,
@@ -187,13 +204,16 @@ impl Conn {
         from.checked_add(interval.max(2 * self.conn.rtt()).mul_f64(stretch))
     }
 
-    fn fail(&mut self, now: Instant, code: u32, why: String) {
+    /// Close the connection with `code` and `why` as the reason (RFC 9000
+    /// §19.19), and remember `why` unless an error came first.
+    fn fail(&mut self, now: Instant, code: u32, why: TransferError) {
+        let reason = why.close_reason();
         if self.error.is_none() {
-            tracing::debug!(id = self.id, "transfer failed: {why}");
-            self.error = Some(why.clone());
+            tracing::debug!(id = self.id, "transfer failed: {reason}");
+            self.error = Some(why);
         }
         self.conn
-            .close(now, VarInt::from_u32(code), Bytes::from(why.into_bytes()));
+            .close(now, VarInt::from_u32(code), Bytes::from(reason.into_bytes()));
     }
 }
 
@@ -407,6 +427,13 @@ impl Node {
     #[cfg(feature = "sim")]
     pub fn null_packet_protection(&self) -> bool {
         self.sim.null_packet_protection
+    }
+
+    /// The simulator's flow id of every datagram this node sends
+    /// ([`SimOptions::flow`]).
+    #[cfg(feature = "sim")]
+    pub fn flow(&self) -> u32 {
+        self.sim.flow
     }
 
     /// Connections open (including ones that are closing).

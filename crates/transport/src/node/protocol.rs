@@ -22,9 +22,11 @@ use super::NodeEvent;
 use super::Role;
 use super::buffers::Outbox;
 use super::config::NodeConfig;
+use super::config::SenderController;
 use super::config::SimOptions;
 use super::config::TransferSpec;
 use super::endpoint::qlog_for;
+use super::limits::Refusal;
 use super::receiver::Receiver;
 use super::receiver::ReceiverSide;
 use super::receiving_controller;
@@ -32,6 +34,9 @@ use super::sender::Sender;
 use super::sender::SenderSide;
 use crate::error::ConfigError;
 use crate::error::Error;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
+use crate::failure::Violation;
 use crate::pattern::splitmix64;
 use crate::proto::Direction;
 use crate::proto::Frame;
@@ -69,10 +74,10 @@ impl Node {
         let id = self.next_id;
         let probe = ControllerProbe::new();
         let mut factory = match spec.direction {
-            Direction::Upload => spec
-                .controller
-                .clone()
-                .map_or_else(|| QuinnFactory::try_new(spec.cc.clone()), Ok)?,
+            Direction::Upload => match &spec.controller {
+                SenderController::Own { factory, .. } => (**factory).clone(),
+                other => QuinnFactory::try_new(other.request_spec())?,
+            },
             // The server sends and builds the requested controller.
             Direction::Download => QuinnFactory::try_new(receiving_controller())?,
         }
@@ -90,8 +95,10 @@ impl Node {
             crypto = Arc::new(crate::null_keys::NullClientConfig(crypto));
         }
         let factory: Arc<dyn quinn_proto::congestion::ControllerFactory + Send + Sync> =
-            match (spec.quinn_cc, spec.direction) {
-                (Some(q), Direction::Upload) => Arc::new(NativeFactory::new(q).with_probe(probe.clone())),
+            match (&spec.controller, spec.direction) {
+                (SenderController::Quinn(q), Direction::Upload) => {
+                    Arc::new(NativeFactory::new(*q).with_probe(probe.clone()))
+                }
                 _ => Arc::new(factory),
             };
         let (factory, stall) = self.stalls_probed(factory, now);
@@ -115,7 +122,6 @@ impl Node {
         let c = Conn {
             conn,
             id,
-            flow: spec.flow,
             created: now,
             probe,
             switch: None,
@@ -145,12 +151,8 @@ impl Node {
     }
 
     /// Client, handshake done: open the stream, write the request (protocol step 1).
-    pub(super) fn send_request(c: &mut Conn, spec: &TransferSpec, key: u64, now: Instant) -> Result<(), String> {
-        let stream = c
-            .conn
-            .streams()
-            .open(Dir::Bi)
-            .ok_or("peer allows no bidirectional stream")?;
+    pub(super) fn send_request(c: &mut Conn, spec: &TransferSpec, key: u64, now: Instant) -> Result<(), TransferError> {
+        let stream = c.conn.streams().open(Dir::Bi).ok_or(Violation::NoStream(Dir::Bi))?;
         let eval_slot = match spec.eval_slot {
             EvalSlot::Time(d) => d,
             EvalSlot::Rtts(n) => (c.conn.rtt() * n).max(crate::proto::MIN_PERIOD),
@@ -160,24 +162,30 @@ impl Node {
             bytes: spec.bytes,
             duration: spec.duration,
             key,
-            target_bps: spec.target.map_or(0, |r| r.bits_per_sec()),
+            target: spec.target,
             eval_slot,
             interval: spec.interval,
-            rate_limit_bps: spec.rate_limit.map_or(0, |r| r.bits_per_sec()),
+            rate_limit: spec.rate_limit,
             cc: spec.request_cc().to_string(),
             buffers: spec.buffers,
         };
-        let bytes = req.encode().map_err(|e| e.to_string())?;
+        let bytes = req.encode().map_err(TransferError::Config)?;
         // The stream is fresh and the request small: quinn takes all of it.
         match c.conn.send_stream(stream).write(&bytes) {
             Ok(n) if n == bytes.len() => {}
             Ok(n) => {
-                return Err(format!(
-                    "the peer's stream window took {n} of the request's {} bytes",
-                    bytes.len()
-                ));
+                return Err(Violation::RequestWindow {
+                    taken: n,
+                    len: bytes.len(),
+                }
+                .into());
             }
-            Err(e) => return Err(format!("cannot write the request: {e}")),
+            Err(error) => {
+                return Err(TransferError::StreamStopped {
+                    stream: TransferStream::Request,
+                    error,
+                });
+            }
         }
         let cpu_start = c.cpu_now();
         c.role = match spec.direction {
@@ -220,12 +228,8 @@ impl Node {
             return;
         }
         if matches!(c.role, Role::Awaiting { .. }) && c.request_deadline.is_some_and(|d| now >= d) {
-            let limit = config.limits.request_timeout.unwrap_or_default();
-            let why = format!(
-                "refused: no request within {} of connecting",
-                tput_cc::units::format_duration(limit)
-            );
-            c.fail(now, CLOSE_PROTOCOL_ERROR, why);
+            let within = config.limits.request_timeout.unwrap_or_default();
+            c.fail(now, CLOSE_PROTOCOL_ERROR, Refusal::NoRequest { within }.into());
             return;
         }
         let result = match c.role {
@@ -239,7 +243,7 @@ impl Node {
     }
 
     /// Server: read the request; once complete, take the role it asks for.
-    pub(super) fn read_request(c: &mut Conn, now: Instant, config: &NodeConfig) -> Result<(), String> {
+    pub(super) fn read_request(c: &mut Conn, now: Instant, config: &NodeConfig) -> Result<(), TransferError> {
         let Role::Awaiting {
             stream: Some(id),
             inbuf,
@@ -257,7 +261,7 @@ impl Node {
                     match Request::encoded_len(&inbuf[..REQUEST_LEN]) {
                         Ok(n) => want = n,
                         Err(e) => {
-                            bad = Some(e.to_string());
+                            bad = Some(e);
                             break;
                         }
                     }
@@ -278,17 +282,17 @@ impl Node {
             let _ = chunks.finalize();
         }
         if let Some(why) = bad {
-            return Err(why);
+            return Err(why.into());
         }
         if inbuf.len() < want {
             return if ended {
-                Err("stream ended before the request was complete".into())
+                Err(Violation::RequestIncomplete.into())
             } else {
                 Ok(())
             };
         }
-        let mut req = Request::decode(inbuf).map_err(|e| e.to_string())?;
-        config.limits.admit(&mut req).map_err(|r| r.to_string())?;
+        let mut req = Request::decode(inbuf)?;
+        config.limits.admit(&mut req)?;
         let cpu_start = c.cpu_now();
         c.role = match req.direction {
             Direction::Upload => {
@@ -297,18 +301,11 @@ impl Node {
                 Role::Receiver(Box::new(r))
             }
             Direction::Download => {
-                let spec = req.controller().map_err(|e| e.to_string())?;
-                let switch = c
-                    .switch
-                    .as_ref()
-                    .ok_or("this server cannot build the requested controller")?;
+                let spec = req.controller()?;
+                let switch = c.switch.as_ref().ok_or(Violation::NoControllerSwitch)?;
                 // Only handshake packets and this request's ACK are in flight.
                 switch.install(&spec, config.server_bandwidth.clone(), config.server_aggregate.as_ref());
-                let uni = c
-                    .conn
-                    .streams()
-                    .open(Dir::Uni)
-                    .ok_or("peer allows no unidirectional stream")?;
+                let uni = c.conn.streams().open(Dir::Uni).ok_or(Violation::NoStream(Dir::Uni))?;
                 let side = SenderSide::Server {
                     uni,
                     out: Outbox::default(),
@@ -332,7 +329,7 @@ impl Node {
             .saturating_duration_since(c.created)
             .as_secs_f64();
         let path_mtu = c.conn.current_mtu();
-        let incomplete = || Some("connection closed before the transfer completed".to_string());
+        let incomplete = || Some(TransferError::Incomplete);
         let outcome = match &mut c.role {
             // A connection that never carried a request (a probe or an aborted handshake).
             Role::Awaiting { .. } => return,
@@ -348,10 +345,7 @@ impl Node {
                 sender: None,
                 cpu_secs: None,
                 path_mtu,
-                error: c
-                    .error
-                    .clone()
-                    .or(Some("connection closed before the transfer started".into())),
+                error: c.error.clone().or(Some(TransferError::NotStarted)),
             },
             Role::Sender(s) => {
                 s.records.truncate(s.emitted);

@@ -20,6 +20,10 @@ use super::buffers::Outbox;
 use super::buffers::read_into;
 use super::protocol::cpu_since;
 use super::protocol::frame_name;
+use crate::failure::End;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
+use crate::failure::Violation;
 use crate::pattern::Pattern;
 use crate::proto::AppBuffers;
 use crate::proto::Frame;
@@ -79,7 +83,7 @@ pub(super) struct Receiver {
 
 impl Receiver {
     pub(super) fn new(side: ReceiverSide, request: Request, stream: StreamId, now: Instant) -> Self {
-        let meter = ReceiveMeter::new(now, request.interval, request.eval_slot, request.target_bps);
+        let meter = ReceiveMeter::new(now, request.interval, request.eval_slot, request.target);
         Self {
             side,
             pattern: Pattern::new(request.key),
@@ -102,7 +106,7 @@ impl Node {
         now: Instant,
         pool: Option<&BufferPool>,
         events: &mut VecDeque<NodeEvent>,
-    ) -> Result<(), (u32, String)> {
+    ) -> Result<(), (u32, TransferError)> {
         let Conn {
             conn,
             role: Role::Receiver(r),
@@ -113,7 +117,7 @@ impl Node {
         else {
             return Ok(());
         };
-        let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
+        let protocol = |why: TransferError| (CLOSE_PROTOCOL_ERROR, why);
         if r.phase == RecvPhase::Receiving {
             let before = r.meter.bytes;
             let (finished, time_up) = Self::receive_payload(r, conn, now, pool)?;
@@ -136,7 +140,13 @@ impl Node {
                     && r.meter.bytes != b
                     && !time_up
                 {
-                    return Err(protocol(format!("stream ended after {} of {b} bytes", r.meter.bytes)));
+                    return Err(protocol(
+                        Violation::ShortPayload {
+                            got: r.meter.bytes,
+                            expected: b,
+                        }
+                        .into(),
+                    ));
                 }
                 let report = r.meter.report(now, cpu_since(r.cpu_start, cpu_clock.and_then(|f| f())));
                 r.out.push(&Frame::Report(report.clone()));
@@ -161,7 +171,7 @@ impl Node {
             && !*uni_ended
         {
             let ended = read_into(conn, *uni, inbuf).map_err(protocol)?;
-            while let Some(frame) = Frame::take(inbuf).map_err(|e| protocol(e.to_string()))? {
+            while let Some(frame) = Frame::take(inbuf).map_err(|e| protocol(e.into()))? {
                 match frame {
                     Frame::Interval(rec) if sender.is_none() => {
                         events.push_back(NodeEvent::Interval {
@@ -171,12 +181,20 @@ impl Node {
                         records.push(rec);
                     }
                     Frame::Sender(rep) if sender.is_none() => *sender = Some(rep),
-                    other => return Err(protocol(format!("unexpected {} from the sender", frame_name(&other)))),
+                    other => {
+                        return Err(protocol(
+                            Violation::UnexpectedFrame {
+                                frame: frame_name(&other),
+                                from: End::Sender,
+                            }
+                            .into(),
+                        ));
+                    }
                 }
             }
             if ended {
                 if sender.is_none() {
-                    return Err(protocol("sender ended its stream without a report".into()));
+                    return Err(protocol(Violation::NoReport(End::Sender).into()));
                 }
                 *uni_ended = true;
             }
@@ -196,7 +214,7 @@ impl Node {
         conn: &mut Connection,
         now: Instant,
         pool: Option<&BufferPool>,
-    ) -> Result<(bool, bool), (u32, String)> {
+    ) -> Result<(bool, bool), (u32, TransferError)> {
         if let Some(b) = r.request.buffers {
             // Buffers first: once the request stream ends, every buffer is
             // acknowledged, so its bytes are all here (protocol step 2).
@@ -210,15 +228,12 @@ impl Node {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(_)) if r.request.buffers.is_some() => {
-                        failure = Some((
-                            CLOSE_PROTOCOL_ERROR,
-                            "payload on the request stream of a transfer with application buffers".into(),
-                        ));
+                        failure = Some((CLOSE_PROTOCOL_ERROR, Violation::PayloadOnRequestStream.into()));
                         break;
                     }
                     Ok(Some(chunk)) => {
                         if let Err(at) = r.pattern.verify(r.meter.bytes, &chunk.bytes) {
-                            failure = Some((CLOSE_CORRUPT, format!("payload byte {at} does not match the pattern")));
+                            failure = Some((CLOSE_CORRUPT, TransferError::Corrupt { offset: at }));
                             break;
                         }
                         r.meter.add(now, chunk.bytes.len() as u64);
@@ -240,7 +255,13 @@ impl Node {
                         break;
                     }
                     Err(e) => {
-                        failure = Some((CLOSE_PROTOCOL_ERROR, format!("payload stream reset by the peer: {e}")));
+                        failure = Some((
+                            CLOSE_PROTOCOL_ERROR,
+                            TransferError::StreamReset {
+                                stream: TransferStream::Payload,
+                                error: e,
+                            },
+                        ));
                         break;
                     }
                 }
@@ -259,13 +280,13 @@ impl Node {
         b: AppBuffers,
         conn: &mut Connection,
         now: Instant,
-    ) -> Result<(), (u32, String)> {
-        let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
+    ) -> Result<(), (u32, TransferError)> {
+        let protocol = |why: TransferError| (CLOSE_PROTOCOL_ERROR, why);
         while let Some(id) = conn.streams().accept(Dir::Uni) {
             let start = id
                 .index()
                 .checked_mul(b.size)
-                .ok_or_else(|| protocol(format!("buffer stream {id} is beyond any payload offset")))?;
+                .ok_or_else(|| protocol(Violation::BufferOffset(id).into()))?;
             r.bufs.push((id, start, b.size));
         }
         let mut failure = None;
@@ -285,12 +306,12 @@ impl Node {
                         if n > *left {
                             failure = Some((
                                 CLOSE_PROTOCOL_ERROR,
-                                format!("buffer stream {id} exceeds {} bytes", b.size),
+                                Violation::BufferTooLong { id: *id, size: b.size }.into(),
                             ));
                             break;
                         }
                         if let Err(off) = r.pattern.verify(*at, &chunk.bytes) {
-                            failure = Some((CLOSE_CORRUPT, format!("payload byte {off} does not match the pattern")));
+                            failure = Some((CLOSE_CORRUPT, TransferError::Corrupt { offset: off }));
                             break;
                         }
                         *at += n;
@@ -311,7 +332,10 @@ impl Node {
                     Err(e) => {
                         failure = Some((
                             CLOSE_PROTOCOL_ERROR,
-                            format!("buffer stream {id} reset by the peer: {e}"),
+                            TransferError::StreamReset {
+                                stream: TransferStream::Buffer(*id),
+                                error: e,
+                            },
                         ));
                         break;
                     }

@@ -10,6 +10,7 @@ use quinn_proto::Dir;
 use quinn_proto::StreamId;
 use quinn_proto::VarInt;
 use tput_cc::ControllerProbe;
+use tput_cc::units::Rate;
 
 use super::CLOSE_PROTOCOL_ERROR;
 use super::Conn;
@@ -22,6 +23,10 @@ use super::buffers::SendBuf;
 use super::buffers::read_into;
 use super::protocol::cpu_since;
 use super::protocol::frame_name;
+use crate::failure::End;
+use crate::failure::TransferError;
+use crate::failure::TransferStream;
+use crate::failure::Violation;
 use crate::pattern::Pattern;
 use crate::proto::AppBuffers;
 use crate::proto::Frame;
@@ -181,7 +186,7 @@ impl Sender {
     }
 
     pub(super) fn rate_limit(&self) -> Option<u64> {
-        Some(self.request.rate_limit_bps).filter(|&r| r > 0)
+        self.request.rate_limit.map(Rate::bits_per_sec).filter(|&r| r > 0)
     }
 
     pub(super) fn deadline(&self) -> Option<Instant> {
@@ -195,7 +200,7 @@ impl Node {
         now: Instant,
         to_credit: bool,
         events: &mut VecDeque<NodeEvent>,
-    ) -> Result<(), (u32, String)> {
+    ) -> Result<(), (u32, TransferError)> {
         let Conn {
             conn,
             role: Role::Sender(s),
@@ -207,7 +212,7 @@ impl Node {
         else {
             return Ok(());
         };
-        let protocol = |why: String| (CLOSE_PROTOCOL_ERROR, why);
+        let protocol = |why: TransferError| (CLOSE_PROTOCOL_ERROR, why);
         let window = if to_credit { u64::MAX } else { write_ahead(conn) };
         conn.set_send_window(window);
         // Small windows take small chunks: a chunk's memory lives until its
@@ -216,27 +221,23 @@ impl Node {
         Self::send_payload(s, conn, now).map_err(protocol)?;
         // The receiver's frames (protocol step 3).
         let ended = read_into(conn, s.stream, &mut s.inbuf).map_err(protocol)?;
-        while let Some(frame) = Frame::take(&mut s.inbuf).map_err(|e| protocol(e.to_string()))? {
+        while let Some(frame) = Frame::take(&mut s.inbuf).map_err(|e| protocol(e.into()))? {
             match frame {
                 Frame::Delivered { index, bytes } => {
                     let interval = s.request.interval.as_nanos();
                     if interval == 0 {
-                        return Err(protocol(
-                            "delivered-bytes frame for a transfer without intervals".into(),
-                        ));
+                        return Err(protocol(Violation::CountWithoutIntervals.into()));
                     }
                     // The receiver's intervals may start a little before the sender's.
                     let begun = now.saturating_duration_since(s.start).as_nanos() / interval + 16;
                     if u128::from(index) > begun {
-                        return Err(protocol(format!(
-                            "delivered-bytes frame for interval {index}, which has not begun"
-                        )));
+                        return Err(protocol(Violation::CountTooEarly(index).into()));
                     }
                     s.delivered.insert(index, bytes);
                 }
                 Frame::Report(report) => {
                     if s.phase == SendPhase::Sending || s.receiver.is_some() {
-                        return Err(protocol("receiver report before the payload ended".into()));
+                        return Err(protocol(Violation::EarlyReport.into()));
                     }
                     // A transfer for a duration ends with a reset that drops what
                     // was written but not yet sent (protocol step 2): fewer may arrive.
@@ -246,18 +247,30 @@ impl Node {
                         report.bytes == s.sent
                     };
                     if !consistent {
-                        let why = format!("receiver verified {} bytes, {} were sent", report.bytes, s.sent);
+                        let why = Violation::ReportMismatch {
+                            verified: report.bytes,
+                            sent: s.sent,
+                        }
+                        .into();
                         s.receiver = Some(report);
                         return Err(protocol(why));
                     }
                     s.receiver = Some(report);
                     s.phase = SendPhase::AwaitReport;
                 }
-                other => return Err(protocol(format!("unexpected {} from the receiver", frame_name(&other)))),
+                other => {
+                    return Err(protocol(
+                        Violation::UnexpectedFrame {
+                            frame: frame_name(&other),
+                            from: End::Receiver,
+                        }
+                        .into(),
+                    ));
+                }
             }
         }
         if ended && s.receiver.is_none() {
-            return Err(protocol("receiver ended its stream without a report".into()));
+            return Err(protocol(Violation::NoReport(End::Receiver).into()));
         }
         Self::sample(s, conn, probe, now);
         Self::emit(s, *id, now, events);
@@ -286,7 +299,7 @@ impl Node {
     }
 
     /// Write payload as flow control and the rate limit allow (protocol step 2).
-    pub(super) fn send_payload(s: &mut Sender, conn: &mut Connection, now: Instant) -> Result<(), String> {
+    pub(super) fn send_payload(s: &mut Sender, conn: &mut Connection, now: Instant) -> Result<(), TransferError> {
         if s.phase != SendPhase::Sending {
             return Ok(());
         }
@@ -327,7 +340,12 @@ impl Node {
             match write_pending(conn.send_stream(id), &mut s.pending) {
                 Ok(0) | Err(quinn_proto::WriteError::Blocked) => return Ok(()),
                 Ok(n) => s.sent += n as u64,
-                Err(e) => return Err(format!("peer stopped the stream: {e}")),
+                Err(error) => {
+                    return Err(TransferError::StreamStopped {
+                        stream: TransferStream::Payload,
+                        error,
+                    });
+                }
             }
         }
     }
@@ -339,7 +357,7 @@ impl Node {
         b: AppBuffers,
         conn: &mut Connection,
         now: Instant,
-    ) -> Result<(), String> {
+    ) -> Result<(), TransferError> {
         loop {
             if s.deadline().is_some_and(|d| now >= d) {
                 s.pending = Bytes::new();
@@ -402,7 +420,12 @@ impl Node {
                         let _ = conn.send_stream(buf.id).finish();
                     }
                 }
-                Err(e) => return Err(format!("peer stopped a buffer stream: {e}")),
+                Err(e) => {
+                    return Err(TransferError::StreamStopped {
+                        stream: TransferStream::Buffer(buf.id),
+                        error: e,
+                    });
+                }
             }
         }
     }
