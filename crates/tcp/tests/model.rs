@@ -44,6 +44,9 @@ struct Outcome {
     sink: TcpSink,
     /// When each data packet left the sender, and its segment index.
     sends: Vec<(SimTime, u64)>,
+    /// When each data packet that was not dropped reached the sink, and its
+    /// segment index.
+    arrivals: Vec<(SimTime, u64)>,
 }
 
 fn seq_of(p: &Bytes) -> u64 {
@@ -68,6 +71,7 @@ fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration
     let mut sends: HashMap<u64, u32> = HashMap::new();
     let mut now = SimTime::ZERO;
     let mut send_times = Vec::new();
+    let mut arrivals = Vec::new();
     let end = SimTime::from_duration(limit);
     loop {
         while let Some(d) = sender.poll_transmit(now) {
@@ -80,6 +84,7 @@ fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration
             *k += 1;
             if !(path.drop)(now, seg, *k) {
                 order += 1;
+                arrivals.push((link_free + path.delay, seg));
                 heap.push(Reverse((link_free + path.delay, order, true, d.payload.to_vec())));
             }
         }
@@ -120,6 +125,7 @@ fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration
         sender,
         sink,
         sends: send_times,
+        arrivals,
     }
 }
 
@@ -583,4 +589,116 @@ fn timestamps_let_the_ack_of_a_retransmission_end_the_backoff() {
         Duration::from_millis(200),
         "the echoed sample ended the backoff"
     );
+}
+
+/// Fast recovery as the sender sees it: (segments sent, segments the ACKs
+/// reported delivered) at each send from the fast retransmit of `first`
+/// until the ACK of its retransmission, which ends recovery here (one
+/// loss); ACKs come back 20 ms after each arrival, one per segment.
+fn recovery_trace(o: &Outcome, first: u64) -> Vec<(u64, u64)> {
+    let back = Duration::from_millis(20);
+    let resent = o
+        .sends
+        .iter()
+        .filter(|&&(_, g)| g == first)
+        .nth(1)
+        .expect("a retransmission")
+        .0;
+    let rexmit_index = o.sends.iter().position(|&(t, g)| g == first && t == resent).unwrap();
+    // The first transmission was dropped: the one arrival is the retransmission's.
+    let ended = o.arrivals.iter().find(|&&(_, g)| g == first).unwrap().0 + back;
+    let mut delivered_at: Vec<SimTime> = o.arrivals.iter().map(|&(a, _)| a + back).collect();
+    delivered_at.sort();
+    o.sends[rexmit_index..]
+        .iter()
+        .take_while(|&&(t, _)| t < ended)
+        .enumerate()
+        .map(|(i, &(t, _))| {
+            let delivered = delivered_at.iter().filter(|&&d| d >= resent && d <= t).count() as u64;
+            (i as u64 + 1, delivered)
+        })
+        .collect()
+}
+
+/// RFC 6937: with PRR, fast recovery sends `ssthresh / RecoverFS` of what
+/// each ACK reports delivered, from the fast retransmit on; without it
+/// (RFC 6675 alone) the sender is silent until `pipe` falls below the
+/// halved window, half the recovery, then sends one for one. Both send
+/// about `ssthresh` in the round trip of recovery, and neither bursts when
+/// it ends. One loss in slow start, NewReno halving the window.
+#[test]
+fn prr_sends_in_proportion_to_what_is_delivered() {
+    let n = 400 * SEG;
+    let mut totals = Vec::new();
+    for prr in [false, true] {
+        let c = TcpConfig {
+            prr,
+            ..cfg(Recovery::Sack)
+        };
+        let o = run(
+            c,
+            "newreno",
+            Amount::Bytes(n),
+            path(drop_first(&[100])),
+            Duration::from_secs(30),
+        );
+        assert_complete(&o, n);
+        let s = o.sender.stats();
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts, s.retransmits),
+            (1, 0, 1),
+            "prr {prr}: {s:?}"
+        );
+        // The controller's window after its reduction: RFC 6937's ssthresh.
+        let w = &o.sender.observer().0;
+        let i = w.windows(2).position(|p| p[1].1 < p[0].1).expect("a reduction");
+        let ssthresh = w[i + 1].1 / SEG;
+        let trace = recovery_trace(&o, 100);
+        let &(out, delivered) = trace.last().unwrap();
+        // The whole flight at the fast retransmit is delivered in recovery
+        // (its first segment by the retransmission): RecoverFS.
+        let recover_fs = delivered;
+        assert!(recover_fs > 80, "prr {prr}: {trace:?}");
+        assert!(
+            out.abs_diff(ssthresh) <= 2,
+            "prr {prr}: sent {out} in recovery, ssthresh {ssthresh}"
+        );
+        if prr {
+            // RFC 6937 §3: "sndcnt = CEIL(prr_delivered * ssthresh /
+            // RecoverFS) - prr_out" at every ACK, the fast retransmit aside.
+            for &(out, delivered) in &trace {
+                let due = (delivered * ssthresh).div_ceil(recover_fs);
+                assert!(
+                    out.abs_diff(due) <= 2,
+                    "sent {out} for {delivered} delivered: {trace:?}"
+                );
+            }
+        } else {
+            // RFC 6675: nothing after the retransmission until `pipe` is
+            // below ssthresh, when more than a third of the flight is delivered.
+            assert!(trace[1].1 > recover_fs / 3, "{trace:?}");
+        }
+        // No burst: at most two segments leave at one instant, from the fast
+        // retransmit until a round trip after recovery ends.
+        let resent = o.sends.iter().filter(|&&(_, g)| g == 100).nth(1).unwrap().0;
+        let later = resent + Duration::from_millis(100);
+        let mut at_once = HashMap::new();
+        for &(t, _) in o.sends.iter().filter(|&&(t, _)| t >= resent && t < later) {
+            *at_once.entry(t).or_insert(0u32) += 1;
+        }
+        let burst = at_once.values().copied().max().unwrap();
+        assert!(burst <= 2, "prr {prr}: {burst} segments at once");
+        totals.push(o.sender.stats().finished_secs.unwrap());
+    }
+    // The same loss costs the same time either way.
+    assert!((totals[0] - totals[1]).abs() < 0.01, "{totals:?}");
+}
+
+#[test]
+fn prr_needs_sack_recovery() {
+    for mode in ALL {
+        let c = TcpConfig { prr: true, ..cfg(mode) };
+        assert_eq!(c.validate().is_ok(), mode == Recovery::Sack, "{mode}");
+    }
+    assert!(!TcpConfig::default().prr, "off by default");
 }
