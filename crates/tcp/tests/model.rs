@@ -702,3 +702,36 @@ fn prr_needs_sack_recovery() {
     }
     assert!(!TcpConfig::default().prr, "off by default");
 }
+
+/// RFC 6937 §3 PRR-SSRB: 30 segments lost in a row take `pipe` below
+/// `ssthresh` (lost segments leave it), and the sender slow-starts back:
+/// "limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS", so each ACK
+/// (one segment delivered here) lets out at most two segments — never a
+/// burst of `ssthresh - pipe` — and the holes are repaired without a
+/// timeout.
+#[test]
+fn prr_ssrb_catches_up_at_most_one_segment_beyond_each_ack() {
+    let n = 400 * SEG;
+    let c = TcpConfig {
+        prr: true,
+        ..cfg(Recovery::Sack)
+    };
+    let burst = |_: SimTime, s: u64, k: u32| k == 1 && (100..130).contains(&s);
+    let o = run(c, "newreno", Amount::Bytes(n), path(burst), Duration::from_secs(30));
+    assert_complete(&o, n);
+    let s = o.sender.stats();
+    assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 0, 30), "{s:?}");
+    let resent = o.sends.iter().filter(|&&(_, g)| g == 100).nth(1).unwrap().0;
+    let mut at_once = std::collections::BTreeMap::new();
+    for &(t, _) in o
+        .sends
+        .iter()
+        .filter(|&&(t, _)| t >= resent && t < resent + Duration::from_millis(150))
+    {
+        *at_once.entry(t).or_insert(0u32) += 1;
+    }
+    let per_ack: Vec<u32> = at_once.into_values().collect();
+    assert_eq!(per_ack.iter().max(), Some(&2), "{per_ack:?}");
+    // The catch-up (two per ACK) runs for a stretch, not one ACK.
+    assert!(per_ack.iter().filter(|&&k| k == 2).count() >= 10, "{per_ack:?}");
+}
