@@ -156,6 +156,15 @@ fn bad_tcp_keys_are_one_line_errors_naming_the_key() {
         "unknown variant `quic`",
     );
     check("transport = \"udp\"", "unknown variant `udp`");
+    // RFC 6937 reduces a window measured by RFC 6675's pipe: SACK recovery only.
+    check(
+        "transport = \"tcp\"\ntcp = { prr = true }",
+        "flows[0].tcp.prr: needs recovery = \"sack\"",
+    );
+    check(
+        "transport = \"tcp\"\ntcp = { recovery = \"newreno\", sack = true, prr = true }",
+        "flows[0].tcp.prr",
+    );
     // And the good forms parse.
     let ok =
         format!("{base}transport = \"tcp\"\ntcp = {{ delayed_ack = true, sack = true, receive_window = \"64KiB\" }}");
@@ -169,6 +178,11 @@ fn bad_tcp_keys_are_one_line_errors_naming_the_key() {
     assert_eq!(c.initial_rto, Duration::from_secs(3));
     assert!(!c.restart_timer_on_fast_retransmit && c.pacing);
     assert_eq!(c.controller_recovery, tput_tcp::ControllerRecovery::Rfc9002);
+    assert!(!c.prr, "PRR is off unless asked for");
+    let prr = format!("{base}transport = \"tcp\"\ntcp = {{ recovery = \"sack\", prr = true }}");
+    let s = Scenario::from_toml_str(&prr).unwrap();
+    validate(&s).unwrap();
+    assert!(s.flows[0].tcp.as_ref().unwrap().config().unwrap().prr);
 }
 
 #[test]

@@ -243,6 +243,14 @@ pub struct TcpConfig {
     /// `Agent/TCP singledup_`, on by default in ns-2 2.35). Reno, NewReno and
     /// go-back-N recovery; ignored with `sack`.
     pub limited_transmit: bool,
+    /// Proportional Rate Reduction (RFC 6937) in fast recovery, with its
+    /// default bound PRR-SSRB (§3): each ACK lets out data in proportion
+    /// (`ssthresh / RecoverFS`) to what it reports delivered while `pipe`
+    /// is above the controller's reduced window, and slow-starts back to it,
+    /// at most one segment beyond what was delivered, while `pipe` is below.
+    /// Off (the default, as ns-2 and RFC 6675): the sender waits until `pipe`
+    /// falls below the reduced window. Needs SACK recovery.
+    pub prr: bool,
 }
 
 impl Default for TcpConfig {
@@ -264,6 +272,7 @@ impl Default for TcpConfig {
             timestamps: false,
             receive_window: DEFAULT_RECEIVE_WINDOW,
             limited_transmit: false,
+            prr: false,
         }
     }
 }
@@ -295,6 +304,9 @@ pub enum ConfigError {
     /// SACK recovery without the sink's SACK blocks.
     #[error("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)")]
     SackWithoutBlocks,
+    /// PRR without SACK recovery.
+    #[error("prr: needs recovery = \"sack\" (RFC 6937 reduces a window measured by RFC 6675's pipe)")]
+    PrrWithoutSack,
     /// `dupack_threshold` or `max_backoff` is zero.
     #[error("dupack_threshold and max_backoff must be at least 1")]
     ZeroCount,
@@ -325,6 +337,9 @@ impl TcpConfig {
         }
         if self.recovery == Recovery::Sack && !self.sack {
             return Err(ConfigError::SackWithoutBlocks);
+        }
+        if self.prr && self.recovery != Recovery::Sack {
+            return Err(ConfigError::PrrWithoutSack);
         }
         if self.dupack_threshold == 0 || self.max_backoff == 0 {
             return Err(ConfigError::ZeroCount);

@@ -1,9 +1,9 @@
 //! The sending half: a one-way TCP agent whose window a `tput-cc`
 //! controller decides. Each job has its module: the RFC 6298 timer
 //! ([`rto`]), the scoreboard ([`scoreboard`]), loss recovery, one
-//! implementation per rule set ([`recovery`]), pacing ([`pacing`]) and the
-//! interval records ([`intervals`]); this module runs them and speaks to the
-//! controller.
+//! implementation per rule set ([`recovery`]), the window reduction of fast
+//! recovery ([`prr`], RFC 6937), pacing ([`pacing`]) and the interval records
+//! ([`intervals`]); this module runs them and speaks to the controller.
 
 use std::time::{Duration, Instant};
 
@@ -16,12 +16,14 @@ use crate::{Amount, CcObserver, IntervalRecord, Recovery, TcpConfig, TcpStats, T
 
 mod intervals;
 mod pacing;
+mod prr;
 mod recovery;
 mod rto;
 pub(crate) mod scoreboard;
 
 use intervals::IntervalLog;
 use pacing::Pacer;
+use prr::Prr;
 use recovery::{LossRecovery, SeqSpace};
 use rto::RtoTimer;
 
@@ -39,6 +41,9 @@ pub struct TcpSender<O: CcObserver = ()> {
     space: SeqSpace,
     /// The rule set of loss recovery.
     recovery: Box<dyn LossRecovery>,
+    /// RFC 6937's reduction in fast recovery ([`TcpConfig::prr`]; never
+    /// active when it is off).
+    prr: Prr,
     timer: RtoTimer,
     pacer: Pacer,
     /// When every byte had been acknowledged.
@@ -104,6 +109,7 @@ impl<O: CcObserver> TcpSender<O> {
         Self {
             space: SeqSpace::new(seg, end, cfg.receive_window),
             recovery: recovery::for_config(cfg.recovery),
+            prr: Prr::default(),
             timer,
             pacer: Pacer::default(),
             sack_acks,
@@ -248,7 +254,12 @@ impl<O: CcObserver> TcpSender<O> {
         }
         let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
         let mut newly = Vec::new();
+        // RFC 6937 §3 DeliveredData: "change_in(snd.una) + change_in(SACKd)",
+        // that is, the bytes newly SACKed plus those the cumulative ACK
+        // covers that no SACK had reported.
+        let mut delivered = 0;
         self.recovery.on_sack_blocks(&mut self.space, &a.sack, &mut |s| {
+            delivered += s.len;
             if sack_acks {
                 newly.push((s.reported_sent(recovery), s.len));
             }
@@ -258,12 +269,19 @@ impl<O: CcObserver> TcpSender<O> {
         self.report_acked(now, newly);
         let sp = &self.space;
         if a.ack > sp.una {
-            self.on_new_ack(now, a.ack, a.tsecr.filter(|_| self.cfg.timestamps));
+            delivered += self.on_new_ack(now, a.ack, a.tsecr.filter(|_| self.cfg.timestamps));
         } else if a.ack == sp.una && sp.max > sp.una && self.recovery.counts_duplicate(a.dup) {
             self.on_dupack(now);
         }
         let newly = self.recovery.after_ack(&mut self.space, &self.cfg);
         self.intervals.lost += newly;
+        if self.prr.is_active() {
+            if self.space.in_recovery {
+                self.prr.on_ack(delivered, self.space.board.pipe(), self.space.seg);
+            } else {
+                self.prr.leave();
+            }
+        }
         if self.sack_acks && newly > 0 {
             // A controller that counts SACKs hears of every segment RFC 6675
             // declares lost, as QUIC reports every lost packet (RFC 9002
@@ -299,17 +317,22 @@ impl<O: CcObserver> TcpSender<O> {
     }
 
     /// A cumulative ACK that advances the window to `ack`, echoing `tsecr`
-    /// if timestamps are on.
-    fn on_new_ack(&mut self, now: SimTime, ack: u64, tsecr: Option<u64>) {
+    /// if timestamps are on; returns the bytes it covers that no SACK block
+    /// had reported.
+    fn on_new_ack(&mut self, now: SimTime, ack: u64, tsecr: Option<u64>) -> u64 {
         let acked = ack - self.space.una;
         // Karn's rule (RFC 6298 §3): no sample when any newly acked segment
         // was resent. RTT samples follow it whatever `reported_sent` says.
         let mut any_retx = false;
         let mut newest = None;
         let mut covered = Vec::new();
+        let mut unsacked = 0;
         let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
         self.space.board.pop_acked(ack, |s| {
             any_retx |= s.retx;
+            if !s.sacked {
+                unsacked += s.len;
+            }
             newest = Some(s.sent);
             if !(sack_acks && s.sacked) {
                 covered.push((s.reported_sent(recovery), s.len));
@@ -344,6 +367,7 @@ impl<O: CcObserver> TcpSender<O> {
         } else if restart {
             self.restart_timer(now);
         }
+        unsacked
     }
 
     fn on_dupack(&mut self, now: SimTime) {
@@ -380,6 +404,12 @@ impl<O: CcObserver> TcpSender<O> {
             self.restart_timer(now);
         }
         self.recovery.on_enter(&mut self.space, &self.cfg);
+        if self.cfg.prr {
+            // RFC 6937 §3: ssthresh is the controller's window after the
+            // reduction just made; RecoverFS the flight now.
+            let flight = self.space.max - self.space.una;
+            self.prr.enter(self.cc.window(), flight);
+        }
     }
 
     /// RFC 6298 §5.4–5.6: the timer expired.
@@ -392,6 +422,9 @@ impl<O: CcObserver> TcpSender<O> {
         self.congestion(now, CongestionKind::PersistentCongestion, flight);
         // RFC 6298 §5.5: back off; Karn's rule keeps it until a valid sample.
         self.timer.back_off(self.cfg.max_backoff);
+        // RFC 6937 applies in fast recovery only; after a timeout the
+        // controller's window governs.
+        self.prr.leave();
         let sp = &mut self.space;
         sp.in_recovery = false;
         sp.dupacks = 0;
@@ -422,7 +455,13 @@ impl<O: CcObserver> TcpSender<O> {
         {
             return Some(seq);
         }
-        self.recovery.next_segment(sp, self.cc.window())
+        // RFC 6937 §3: in fast recovery "cwnd = pipe + sndcnt".
+        let cwnd = if self.prr.is_active() {
+            self.prr.window(sp.board.pipe())
+        } else {
+            self.cc.window()
+        };
+        self.recovery.next_segment(sp, cwnd)
     }
 
     fn send(&mut self, now: SimTime, seq: u64) -> Datagram {
@@ -440,6 +479,7 @@ impl<O: CcObserver> TcpSender<O> {
             sp.nxt = seq + len;
         }
         self.stats.segments_sent += 1;
+        self.prr.on_sent(len);
         self.cc.on_sent(self.instant(now), len);
         // RFC 6298 §5.1: "Every time a packet containing data is sent
         // (including a retransmission), if the timer is not running, start it".

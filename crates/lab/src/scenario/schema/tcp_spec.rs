@@ -84,6 +84,10 @@ pub struct TcpSpec {
     /// from every ACK that advances the window, retransmissions included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<bool>,
+    /// Proportional Rate Reduction in fast recovery, RFC 6937 (default off,
+    /// as ns-2; on in Linux). Needs `recovery = "sack"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
 }
 
 /// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
@@ -129,6 +133,7 @@ impl TcpSpec {
             controller_recovery: self.controller_recovery.unwrap_or(d.controller_recovery),
             pacing: self.pacing.unwrap_or(d.pacing),
             timestamps: self.timestamps.unwrap_or(d.timestamps),
+            prr: self.prr.unwrap_or(d.prr),
             ..d
         };
         c.validate().map_err(|e| e.to_string())?;

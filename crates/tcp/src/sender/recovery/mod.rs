@@ -3,8 +3,10 @@
 //! 6675) and go-back-N — over the sequence space they share
 //! ([`SeqSpace`]). The sender calls the trait at each step of an ACK, a
 //! duplicate ACK, a timeout and a transmission; the rules that differ
-//! between the sets live in their implementations, so a further one (RACK-TLP,
-//! PRR) is one more implementation.
+//! between the sets live in their implementations, so a further one
+//! (RACK-TLP) is one more implementation. How much a set may send in fast
+//! recovery is the window the sender passes it: the controller's, or PRR's
+//! (RFC 6937, the sender's `prr` module).
 
 use std::fmt::Debug;
 
