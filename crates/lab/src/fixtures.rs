@@ -5,6 +5,8 @@
 use tput_cc::{AlgorithmState, Phase, Snapshot};
 use tput_transport::IntervalStats;
 
+use crate::scenario::FlowResult;
+
 /// A record of `bytes` verified from `start_secs` to `end_secs`: goodput
 /// from those, a 20-ms smoothed and minimum RTT, no loss, no snapshot.
 pub(crate) fn interval(start_secs: f64, end_secs: f64, bytes: u64) -> IntervalStats {
@@ -41,4 +43,25 @@ pub(crate) fn guarantee_snapshot(floor_bytes: u64, infeasible: bool) -> Snapshot
             infeasible,
         },
     )
+}
+
+/// Flow `flow` of group `group` that did nothing: no controller name, no
+/// bytes, no records, no errors. Tests fill in what they look at.
+pub(crate) fn empty_flow(flow: u32, group: usize) -> FlowResult {
+    FlowResult {
+        flow,
+        group,
+        cc: String::new(),
+        bytes: 0,
+        start_secs: 0.0,
+        active_secs: 0.0,
+        intervals: Vec::new(),
+        cc_trace: Vec::new(),
+        slots: Vec::new(),
+        success_ratio: None,
+        file_times: Vec::new(),
+        files: None,
+        errors: Vec::new(),
+        tcp: None,
+    }
 }

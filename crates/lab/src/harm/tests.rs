@@ -6,7 +6,7 @@ use tput_netsim::{Counter, LinkId, LinkStats, QueueSample, SimTime};
 use tput_transport::IntervalStats;
 
 use super::*;
-use crate::fixtures::{guarantee_snapshot, interval};
+use crate::fixtures::{empty_flow, guarantee_snapshot, interval};
 use crate::scenario::{FlowGroup, MeasuredWindow, RateChange};
 
 fn mbit(x: f64) -> Rate {
@@ -49,20 +49,11 @@ fn records(mbps: &[f64], snapshots: Option<&[Snapshot]>) -> Vec<IntervalStats> {
 fn flow(id: u32, group: usize, start: f64, mbps: &[f64], snapshots: Option<&[Snapshot]>) -> FlowResult {
     let recs = records(mbps, snapshots);
     FlowResult {
-        flow: id,
-        group,
-        cc: String::new(),
         bytes: recs.iter().map(|r| r.bytes).sum(),
         start_secs: start,
         active_secs: mbps.len() as f64,
         intervals: recs,
-        cc_trace: Vec::new(),
-        slots: Vec::new(),
-        success_ratio: None,
-        file_times: Vec::new(),
-        files: None,
-        errors: Vec::new(),
-        tcp: None,
+        ..empty_flow(id, group)
     }
 }
 

@@ -288,13 +288,8 @@ fn bands_are_the_mean_min_and_max_of_the_members() {
 
 fn flow(flow: u32, group: usize, cc: &str, start_secs: f64, trace: &[(f64, u64)]) -> FlowResult {
     FlowResult {
-        flow,
-        group,
         cc: cc.into(),
-        bytes: 0,
         start_secs,
-        active_secs: 0.0,
-        intervals: Vec::new(),
         cc_trace: trace
             .iter()
             .map(|&(t, cwnd)| CcSample {
@@ -306,12 +301,7 @@ fn flow(flow: u32, group: usize, cc: &str, start_secs: f64, trace: &[(f64, u64)]
                 ..CcSample::default()
             })
             .collect(),
-        slots: Vec::new(),
-        success_ratio: None,
-        file_times: Vec::new(),
-        files: None,
-        errors: Vec::new(),
-        tcp: None,
+        ..crate::fixtures::empty_flow(flow, group)
     }
 }
 

@@ -29,14 +29,7 @@ mod tests {
 
     fn flow(group: usize, slots_bps: &[f64]) -> FlowResult {
         FlowResult {
-            flow: 1,
-            group,
             cc: "guarantee".into(),
-            bytes: 0,
-            start_secs: 0.0,
-            active_secs: 0.0,
-            intervals: Vec::new(),
-            cc_trace: Vec::new(),
             slots: slots_bps
                 .iter()
                 .enumerate()
@@ -49,11 +42,7 @@ mod tests {
                     s
                 })
                 .collect(),
-            success_ratio: None,
-            file_times: Vec::new(),
-            files: None,
-            errors: Vec::new(),
-            tcp: None,
+            ..crate::fixtures::empty_flow(1, group)
         }
     }
 
