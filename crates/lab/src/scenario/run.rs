@@ -72,9 +72,10 @@ fn tcp_result(
     start: Duration,
 ) -> FlowResult {
     let report = sim.host::<TcpSink>(sink).map(TcpSink::report).unwrap_or_default();
-    let (slot, target_bps) = slot_and_target(g);
-    let target = tput_cc::units::Rate::from_bits_per_sec(target_bps as u64);
-    let (slots, success_ratio) = tput_transport::SlotStats::judge(&report.slot_bytes, slot, target);
+    let (slot, target) = slot_and_target(g);
+    let (slots, success_ratio) = target.map_or((Vec::new(), None), |t| {
+        tput_transport::SlotStats::judge(&report.slot_bytes, slot, t)
+    });
     let snd = sim.host::<TracedSender>(sender);
     let mut errors = Vec::new();
     if !snd.is_some_and(TracedSender::is_finished) {
@@ -485,7 +486,7 @@ impl Setup<'_> {
             .unwrap_or_default()
             .config()
             .map_err(|e| Error::Invalid(format!("flows[{group}].tcp.{e}")))?;
-        let (slot, target_bps) = slot_and_target(g);
+        let (slot, target) = slot_and_target(g);
         if let Some(f) = &g.files {
             // A TCP connection per file, with the same arrivals as QUIC's
             // for the same seed and flow (the comparison is paired).
@@ -507,7 +508,7 @@ impl Setup<'_> {
             return Ok(FlowHosts::TcpFiles(client, server));
         }
         // Intervals from the flow's start, as the sender's records count them.
-        let sink = TcpSink::new(cfg.clone(), self.s.interval, (target_bps > 0.0).then_some(slot))
+        let sink = TcpSink::new(cfg.clone(), self.s.interval, target.is_some().then_some(slot))
             .with_interval_origin(SimTime::from_duration(start));
         let sink_id = sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
         let cc =

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 use tput_cc::CongestionController;
+use tput_cc::units::Rate;
 use tput_netsim::SimTime;
 use tput_tcp::{CcObserver, IntervalRecord};
 
@@ -13,14 +14,14 @@ use super::schema::FlowGroup;
 use crate::host::{CcSample, CcTrace};
 
 /// The evaluation slot of a TCP flow of `g` (a time slot; 1 s unless the
-/// group sets one) and the target its slots are judged against, bit/s (0:
-/// no target, no slots).
-pub(super) fn slot_and_target(g: &FlowGroup) -> (Duration, f64) {
+/// group sets one) and the target its slots are judged against (`None`: no
+/// target, no slots).
+pub(super) fn slot_and_target(g: &FlowGroup) -> (Duration, Option<Rate>) {
     let slot = match g.eval_slot {
         Some(EvalSlot::Time(d)) => d,
         _ => Duration::from_secs(1),
     };
-    (slot, g.target.map_or(0.0, |t| t.bits_per_sec() as f64))
+    (slot, g.target.filter(|t| t.bits_per_sec() > 0))
 }
 
 /// `r` as an interval record of a QUIC transfer; its `bytes` and goodput are
