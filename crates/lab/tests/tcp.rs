@@ -329,9 +329,21 @@ fn tcp_ecn_through_fq_codel_is_marked_not_dropped() {
         assert!(err.contains(want), "{tcp}: {err}");
         assert!(!err.contains('\n'), "{err}");
     };
-    refused(r#"{ recovery = "sack", prr_bound = "crb" }"#, "", "flows[0].tcp.prr_bound: needs prr = true");
-    refused(r#"{ recovery = "sack", prr = true, prr_bound = "tight" }"#, "", "unknown variant `tight`");
-    refused("{ ecn = true }", "ecn = true\n", "flows[0].ecn: QUIC only; the TCP model's ECN is tcp = { ecn = true }");
+    refused(
+        r#"{ recovery = "sack", prr_bound = "crb" }"#,
+        "",
+        "flows[0].tcp.prr_bound: needs prr = true",
+    );
+    refused(
+        r#"{ recovery = "sack", prr = true, prr_bound = "tight" }"#,
+        "",
+        "unknown variant `tight`",
+    );
+    refused(
+        "{ ecn = true }",
+        "ecn = true\n",
+        "flows[0].ecn: QUIC only; the TCP model's ECN is tcp = { ecn = true }",
+    );
     let c = scenario(r#"{ recovery = "sack", prr = true, prr_bound = "crb", ecn = true }"#).flows[0]
         .tcp
         .as_ref()
@@ -340,5 +352,9 @@ fn tcp_ecn_through_fq_codel_is_marked_not_dropped() {
         .unwrap();
     assert_eq!((c.prr, c.prr_bound, c.ecn), (true, tput_tcp::PrrBound::Crb, true));
     let d = scenario("{}").flows[0].tcp.as_ref().unwrap().config().unwrap();
-    assert_eq!((d.prr_bound, d.ecn), (tput_tcp::PrrBound::Ssrb, false), "off by default");
+    assert_eq!(
+        (d.prr_bound, d.ecn),
+        (tput_tcp::PrrBound::Ssrb, false),
+        "off by default"
+    );
 }

@@ -74,7 +74,10 @@ fn ece_until_cwr_and_one_reduction_per_window() {
         assert_eq!(o.sink.report().ece_sent, expected.len() as u64);
         // The four marks of the first window gave one reduction: the ACKs of
         // 102..=110 with ECE came after it and changed nothing.
-        assert!(cwr[0] > 110, "{recovery}: the first window reaches past the marks: {cwr:?}");
+        assert!(
+            cwr[0] > 110,
+            "{recovery}: the first window reaches past the marks: {cwr:?}"
+        );
     }
 }
 
@@ -92,10 +95,23 @@ fn retransmissions_are_not_ect_and_a_loss_reduction_sets_cwr() {
     );
     assert_complete(&o, n);
     let s = o.sender.stats();
-    assert_eq!((s.fast_retransmits, s.retransmits, s.ecn_reductions), (1, 1, 0), "{s:?}");
-    let sends: Vec<(u64, Ecn, bool)> = o.sends.iter().zip(&o.codepoints).map(|(&(_, g), &(e, c))| (g, e, c)).collect();
+    assert_eq!(
+        (s.fast_retransmits, s.retransmits, s.ecn_reductions),
+        (1, 1, 0),
+        "{s:?}"
+    );
+    let sends: Vec<(u64, Ecn, bool)> = o
+        .sends
+        .iter()
+        .zip(&o.codepoints)
+        .map(|(&(_, g), &(e, c))| (g, e, c))
+        .collect();
     let resent = sends.iter().rposition(|x| x.0 == 150).unwrap();
-    assert_eq!((sends[resent].1, sends[resent].2), (Ecn::NotEct, false), "the retransmission");
+    assert_eq!(
+        (sends[resent].1, sends[resent].2),
+        (Ecn::NotEct, false),
+        "the retransmission"
+    );
     let after: Vec<&(u64, Ecn, bool)> = sends.iter().filter(|x| x.2).collect();
     assert_eq!(after.len(), 1, "one CWR: {after:?}");
     assert!(after[0].0 > 150 && after[0].1 == Ecn::Ect0, "{after:?}");
@@ -124,7 +140,9 @@ fn through(queue: QueueDiscipline, cc: &str, ecn: bool, secs: u64) -> (TcpStats,
         ecn,
         ..cfg(Recovery::Sack)
     };
-    let sink = sim.attach(dst, TcpSink::new(cfg.clone(), Duration::ZERO, None)).unwrap();
+    let sink = sim
+        .attach(dst, TcpSink::new(cfg.clone(), Duration::ZERO, None))
+        .unwrap();
     let controller = cc.parse::<tput_cc::ControllerSpec>().unwrap().build(cfg.segment as u16);
     let stop = SimTime::from_duration(Duration::from_secs(secs));
     let transfer = TcpTransfer::new(dst, 1, SimTime::ZERO, Amount::Until(stop));
@@ -160,8 +178,14 @@ fn through_an_ecn_aqm_the_flow_is_marked_not_dropped() {
                 "{what} with ECN: {l:?}"
             );
             assert_eq!((s.retransmits, s.timeouts), (0, 0), "{what} with ECN: {s:?}");
-            assert!(l.marked.packets > 0 && r.ce_received == l.marked.packets, "{what}: {l:?} {r:?}");
-            assert!(s.ecn_reductions > 0 && s.ecn_reductions <= r.ce_received, "{what}: {s:?}");
+            assert!(
+                l.marked.packets > 0 && r.ce_received == l.marked.packets,
+                "{what}: {l:?} {r:?}"
+            );
+            assert!(
+                s.ecn_reductions > 0 && s.ecn_reductions <= r.ce_received,
+                "{what}: {s:?}"
+            );
 
             let (s, r, l) = through(queue.clone(), cc, false, 20);
             assert!(l.dropped_aqm.packets > 0, "{what} without ECN: {l:?}");

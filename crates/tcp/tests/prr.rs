@@ -177,7 +177,11 @@ fn prr_crb_never_sends_more_than_was_delivered() {
         let o = run(c, "newreno", Amount::Bytes(n), path(burst), Duration::from_secs(30));
         assert_complete(&o, n);
         let s = o.sender.stats();
-        assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 0, 80), "{bound}: {s:?}");
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts, s.retransmits),
+            (1, 0, 80),
+            "{bound}: {s:?}"
+        );
         // Recovery: from the fast retransmit of segment 100 to the ACK
         // that covers the last hole's retransmission (segment 179). One ACK
         // per arrival here, each reporting one segment delivered.
@@ -196,6 +200,10 @@ fn prr_crb_never_sends_more_than_was_delivered() {
             .unwrap();
         ahead.push(most_ahead);
     }
-    assert!(ahead[0] <= 1, "CRB ahead of what was delivered by {} segments", ahead[0]);
+    assert!(
+        ahead[0] <= 1,
+        "CRB ahead of what was delivered by {} segments",
+        ahead[0]
+    );
     assert!(ahead[1] > 10, "SSRB ahead by {} segments", ahead[1]);
 }

@@ -220,14 +220,10 @@ impl Summary {
                 files_lost: f.files.as_ref().map(|x| x.lost()),
                 infeasible_intervals: f.intervals.iter().filter(|i| crate::live::infeasible(i)).count(),
                 breaker_open_intervals: f.intervals.iter().filter(|i| crate::live::breaker_open(i)).count(),
-                ecn: f
-                    .tcp
-                    .as_ref()
-                    .filter(|_| tcp_ecn(s, f.group))
-                    .map(|t| EcnCounts {
-                        reductions: t.ecn_reductions,
-                        ece_acks: t.ece_acks,
-                    }),
+                ecn: f.tcp.as_ref().filter(|_| tcp_ecn(s, f.group)).map(|t| EcnCounts {
+                    reductions: t.ecn_reductions,
+                    ece_acks: t.ece_acks,
+                }),
                 errors: f.errors.clone(),
             })
             .collect();

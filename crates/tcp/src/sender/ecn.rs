@@ -23,10 +23,7 @@ pub(super) struct EcnSender {
 
 impl EcnSender {
     pub(super) fn new(on: bool) -> Self {
-        Self {
-            on,
-            ..Self::default()
-        }
+        Self { on, ..Self::default() }
     }
 
     /// The codepoint of a data segment: ECT(0) for new data (§6.1.2: the

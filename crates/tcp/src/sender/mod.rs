@@ -313,7 +313,12 @@ impl<O: CcObserver> TcpSender<O> {
     /// and none in loss recovery ([`EcnSender::reacts`]). The reduction is
     /// the controller's congestion event of kind `Ecn`, the one the QUIC
     /// adapter signals for a CE count (RFC 9002 §7.1): each controller
-    /// reduces as it does for a loss, and nothing is retransmitted.
+    /// reduces as it does for a loss, and nothing is retransmitted. The
+    /// controller's recovery period that the event opens ends by RFC 9002
+    /// §7.3.2's rule, when a segment sent after the reduction is
+    /// acknowledged: the one that carried CWR, a window later, when the
+    /// next ECE may be answered again. No fast recovery runs, so nothing
+    /// calls `on_recovery_end`.
     fn on_ece(&mut self, now: SimTime) {
         self.stats.ece_acks += 1;
         if self.ecn.reacts(self.space.una, self.space.in_recovery) {

@@ -124,7 +124,13 @@ pub fn run_marked(
         }
         while let Some(d) = sink.poll_transmit(now) {
             order += 1;
-            heap.push(Reverse((now + path.delay, order, false, d.payload.to_vec(), d.ecn.bits())));
+            heap.push(Reverse((
+                now + path.delay,
+                order,
+                false,
+                d.payload.to_vec(),
+                d.ecn.bits(),
+            )));
         }
         if sender.is_finished() {
             break;
