@@ -267,3 +267,94 @@ fn bbr_over_tcp_sack_fills_a_shallow_buffer_without_running_away() {
     assert!(mbps > 70.0, "{mbps:.1} Mbit/s of goodput over 8 s");
     assert!(drop_rate < 0.05, "{:.1} % dropped", drop_rate * 100.0);
 }
+
+/// `tcp = { ecn = true }` (RFC 3168) through an FQ-CoDel bottleneck with
+/// ECN: the queue marks the flows' packets instead of dropping them, and the
+/// summary shows each flow's reductions; the same flows without it are
+/// dropped. And the keys' errors.
+#[test]
+fn tcp_ecn_through_fq_codel_is_marked_not_dropped() {
+    use tput_lab::report::Summary;
+    use tput_lab::scenario::{Scenario, run, validate};
+    let scenario = |tcp: &str| {
+        Scenario::from_toml_str(&format!(
+            r#"
+            duration = "8s"
+            [topology]
+            kind = "dumbbell"
+            bottleneck = {{ rate = "20Mbit/s", delay = "10ms", queue_packets = 2000, queue = {{ kind = "fq_codel", ecn = true }} }}
+            access = {{ rate = "1Gbit/s", delay = "1ms", queue_packets = 1000 }}
+            [[flows]]
+            cc = "cubic"
+            count = 3
+            transport = "tcp"
+            tcp = {tcp}
+            "#
+        ))
+        .unwrap()
+    };
+    let s = scenario(r#"{ recovery = "sack", ecn = true }"#);
+    validate(&s).unwrap();
+    let r = run(&s, |_| {}).unwrap();
+    let b = &r.window.bottleneck;
+    assert_eq!((b.dropped_aqm.packets, b.dropped_queue.packets), (0, 0), "{b:?}");
+    assert!(b.marked.packets > 0, "{b:?}");
+    let summary = Summary::new(&s, &r);
+    for (f, flow) in summary.flows.iter().zip(&r.flows) {
+        let e = f.ecn.expect("ECN counts for a TCP flow with ecn");
+        let t = flow.tcp.as_ref().unwrap();
+        assert!(e.reductions > 0 && e.reductions == t.ecn_reductions, "{e:?}");
+        assert_eq!((t.retransmits, t.timeouts), (0, 0), "{t:?}");
+    }
+    assert!(summary.table().contains("ECN: "), "{}", summary.table());
+
+    let s = scenario(r#"{ recovery = "sack" }"#);
+    let r = run(&s, |_| {}).unwrap();
+    let b = &r.window.bottleneck;
+    assert!(b.dropped_aqm.packets > 0 && b.marked.packets == 0, "{b:?}");
+    let summary = Summary::new(&s, &r);
+    assert!(summary.flows.iter().all(|f| f.ecn.is_none()));
+    assert!(!summary.table().contains("ECN: "));
+
+    // The keys: a PRR bound needs PRR; the group-level `ecn` is QUIC's.
+    let refused = |tcp: &str, extra: &str, want: &str| {
+        let text = format!(
+            "duration = \"5s\"\n[topology]\nkind = \"dumbbell\"\nbottleneck = {{ rate = \"10Mbit/s\", delay = \"10ms\" }}\n\
+             access = {{ rate = \"1Gbit/s\", delay = \"1ms\" }}\n[[flows]]\ncc = \"newreno\"\ntransport = \"tcp\"\n{extra}tcp = {tcp}\n"
+        );
+        let err = match Scenario::from_toml_str(&text) {
+            Err(e) => e.to_string(),
+            Ok(s) => validate(&s).expect_err(tcp).to_string(),
+        };
+        assert!(err.contains(want), "{tcp}: {err}");
+        assert!(!err.contains('\n'), "{err}");
+    };
+    refused(
+        r#"{ recovery = "sack", prr_bound = "crb" }"#,
+        "",
+        "flows[0].tcp.prr_bound: needs prr = true",
+    );
+    refused(
+        r#"{ recovery = "sack", prr = true, prr_bound = "tight" }"#,
+        "",
+        "unknown variant `tight`",
+    );
+    refused(
+        "{ ecn = true }",
+        "ecn = true\n",
+        "flows[0].ecn: QUIC only; the TCP model's ECN is tcp = { ecn = true }",
+    );
+    let c = scenario(r#"{ recovery = "sack", prr = true, prr_bound = "crb", ecn = true }"#).flows[0]
+        .tcp
+        .as_ref()
+        .unwrap()
+        .config()
+        .unwrap();
+    assert_eq!((c.prr, c.prr_bound, c.ecn), (true, tput_tcp::PrrBound::Crb, true));
+    let d = scenario("{}").flows[0].tcp.as_ref().unwrap().config().unwrap();
+    assert_eq!(
+        (d.prr_bound, d.ecn),
+        (tput_tcp::PrrBound::Ssrb, false),
+        "off by default"
+    );
+}

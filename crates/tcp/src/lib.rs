@@ -14,7 +14,10 @@
 //!
 //! Loss recovery ([`Recovery`]): Reno (RFC 5681 §3.2), NewReno (RFC 6582
 //! §3.2), SACK (RFC 6675, with the sink's SACK blocks of RFC 2018) and
-//! go-back-N. The retransmission timer follows RFC 6298. When fast recovery
+//! go-back-N. With [`TcpConfig::ecn`] the two ends speak ECN (RFC 3168): an
+//! ECN-Echo is one [`CongestionKind::Ecn`](tput_cc::CongestionKind::Ecn)
+//! event per window of data, the event a QUIC sender's controller hears of
+//! a CE count (RFC 9002 §7.1). The retransmission timer follows RFC 6298. When fast recovery
 //! ends the sender tells the controller
 //! ([`CongestionController::on_recovery_end`]), so that the controller's
 //! recovery period is TCP's ([`ControllerRecovery`]). A controller that
@@ -68,12 +71,14 @@
 //! # Wire format
 //!
 //! Each segment is one simulator datagram whose payload starts with a
-//! 12-byte header (kind `1`, three zero bytes, the sequence number of the
-//! first payload byte as a big-endian `u64`) followed by the payload. With the
+//! 12-byte header (kind `1`, a timestamp flag, a flag byte (1: CWR), a zero
+//! byte, the sequence number of the first payload byte as a big-endian
+//! `u64`; with timestamps the 8-byte TSval follows) and then the payload. With the
 //! link's default `overhead_bytes` of 28 a data packet is `segment + 40`
 //! bytes on the wire, ns-2's TCP/IP header size. An ACK is 16 bytes (kind
-//! `2`, the number of SACK blocks, a duplicate flag (1 when it answers a
-//! segment already delivered, like RFC 2883's D-SACK), a zero byte, the cumulative ACK as a
+//! `2`, the number of SACK blocks, a flag byte (bit 0 when it answers a
+//! segment already delivered, like RFC 2883's D-SACK; bit 1: ECE), a
+//! timestamp flag, the cumulative ACK as a
 //! `u64`, the receive window in bytes as a `u32`) plus 16 bytes per SACK
 //! block (start and end as `u64`): 44 bytes on the wire without SACK blocks,
 //! close to ns-2's 40-byte ACKs. Payload byte `i` of the stream is
@@ -251,6 +256,45 @@ pub struct TcpConfig {
     /// Off (the default, as ns-2 and RFC 6675): the sender waits until `pipe`
     /// falls below the reduced window. Needs SACK recovery.
     pub prr: bool,
+    /// The reduction bound of PRR while `pipe` is below `ssthresh`
+    /// ([`PrrBound`], RFC 6937 §3): PRR-SSRB (the default) or PRR-CRB. Only
+    /// with [`prr`](Self::prr).
+    pub prr_bound: PrrBound,
+    /// ECN (RFC 3168), off by default as in ns-2. On, the sender sends new
+    /// data as ECT(0) (never a retransmission, §6.1.5), the sink sets ECE on
+    /// every ACK from a CE-marked arrival until a segment with CWR arrives
+    /// (§6.1.3), and the sender answers ECE with one congestion event of its
+    /// controller per window of data, nothing retransmitted, and sets CWR on
+    /// the next new segment (§6.1.2). Both ends are configured alike: there
+    /// is no handshake to negotiate it (§6.1.1). Pure ACKs are Not-ECT
+    /// (§6.1.4).
+    pub ecn: bool,
+}
+
+/// PRR's reduction bound (RFC 6937 §3): how far the sender may catch up
+/// towards `ssthresh` when losses have taken `pipe` below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[non_exhaustive]
+pub enum PrrBound {
+    /// Slow-start reduction bound, the RFC's default: "limit =
+    /// MAX(prr_delivered - prr_out, DeliveredData) + MSS", at most one
+    /// segment beyond what is delivered.
+    #[default]
+    Ssrb,
+    /// Conservative reduction bound: "limit = prr_delivered - prr_out",
+    /// never more than what was delivered (strict packet conservation).
+    Crb,
+}
+
+impl std::fmt::Display for PrrBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PrrBound::Ssrb => "ssrb",
+            PrrBound::Crb => "crb",
+        })
+    }
 }
 
 impl Default for TcpConfig {
@@ -273,6 +317,8 @@ impl Default for TcpConfig {
             receive_window: DEFAULT_RECEIVE_WINDOW,
             limited_transmit: false,
             prr: false,
+            prr_bound: PrrBound::Ssrb,
+            ecn: false,
         }
     }
 }
@@ -307,6 +353,9 @@ pub enum ConfigError {
     /// PRR without SACK recovery.
     #[error("prr: needs recovery = \"sack\" (RFC 6937 reduces a window measured by RFC 6675's pipe)")]
     PrrWithoutSack,
+    /// A PRR bound other than the default without PRR.
+    #[error("prr_bound: needs prr = true")]
+    PrrBoundWithoutPrr,
     /// `dupack_threshold` or `max_backoff` is zero.
     #[error("dupack_threshold and max_backoff must be at least 1")]
     ZeroCount,
@@ -340,6 +389,9 @@ impl TcpConfig {
         }
         if self.prr && self.recovery != Recovery::Sack {
             return Err(ConfigError::PrrWithoutSack);
+        }
+        if self.prr_bound != PrrBound::Ssrb && !self.prr {
+            return Err(ConfigError::PrrBoundWithoutPrr);
         }
         if self.dupack_threshold == 0 || self.max_backoff == 0 {
             return Err(ConfigError::ZeroCount);
@@ -435,6 +487,13 @@ pub struct TcpStats {
     pub srtt_secs: f64,
     /// When every byte was acknowledged, seconds; `None` while unfinished.
     pub finished_secs: Option<f64>,
+    /// ACKs received with ECE set ([`TcpConfig::ecn`]).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub ece_acks: u64,
+    /// Window reductions in answer to ECE (RFC 3168 §6.1.2: at most one per
+    /// window of data, none during loss recovery).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub ecn_reductions: u64,
 }
 
 /// One interval of the sender: what it wrote and how its controller stood

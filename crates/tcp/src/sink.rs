@@ -1,12 +1,12 @@
-//! The receiving half: cumulative ACKs, SACK blocks, delayed ACKs.
+//! The receiving half: cumulative ACKs, SACK blocks, delayed ACKs, ECN-Echo.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tput_netsim::{Addr, Datagram, FlowId, Host, SimTime};
+use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 
-use crate::wire::{AckPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
+use crate::wire::{AckPacket, DataPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
 use crate::{MAX_SACK_BLOCKS, TcpConfig};
 
 /// What a sink measured.
@@ -31,6 +31,11 @@ pub struct SinkReport {
     pub duplicates: u64,
     /// Segments that failed the payload check or were malformed (always 0 in a correct run).
     pub corrupt: u64,
+    /// Segments that arrived marked CE ([`TcpConfig::ecn`]; counted only
+    /// with ECN on).
+    pub ce_received: u64,
+    /// ACKs sent with ECE set.
+    pub ece_sent: u64,
 }
 
 /// The receiving half: cumulative ACKs, optional SACK blocks and delayed ACKs.
@@ -42,6 +47,9 @@ pub struct TcpSink {
     last_ack_sent: u64,
     /// RFC 7323 §4.3 `TS.Recent`: the timestamp the next ACK echoes.
     ts_recent: Option<u64>,
+    /// RFC 3168 §6.1.3: a CE mark arrived and no CWR since; every ACK
+    /// carries ECE meanwhile.
+    ece: bool,
     /// Out-of-order data above `rcv_nxt`: start -> end, merged.
     ooo: BTreeMap<u64, u64>,
     /// Starts of recently received out-of-order segments, newest first (RFC 2018 §4).
@@ -73,6 +81,7 @@ impl TcpSink {
             rcv_nxt: 0,
             last_ack_sent: 0,
             ts_recent: None,
+            ece: false,
             ooo: BTreeMap::new(),
             recent: VecDeque::new(),
             peer: None,
@@ -177,6 +186,7 @@ impl TcpSink {
         let a = AckPacket {
             ack: self.rcv_nxt,
             dup,
+            ece: self.ece,
             rwnd: self.cfg.receive_window,
             sack: if self.cfg.sack { self.sack_blocks() } else { Vec::new() },
             tsecr: if self.cfg.timestamps { self.ts_recent } else { None },
@@ -184,8 +194,27 @@ impl TcpSink {
         self.last_ack_sent = self.rcv_nxt;
         self.out.push_back(Datagram::new(dst, flow, encode_ack(&a)));
         self.report.acks_sent += 1;
+        self.report.ece_sent += u64::from(self.ece);
         self.unacked = 0;
         self.ack_deadline = None;
+    }
+
+    /// RFC 3168 §6.1.3 on every arrival (with ECN on): "After receiving a
+    /// CWR packet, acknowledgments for subsequent non-CE data packets do not
+    /// have the ECE flag set"; a CE packet sets it "in every subsequent ACK
+    /// packet" until then, and a CWR packet that is itself CE leaves it set
+    /// (the CWR is taken first, the mark after).
+    fn on_codepoint(&mut self, ecn: Ecn, cwr: bool) {
+        if !self.cfg.ecn {
+            return;
+        }
+        if cwr {
+            self.ece = false;
+        }
+        if ecn == Ecn::Ce {
+            self.ece = true;
+            self.report.ce_received += 1;
+        }
     }
 
     fn on_segment(&mut self, now: SimTime, seq: u64, tsval: Option<u64>, data: &[u8]) {
@@ -282,10 +311,18 @@ impl TcpSink {
 }
 
 impl Host for TcpSink {
-    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, _: tput_netsim::Ecn, payload: Bytes) {
+    fn on_datagram(&mut self, now: SimTime, from: Addr, flow: FlowId, ecn: Ecn, payload: Bytes) {
         self.peer = Some((from, flow));
         match decode_data(&payload) {
-            Some((seq, tsval, data)) => self.on_segment(now, seq, tsval, data),
+            Some(DataPacket {
+                seq,
+                tsval,
+                cwr,
+                payload,
+            }) => {
+                self.on_codepoint(ecn, cwr);
+                self.on_segment(now, seq, tsval, payload)
+            }
             None => self.report.corrupt += 1,
         }
     }

@@ -20,6 +20,12 @@ pub const MAX_SEGMENT: u32 = 65_000;
 
 const KIND_DATA: u8 = 1;
 const KIND_ACK: u8 = 2;
+/// Byte 2 of a segment: RFC 3168 §6.1.2's CWR.
+const DATA_CWR: u8 = 1;
+/// Byte 2 of an ACK: a duplicate (see [`AckPacket::dup`]).
+const ACK_DUP: u8 = 1;
+/// Byte 2 of an ACK: RFC 3168 §6.1.3's ECE.
+const ACK_ECE: u8 = 2;
 pub(crate) const PATTERN_PERIOD: u64 = 251;
 
 /// `PATTERN[i] = i mod 251`, long enough for any segment at any offset.
@@ -37,13 +43,14 @@ pub(crate) fn pattern(seq: u64, len: usize) -> &'static [u8] {
 
 /// A segment of `len` bytes at `seq`, with the sender's timestamp `tsval`
 /// (nanoseconds of its clock) if it sends them: byte 1 is then 1 and the
-/// header 8 bytes longer.
-pub(crate) fn encode_data(seq: u64, len: usize, tsval: Option<u64>) -> Bytes {
+/// header 8 bytes longer; `cwr` sets RFC 3168's CWR (byte 2).
+pub(crate) fn encode_data(seq: u64, len: usize, tsval: Option<u64>, cwr: bool) -> Bytes {
     let ts_len = if tsval.is_some() { TIMESTAMP_BYTES } else { 0 };
     let mut b = BytesMut::with_capacity(DATA_HEADER_BYTES + ts_len + len);
     b.put_u8(KIND_DATA);
     b.put_u8(u8::from(tsval.is_some()));
-    b.put_bytes(0, 2);
+    b.put_u8(if cwr { DATA_CWR } else { 0 });
+    b.put_u8(0);
     b.put_u64(seq);
     if let Some(ts) = tsval {
         b.put_u64(ts);
@@ -52,18 +59,37 @@ pub(crate) fn encode_data(seq: u64, len: usize, tsval: Option<u64>) -> Bytes {
     b.freeze()
 }
 
-/// A segment's sequence number, timestamp if it has one, and payload.
-pub(crate) fn decode_data(p: &[u8]) -> Option<(u64, Option<u64>, &[u8])> {
-    if p.len() < DATA_HEADER_BYTES || p[0] != KIND_DATA || p[1] > 1 {
+/// A decoded segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DataPacket<'a> {
+    pub(crate) seq: u64,
+    /// The sender's timestamp (RFC 7323 TSval), if timestamps are on.
+    pub(crate) tsval: Option<u64>,
+    /// RFC 3168 §6.1.2's Congestion Window Reduced flag.
+    pub(crate) cwr: bool,
+    pub(crate) payload: &'a [u8],
+}
+
+/// A segment's sequence number, timestamp if it has one, CWR flag and payload.
+pub(crate) fn decode_data(p: &[u8]) -> Option<DataPacket<'_>> {
+    if p.len() < DATA_HEADER_BYTES || p[0] != KIND_DATA || p[1] > 1 || p[2] & !DATA_CWR != 0 {
         return None;
     }
     let seq = u64::from_be_bytes(p[4..12].try_into().ok()?);
-    if p[1] == 0 {
-        return Some((seq, None, &p[DATA_HEADER_BYTES..]));
-    }
-    let end = DATA_HEADER_BYTES + TIMESTAMP_BYTES;
-    let ts = u64::from_be_bytes(p.get(DATA_HEADER_BYTES..end)?.try_into().ok()?);
-    Some((seq, Some(ts), &p[end..]))
+    let cwr = p[2] & DATA_CWR != 0;
+    let (tsval, start) = if p[1] == 0 {
+        (None, DATA_HEADER_BYTES)
+    } else {
+        let end = DATA_HEADER_BYTES + TIMESTAMP_BYTES;
+        let ts = u64::from_be_bytes(p.get(DATA_HEADER_BYTES..end)?.try_into().ok()?);
+        (Some(ts), end)
+    };
+    Some(DataPacket {
+        seq,
+        tsval,
+        cwr,
+        payload: &p[start..],
+    })
 }
 
 /// A decoded ACK.
@@ -73,6 +99,8 @@ pub(crate) struct AckPacket {
     /// It answers a segment that lay wholly below the cumulative ACK (a
     /// duplicate), in the spirit of RFC 2883's D-SACK.
     pub(crate) dup: bool,
+    /// RFC 3168 §6.1.3's ECN-Echo.
+    pub(crate) ece: bool,
     pub(crate) rwnd: u64,
     pub(crate) sack: Vec<(u64, u64)>,
     /// The echoed timestamp (RFC 7323 §3.2 TSecr), if timestamps are on.
@@ -84,7 +112,7 @@ pub(crate) fn encode_ack(a: &AckPacket) -> Bytes {
     let mut b = BytesMut::with_capacity(ACK_HEADER_BYTES + ts_len + SACK_BLOCK_BYTES * a.sack.len());
     b.put_u8(KIND_ACK);
     b.put_u8(a.sack.len() as u8);
-    b.put_u8(u8::from(a.dup));
+    b.put_u8(if a.dup { ACK_DUP } else { 0 } | if a.ece { ACK_ECE } else { 0 });
     b.put_u8(u8::from(a.tsecr.is_some()));
     b.put_u64(a.ack);
     b.put_u32(a.rwnd.min(u64::from(u32::MAX)) as u32);
@@ -99,7 +127,7 @@ pub(crate) fn encode_ack(a: &AckPacket) -> Bytes {
 }
 
 pub(crate) fn decode_ack(p: &[u8]) -> Option<AckPacket> {
-    if p.len() < ACK_HEADER_BYTES || p[0] != KIND_ACK {
+    if p.len() < ACK_HEADER_BYTES || p[0] != KIND_ACK || p[2] & !(ACK_DUP | ACK_ECE) != 0 {
         return None;
     }
     let n = p[1] as usize;
@@ -123,7 +151,8 @@ pub(crate) fn decode_ack(p: &[u8]) -> Option<AckPacket> {
         .collect();
     Some(AckPacket {
         ack,
-        dup: p[2] == 1,
+        dup: p[2] & ACK_DUP != 0,
+        ece: p[2] & ACK_ECE != 0,
         rwnd,
         sack,
         tsecr,
@@ -136,18 +165,21 @@ mod tests {
 
     #[test]
     fn the_wire_format_round_trips() {
-        let d = encode_data(1234, 1000, None);
+        let d = encode_data(1234, 1000, None, false);
         assert_eq!(d.len(), 1000 + DATA_HEADER_BYTES);
-        let (seq, ts, body) = decode_data(&d).unwrap();
-        assert_eq!((seq, ts), (1234, None));
-        assert_eq!(body, pattern(1234, 1000));
-        let t = encode_data(1234, 1000, Some(987_654_321));
+        let p = decode_data(&d).unwrap();
+        assert_eq!((p.seq, p.tsval, p.cwr), (1234, None, false));
+        assert_eq!(p.payload, pattern(1234, 1000));
+        let t = encode_data(1234, 1000, Some(987_654_321), true);
         assert_eq!(t.len(), 1000 + DATA_HEADER_BYTES + TIMESTAMP_BYTES);
-        assert_eq!(decode_data(&t), Some((1234, Some(987_654_321), pattern(1234, 1000))));
+        let p = decode_data(&t).unwrap();
+        assert_eq!((p.seq, p.tsval, p.cwr), (1234, Some(987_654_321), true));
+        assert_eq!(p.payload, pattern(1234, 1000));
         assert_eq!(decode_data(&t[..DATA_HEADER_BYTES + 4]), None, "a cut timestamp");
         let mut a = AckPacket {
             ack: 5000,
             dup: true,
+            ece: false,
             rwnd: 65_535,
             sack: vec![(6000, 7000), (9000, 12_000)],
             tsecr: None,
@@ -156,11 +188,35 @@ mod tests {
         assert_eq!(b.len(), ACK_HEADER_BYTES + 2 * SACK_BLOCK_BYTES);
         assert_eq!(decode_ack(&b), Some(a.clone()));
         a.tsecr = Some(42);
+        a.ece = true;
         let c = encode_ack(&a);
         assert_eq!(c.len(), ACK_HEADER_BYTES + TIMESTAMP_BYTES + 2 * SACK_BLOCK_BYTES);
-        assert_eq!(decode_ack(&c), Some(a));
+        assert_eq!(decode_ack(&c), Some(a.clone()));
+        a.dup = false;
+        assert_eq!(decode_ack(&encode_ack(&a)), Some(a));
         assert_eq!(decode_ack(&d), None);
         assert_eq!(decode_data(&b), None);
         assert_eq!(decode_ack(&b[..20]), None);
+    }
+
+    #[test]
+    fn without_flags_the_bytes_are_as_before_ecn() {
+        // Byte 2 of a segment and of an ACK stays 0 (or the duplicate flag
+        // alone) unless CWR or ECE is set: a run without ECN sends the same
+        // bytes as before the flags existed.
+        assert_eq!(encode_data(0, 10, None, false)[2], 0);
+        assert_eq!(encode_data(0, 10, None, true)[2], DATA_CWR);
+        let a = AckPacket {
+            ack: 0,
+            dup: true,
+            ece: false,
+            rwnd: 1,
+            sack: Vec::new(),
+            tsecr: None,
+        };
+        assert_eq!(encode_ack(&a)[2], 1);
+        let mut bad = encode_data(0, 10, None, false).to_vec();
+        bad[2] = 4;
+        assert_eq!(decode_data(&bad), None, "an unknown flag");
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::*;
 use tput_netsim::SimTime;
-use tput_tcp::{Amount, Recovery, TcpConfig};
+use tput_tcp::{Amount, PrrBound, Recovery, TcpConfig};
 
 /// Fast recovery as the sender sees it: (segments sent, segments the ACKs
 /// reported delivered) at each send from the fast retransmit of `first`
@@ -153,4 +153,57 @@ fn prr_ssrb_catches_up_at_most_one_segment_beyond_each_ack() {
     assert_eq!(per_ack.iter().max(), Some(&2), "{per_ack:?}");
     // The catch-up (two per ACK) runs for a stretch, not one ACK.
     assert!(per_ack.iter().filter(|&&k| k == 2).count() >= 10, "{per_ack:?}");
+}
+
+/// RFC 6937 §3 PRR-CRB, the conservative bound: "limit = prr_delivered -
+/// prr_out", so from the fast retransmit to the end of recovery the sender
+/// never has sent more than the ACKs have reported delivered (but for RFC
+/// 6675's forced retransmission of the first hole, one segment sent before
+/// anything is delivered). 80 segments lost in a row take `pipe` far below
+/// `ssthresh`; SSRB, which adds a segment per ACK while it catches up, gets
+/// 24 segments ahead of what was delivered, CRB none. Both repair every
+/// hole without a timeout.
+#[test]
+fn prr_crb_never_sends_more_than_was_delivered() {
+    let n = 400 * SEG;
+    let mut ahead = Vec::new();
+    for bound in [PrrBound::Crb, PrrBound::Ssrb] {
+        let c = TcpConfig {
+            prr: true,
+            prr_bound: bound,
+            ..cfg(Recovery::Sack)
+        };
+        let burst = |_: SimTime, s: u64, k: u32| k == 1 && (100..180).contains(&s);
+        let o = run(c, "newreno", Amount::Bytes(n), path(burst), Duration::from_secs(30));
+        assert_complete(&o, n);
+        let s = o.sender.stats();
+        assert_eq!(
+            (s.fast_retransmits, s.timeouts, s.retransmits),
+            (1, 0, 80),
+            "{bound}: {s:?}"
+        );
+        // Recovery: from the fast retransmit of segment 100 to the ACK
+        // that covers the last hole's retransmission (segment 179). One ACK
+        // per arrival here, each reporting one segment delivered.
+        let resent = o.sends.iter().filter(|&&(_, g)| g == 100).nth(1).unwrap().0;
+        let end = o.acks.iter().find(|a| a.1 > 179 * SEG && a.0 > resent).unwrap().0;
+        let most_ahead = o
+            .sends
+            .iter()
+            .filter(|&&(t, _)| t >= resent && t < end)
+            .enumerate()
+            .map(|(i, &(t, _))| {
+                let delivered = o.acks.iter().filter(|a| a.0 >= resent && a.0 <= t).count() as i64;
+                i as i64 + 1 - delivered
+            })
+            .max()
+            .unwrap();
+        ahead.push(most_ahead);
+    }
+    assert!(
+        ahead[0] <= 1,
+        "CRB ahead of what was delivered by {} segments",
+        ahead[0]
+    );
+    assert!(ahead[1] > 10, "SSRB ahead by {} segments", ahead[1]);
 }

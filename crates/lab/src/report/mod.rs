@@ -179,8 +179,22 @@ pub struct FlowSummary {
     /// Of those, the records at whose end its breaker was open (no floor).
     #[serde(default)]
     pub breaker_open_intervals: usize,
+    /// A TCP flow with ECN (`tcp = { ecn = true }`): its window reductions
+    /// in answer to ECN-Echo (RFC 3168 §6.1.2) and the ACKs with ECE it
+    /// received; `None` for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnCounts>,
     /// What went wrong, if anything.
     pub errors: Vec<String>,
+}
+
+/// What ECN did to a TCP flow ([`FlowSummary::ecn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct EcnCounts {
+    /// Window reductions in answer to ECE (at most one per window of data).
+    pub reductions: u64,
+    /// ACKs received with ECE set.
+    pub ece_acks: u64,
 }
 
 impl Summary {
@@ -206,6 +220,10 @@ impl Summary {
                 files_lost: f.files.as_ref().map(|x| x.lost()),
                 infeasible_intervals: f.intervals.iter().filter(|i| crate::live::infeasible(i)).count(),
                 breaker_open_intervals: f.intervals.iter().filter(|i| crate::live::breaker_open(i)).count(),
+                ecn: f.tcp.as_ref().filter(|_| tcp_ecn(s, f.group)).map(|t| EcnCounts {
+                    reductions: t.ecn_reductions,
+                    ece_acks: t.ece_acks,
+                }),
                 errors: f.errors.clone(),
             })
             .collect();
@@ -375,6 +393,12 @@ impl Summary {
                     f.infeasible_intervals, f.breaker_open_intervals
                 ));
             }
+            if let Some(e) = f.ecn {
+                t.note(format!(
+                    "      ECN: {} window reductions on ECE ({} ACKs with ECE)",
+                    e.reductions, e.ece_acks
+                ));
+            }
             for e in &f.errors {
                 t.note(format!("      error: {e}"));
             }
@@ -415,6 +439,15 @@ impl Summary {
         }
         out
     }
+}
+
+/// Whether group `group` of `s` runs the TCP model with ECN.
+fn tcp_ecn(s: &Scenario, group: usize) -> bool {
+    s.flows
+        .get(group)
+        .and_then(|g| g.tcp.as_ref())
+        .and_then(|t| t.config().ok())
+        .is_some_and(|c| c.ecn)
 }
 
 /// `bps` as `12.3 Mbit/s`.

@@ -184,7 +184,7 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
         }
         if g.ecn && g.transport == Transport::Tcp {
             return Err(Error::Invalid(format!(
-                "{what}.ecn: QUIC only (the TCP model does not negotiate ECN)"
+                "{what}.ecn: QUIC only; the TCP model's ECN is tcp = {{ ecn = true }}"
             )));
         }
         if g.tcp.is_some() && g.transport != Transport::Tcp {

@@ -2,8 +2,9 @@
 //! controller decides. Each job has its module: the RFC 6298 timer
 //! ([`rto`]), the scoreboard ([`scoreboard`]), loss recovery, one
 //! implementation per rule set ([`recovery`]), the window reduction of fast
-//! recovery ([`prr`], RFC 6937), pacing ([`pacing`]) and the interval records
-//! ([`intervals`]); this module runs them and speaks to the controller.
+//! recovery ([`prr`], RFC 6937), ECN ([`ecn`], RFC 3168), pacing
+//! ([`pacing`]) and the interval records ([`intervals`]); this module runs
+//! them and speaks to the controller.
 
 use std::time::{Duration, Instant};
 
@@ -14,6 +15,7 @@ use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 use crate::wire::{AckPacket, decode_ack, encode_data};
 use crate::{Amount, CcObserver, IntervalRecord, Recovery, TcpConfig, TcpStats, TcpTransfer, TimeoutRecord};
 
+mod ecn;
 mod intervals;
 mod pacing;
 mod prr;
@@ -21,6 +23,7 @@ mod recovery;
 mod rto;
 pub(crate) mod scoreboard;
 
+use ecn::EcnSender;
 use intervals::IntervalLog;
 use pacing::Pacer;
 use prr::Prr;
@@ -44,6 +47,8 @@ pub struct TcpSender<O: CcObserver = ()> {
     /// RFC 6937's reduction in fast recovery ([`TcpConfig::prr`]; never
     /// active when it is off).
     prr: Prr,
+    /// RFC 3168's sender ([`TcpConfig::ecn`]; inert when it is off).
+    ecn: EcnSender,
     timer: RtoTimer,
     pacer: Pacer,
     /// When every byte had been acknowledged.
@@ -109,7 +114,8 @@ impl<O: CcObserver> TcpSender<O> {
         Self {
             space: SeqSpace::new(seg, end, cfg.receive_window),
             recovery: recovery::for_config(cfg.recovery),
-            prr: Prr::default(),
+            prr: Prr::new(cfg.prr_bound),
+            ecn: EcnSender::new(cfg.ecn),
             timer,
             pacer: Pacer::default(),
             sack_acks,
@@ -294,9 +300,32 @@ impl<O: CcObserver> TcpSender<O> {
             self.cc
                 .on_congestion(at, &Congestion::new(CongestionKind::Loss, sent, lost));
         }
+        if a.ece {
+            self.on_ece(now);
+        }
         let flight = self.space.max - self.space.una;
         self.cc.on_end_acks(self.instant(now), flight, false);
         self.finish_if_done(now);
+    }
+
+    /// An ACK with ECE (RFC 3168 §6.1.2), after its cumulative ACK and
+    /// duplicate-ACK processing: at most one reduction per window of data
+    /// and none in loss recovery ([`EcnSender::reacts`]). The reduction is
+    /// the controller's congestion event of kind `Ecn`, the one the QUIC
+    /// adapter signals for a CE count (RFC 9002 §7.1): each controller
+    /// reduces as it does for a loss, and nothing is retransmitted. The
+    /// controller's recovery period that the event opens ends by RFC 9002
+    /// §7.3.2's rule, when a segment sent after the reduction is
+    /// acknowledged: the one that carried CWR, a window later, when the
+    /// next ECE may be answered again. No fast recovery runs, so nothing
+    /// calls `on_recovery_end`.
+    fn on_ece(&mut self, now: SimTime) {
+        self.stats.ece_acks += 1;
+        if self.ecn.reacts(self.space.una, self.space.in_recovery) {
+            self.stats.ecn_reductions += 1;
+            self.congestion(now, CongestionKind::Ecn, 0);
+            self.ecn.reduced(self.space.max);
+        }
     }
 
     /// Tells the controller of each newly acknowledged segment, as
@@ -397,6 +426,7 @@ impl<O: CcObserver> TcpSender<O> {
             lost_bytes = lost_bytes.max(self.space.board.lost() * self.space.seg);
         }
         self.congestion(now, CongestionKind::Loss, lost_bytes);
+        self.ecn.reduced(self.space.max);
         if self.cfg.restart_timer_on_fast_retransmit {
             // ns-2's `reset_rtx_timer(1, 0)` in its duplicate-ACK action;
             // Linux re-arms it when it resends the head of the queue. Not
@@ -420,6 +450,7 @@ impl<O: CcObserver> TcpSender<O> {
         self.intervals.lost += 1;
         let flight = self.space.max - self.space.una;
         self.congestion(now, CongestionKind::PersistentCongestion, flight);
+        self.ecn.reduced(self.space.max);
         // RFC 6298 §5.5: back off; Karn's rule keeps it until a valid sample.
         self.timer.back_off(self.cfg.max_backoff);
         // RFC 6937 applies in fast recovery only; after a timeout the
@@ -467,7 +498,8 @@ impl<O: CcObserver> TcpSender<O> {
     fn send(&mut self, now: SimTime, seq: u64) -> Datagram {
         let sp = &mut self.space;
         let len = sp.seg_len(seq);
-        if seq >= sp.max {
+        let new_data = seq >= sp.max;
+        if new_data {
             sp.board.push(now, len);
             sp.max = seq + len;
             self.intervals.written += len;
@@ -487,7 +519,10 @@ impl<O: CcObserver> TcpSender<O> {
             self.restart_timer(now);
         }
         let tsval = self.cfg.timestamps.then(|| now.as_nanos());
-        Datagram::new(self.dst, self.flow, encode_data(seq, len as usize, tsval))
+        // RFC 3168 §6.1.2, §6.1.5: ECT(0) and CWR on new data only.
+        let cwr = self.ecn.take_cwr(new_data);
+        Datagram::new(self.dst, self.flow, encode_data(seq, len as usize, tsval, cwr))
+            .with_ecn(self.ecn.codepoint(new_data))
     }
 }
 

@@ -4,15 +4,20 @@
 //! round trip and then sends the rest at once; with it, each ACK lets out
 //! data in proportion to what the ACK reports delivered (RFC 6937 §3), so
 //! the flight falls smoothly to `ssthresh` by the end of recovery, and never
-//! below it by more than the reduction bound allows (PRR-SSRB, §3).
+//! below it by more than the reduction bound allows (§3: PRR-SSRB by
+//! default, PRR-CRB on request, [`PrrBound`]).
 //!
 //! It serves any recovery that measures `pipe` (RFC 6675's SACK recovery;
 //! RACK-TLP's, RFC 8985 §9.2, names PRR as its reduction too). It is active
 //! only in fast recovery: after a timeout the window is the controller's.
 
+use crate::PrrBound;
+
 /// RFC 6937 §3's state, in bytes.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Prr {
+    /// The reduction bound while `pipe` is below `ssthresh`.
+    bound: PrrBound,
     /// In a fast recovery that PRR paces.
     active: bool,
     /// RFC 6937 §3 `ssthresh`: the window the controller chose for after
@@ -30,6 +35,14 @@ pub(super) struct Prr {
 }
 
 impl Prr {
+    /// PRR with reduction bound `bound`, not active until [`enter`](Self::enter).
+    pub(super) fn new(bound: PrrBound) -> Self {
+        Self {
+            bound,
+            ..Self::default()
+        }
+    }
+
     /// RFC 6937 §3, at the beginning of recovery: "ssthresh =
     /// CongCtrlAlg() // Target cwnd after recovery; prr_delivered = 0;
     /// prr_out = 0; RecoverFS = snd.nxt - snd.una // FlightSize at the start
@@ -37,6 +50,7 @@ impl Prr {
     /// reduction.
     pub(super) fn enter(&mut self, ssthresh: u64, flight: u64) {
         *self = Self {
+            bound: self.bound,
             active: true,
             ssthresh,
             recover_fs: flight.max(1),
@@ -72,12 +86,17 @@ impl Prr {
             let target = (u128::from(self.delivered) * u128::from(self.ssthresh)).div_ceil(u128::from(self.recover_fs));
             u64::try_from(target).unwrap_or(u64::MAX).saturating_sub(self.out)
         } else {
-            // RFC 6937 §3, the reduction bound PRR-SSRB (the RFC's
-            // default): "limit = MAX(prr_delivered - prr_out,
-            // DeliveredData) + MSS", then "sndcnt = MIN(ssthresh - pipe,
-            // limit)" — slow start back towards ssthresh, at most one
-            // segment beyond what was delivered.
-            let limit = self.delivered.saturating_sub(self.out).max(delivered) + seg;
+            let limit = match self.bound {
+                // RFC 6937 §3, the reduction bound PRR-SSRB (the RFC's
+                // default): "limit = MAX(prr_delivered - prr_out,
+                // DeliveredData) + MSS" — slow start back towards
+                // ssthresh, at most one segment beyond what was delivered.
+                PrrBound::Ssrb => self.delivered.saturating_sub(self.out).max(delivered) + seg,
+                // RFC 6937 §3, PRR-CRB: "limit = prr_delivered - prr_out"
+                // — strict packet conservation: never more out than in.
+                PrrBound::Crb => self.delivered.saturating_sub(self.out),
+            };
+            // RFC 6937 §3: "sndcnt = MIN(ssthresh - pipe, limit)".
             (self.ssthresh - pipe).min(limit)
         };
         self.allowance = sndcnt;
@@ -131,5 +150,44 @@ mod tests {
         // and never beyond ssthresh.
         p.on_ack(5000, 9500, 1000);
         assert_eq!(p.window(9500), 10_000);
+    }
+
+    #[test]
+    fn below_ssthresh_crb_sends_no_more_than_was_delivered() {
+        // RFC 6937 §3 PRR-CRB: "limit = prr_delivered - prr_out". RecoverFS
+        // 20 segments, ssthresh 10, a burst of losses has taken pipe to 2.
+        let mut p = Prr::new(PrrBound::Crb);
+        p.enter(10_000, 20_000);
+        // One segment delivered, none sent: one may go, where SSRB lets two.
+        p.on_ack(1000, 2000, 1000);
+        assert_eq!(p.window(2000), 2000 + 1000);
+        p.on_sent(1000);
+        assert_eq!(p.window(3000), 3000, "the allowance is spent");
+        // An ACK that delivers nothing new (prr_delivered == prr_out) lets
+        // nothing out, where SSRB would still allow one MSS.
+        p.on_ack(0, 3000, 1000);
+        assert_eq!(p.window(3000), 3000);
+        let mut ssrb = Prr::new(PrrBound::Ssrb);
+        ssrb.enter(10_000, 20_000);
+        ssrb.on_ack(1000, 2000, 1000);
+        ssrb.on_sent(1000);
+        ssrb.on_ack(0, 3000, 1000);
+        assert_eq!(ssrb.window(3000), 4000, "SSRB's extra MSS");
+        // Over a run of ACKs that each deliver one segment with pipe below
+        // ssthresh, CRB sends one for one: what it has sent never exceeds
+        // what was delivered, and the flight stays where the losses left it.
+        let (mut delivered, mut out, mut pipe) = (1000, 1000, 3000);
+        for _ in 0..20 {
+            delivered += 1000;
+            pipe -= 1000;
+            p.on_ack(1000, pipe, 1000);
+            while p.window(pipe) >= pipe + 1000 {
+                p.on_sent(1000);
+                out += 1000;
+                pipe += 1000;
+            }
+            assert!(out <= delivered, "out {out} > delivered {delivered}");
+        }
+        assert_eq!((out, pipe), (delivered, 3000), "one for one");
     }
 }

@@ -1,7 +1,7 @@
-//! The scripted path both test files drive the TCP model over: sender and
+//! The scripted path the test files drive the TCP model over: sender and
 //! sink through the `Host` trait, a serializing forward link with a fixed
 //! delay, a plain delay back, and exactly the data packets a test names
-//! dropped.
+//! dropped (and, for ECN, marked CE).
 #![allow(dead_code)] // each test binary uses its part
 
 use std::cmp::Reverse;
@@ -9,7 +9,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tput_netsim::{Addr, Host, NodeId, SimTime};
+use tput_netsim::{Addr, Ecn, Host, NodeId, SimTime};
 use tput_tcp::{Amount, CcObserver, Recovery, TcpConfig, TcpSender, TcpSink, TcpTransfer};
 
 /// Segment size here, bytes.
@@ -18,6 +18,10 @@ pub const SEG: u64 = 1000;
 /// Which data transmissions are lost: (segment index, transmission number from 1).
 pub type DropRule = Box<dyn FnMut(SimTime, u64, u32) -> bool>;
 
+/// Which ECN-capable data transmissions arrive marked CE: (segment index,
+/// transmission number from 1). Not-ECT packets are never marked.
+pub type MarkRule = Box<dyn FnMut(u64, u32) -> bool>;
+
 /// The path: forward rate and delay, and which data packets it drops.
 pub struct Path {
     pub rate_bps: u64,
@@ -25,8 +29,8 @@ pub struct Path {
     pub drop: DropRule,
 }
 
-/// A packet on its way: (arrival, order, to the sink, payload).
-pub type InFlight = (SimTime, u64, bool, Vec<u8>);
+/// A packet on its way: (arrival, order, to the sink, payload, ECN bits).
+pub type InFlight = (SimTime, u64, bool, Vec<u8>, u8);
 
 /// The controller's window at every change: (seconds, bytes).
 #[derive(Default)]
@@ -50,6 +54,10 @@ pub struct Outcome {
     /// When each data packet that was not dropped reached the sink, and its
     /// segment index.
     pub arrivals: Vec<(SimTime, u64)>,
+    /// Beside each of `sends`: its ECN codepoint as sent and its CWR flag.
+    pub codepoints: Vec<(Ecn, bool)>,
+    /// Every ACK as it reached the sender: (time, cumulative ACK, ECE flag).
+    pub acks: Vec<(SimTime, u64, bool)>,
 }
 
 pub fn seq_of(p: &Bytes) -> u64 {
@@ -58,7 +66,19 @@ pub fn seq_of(p: &Bytes) -> u64 {
 
 /// Run `n` bytes (or until `Amount::Until`) over `path` until the sender has
 /// finished or `limit` of virtual time has passed.
-pub fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Duration) -> Outcome {
+pub fn run(cfg: TcpConfig, cc: &str, amount: Amount, path: Path, limit: Duration) -> Outcome {
+    run_marked(cfg, cc, amount, path, Box::new(|_, _| false), limit)
+}
+
+/// [`run`] with the ECN-capable data packets `mark` names arriving CE.
+pub fn run_marked(
+    cfg: TcpConfig,
+    cc: &str,
+    amount: Amount,
+    mut path: Path,
+    mut mark: MarkRule,
+    limit: Duration,
+) -> Outcome {
     let epoch = Instant::now();
     let a = Addr::new(NodeId(0), 1);
     let b = Addr::new(NodeId(1), 2);
@@ -75,10 +95,13 @@ pub fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Dura
     let mut now = SimTime::ZERO;
     let mut send_times = Vec::new();
     let mut arrivals = Vec::new();
+    let mut codepoints = Vec::new();
+    let mut acks = Vec::new();
     let end = SimTime::from_duration(limit);
     loop {
         while let Some(d) = sender.poll_transmit(now) {
             send_times.push((now, seq_of(&d.payload) / SEG));
+            codepoints.push((d.ecn, d.payload[2] & 1 == 1));
             let wire_bits = (d.payload.len() as u64 + 28) * 8;
             let ser = Duration::from_nanos(wire_bits * 1_000_000_000 / path.rate_bps);
             link_free = link_free.max(now) + ser;
@@ -88,12 +111,26 @@ pub fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Dura
             if !(path.drop)(now, seg, *k) {
                 order += 1;
                 arrivals.push((link_free + path.delay, seg));
-                heap.push(Reverse((link_free + path.delay, order, true, d.payload.to_vec())));
+                let ce = d.ecn != Ecn::NotEct && mark(seg, *k);
+                let ecn = if ce { Ecn::Ce } else { d.ecn };
+                heap.push(Reverse((
+                    link_free + path.delay,
+                    order,
+                    true,
+                    d.payload.to_vec(),
+                    ecn.bits(),
+                )));
             }
         }
         while let Some(d) = sink.poll_transmit(now) {
             order += 1;
-            heap.push(Reverse((now + path.delay, order, false, d.payload.to_vec())));
+            heap.push(Reverse((
+                now + path.delay,
+                order,
+                false,
+                d.payload.to_vec(),
+                d.ecn.bits(),
+            )));
         }
         if sender.is_finished() {
             break;
@@ -109,11 +146,13 @@ pub fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Dura
         let Some(next) = next.filter(|&t| t <= end) else { break };
         now = next;
         if heap.peek().is_some_and(|Reverse(e)| e.0 == now) {
-            let Reverse((_, _, to_sink, p)) = heap.pop().unwrap();
+            let Reverse((_, _, to_sink, p, ecn)) = heap.pop().unwrap();
+            let ecn = Ecn::from_bits(ecn);
             if to_sink {
-                sink.on_datagram(now, a, 1, tput_netsim::Ecn::NotEct, Bytes::from(p));
+                sink.on_datagram(now, a, 1, ecn, Bytes::from(p));
             } else {
-                sender.on_datagram(now, b, 1, tput_netsim::Ecn::NotEct, Bytes::from(p));
+                acks.push((now, u64::from_be_bytes(p[4..12].try_into().unwrap()), p[2] & 2 == 2));
+                sender.on_datagram(now, b, 1, ecn, Bytes::from(p));
             }
         } else {
             if sender.poll_timeout().is_some_and(|t| t <= now) {
@@ -129,6 +168,8 @@ pub fn run(cfg: TcpConfig, cc: &str, amount: Amount, mut path: Path, limit: Dura
         sink,
         sends: send_times,
         arrivals,
+        codepoints,
+        acks,
     }
 }
 

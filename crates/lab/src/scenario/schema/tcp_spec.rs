@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::serde_helpers::{human_duration, human_size};
-use tput_tcp::{self as tcp, Recovery, TcpConfig};
+use tput_tcp::{self as tcp, PrrBound, Recovery, TcpConfig};
 
 /// The transport of a flow group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -88,6 +88,15 @@ pub struct TcpSpec {
     /// as ns-2; on in Linux). Needs `recovery = "sack"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prr: Option<bool>,
+    /// PRR's reduction bound, RFC 6937 §3: `ssrb` (default, as the RFC
+    /// recommends) or `crb` (the conservative bound). Needs `prr = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prr_bound: Option<PrrBound>,
+    /// ECN, RFC 3168 (default off, as ns-2): data ECT(0), ECE from the sink
+    /// until CWR, one window reduction per window of data on ECE, so an
+    /// `ecn` queue marks the flow's packets instead of dropping them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
 }
 
 /// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
@@ -134,6 +143,8 @@ impl TcpSpec {
             pacing: self.pacing.unwrap_or(d.pacing),
             timestamps: self.timestamps.unwrap_or(d.timestamps),
             prr: self.prr.unwrap_or(d.prr),
+            prr_bound: self.prr_bound.unwrap_or(d.prr_bound),
+            ecn: self.ecn.unwrap_or(d.ecn),
             ..d
         };
         c.validate().map_err(|e| e.to_string())?;
