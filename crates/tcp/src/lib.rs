@@ -119,6 +119,20 @@ pub enum Recovery {
     /// Go-back-N: after a fast retransmit or a timeout, everything from the
     /// first unacknowledged segment is sent again.
     Gbn,
+    /// RACK-TLP (RFC 8985), Linux's default since 4.18: a segment is lost
+    /// when one sent sufficiently later (a reordering window later) has been
+    /// delivered, so a lost retransmission is detected one round trip after
+    /// it was sent; a tail loss probe (§7) draws an ACK when a tail of the
+    /// flight gets none. Over RFC 6675's scoreboard and `pipe`; needs SACK
+    /// blocks from the sink.
+    Rack,
+}
+
+impl Recovery {
+    /// Whether the rule set reads the sink's SACK blocks (`sack`, `rack`).
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Recovery::Sack | Recovery::Rack)
+    }
 }
 
 impl std::fmt::Display for Recovery {
@@ -128,6 +142,7 @@ impl std::fmt::Display for Recovery {
             Recovery::NewReno => "newreno",
             Recovery::Sack => "sack",
             Recovery::Gbn => "gbn",
+            Recovery::Rack => "rack",
         })
     }
 }
@@ -249,7 +264,7 @@ pub struct TcpConfig {
     /// is above the controller's reduced window, and slow-starts back to it,
     /// at most one segment beyond what was delivered, while `pipe` is below.
     /// Off (the default, as ns-2 and RFC 6675): the sender waits until `pipe`
-    /// falls below the reduced window. Needs SACK recovery.
+    /// falls below the reduced window. Needs SACK or RACK-TLP recovery.
     pub prr: bool,
 }
 
@@ -301,11 +316,11 @@ pub enum ConfigError {
     /// The delayed-ACK timer is zero or above 500 ms.
     #[error("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)")]
     DelayedAck,
-    /// SACK recovery without the sink's SACK blocks.
-    #[error("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)")]
-    SackWithoutBlocks,
-    /// PRR without SACK recovery.
-    #[error("prr: needs recovery = \"sack\" (RFC 6937 reduces a window measured by RFC 6675's pipe)")]
+    /// SACK or RACK-TLP recovery without the sink's SACK blocks.
+    #[error("sack: recovery = \"{0}\" needs the sink's SACK blocks (sack = true)")]
+    SackWithoutBlocks(Recovery),
+    /// PRR without SACK or RACK-TLP recovery.
+    #[error("prr: needs recovery = \"sack\" or \"rack\" (RFC 6937 reduces a window measured by RFC 6675's pipe)")]
     PrrWithoutSack,
     /// `dupack_threshold` or `max_backoff` is zero.
     #[error("dupack_threshold and max_backoff must be at least 1")]
@@ -335,10 +350,10 @@ impl TcpConfig {
         {
             return Err(ConfigError::DelayedAck);
         }
-        if self.recovery == Recovery::Sack && !self.sack {
-            return Err(ConfigError::SackWithoutBlocks);
+        if self.recovery.uses_sack() && !self.sack {
+            return Err(ConfigError::SackWithoutBlocks(self.recovery));
         }
-        if self.prr && self.recovery != Recovery::Sack {
+        if self.prr && !self.recovery.uses_sack() {
             return Err(ConfigError::PrrWithoutSack);
         }
         if self.dupack_threshold == 0 || self.max_backoff == 0 {
@@ -421,6 +436,9 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 §7; RACK-TLP recovery only).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub tail_loss_probes: u64,
     /// Timeouts in a row without an ACK of new data in between, now.
     pub consecutive_timeouts: u32,
     /// The longest run of consecutive timeouts.

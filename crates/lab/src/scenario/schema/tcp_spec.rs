@@ -123,7 +123,7 @@ impl TcpSpec {
                 Some(DelayedAck::Switch(true)) => Some(tcp::DEFAULT_DELAYED_ACK),
                 Some(DelayedAck::Timer(t)) => Some(t),
             },
-            sack: self.sack.unwrap_or(recovery == Recovery::Sack),
+            sack: self.sack.unwrap_or(recovery.uses_sack()),
             receive_window: self.receive_window.unwrap_or(d.receive_window),
             limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
             initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
