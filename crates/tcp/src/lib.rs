@@ -292,6 +292,104 @@ impl Default for TcpConfig {
     }
 }
 
+/// Linux's shortest delayed-ACK timer (`TCP_ATO_MIN`, 40 ms), the one
+/// [`Profile::Linux`] gives the sink.
+pub const LINUX_DELAYED_ACK: Duration = Duration::from_millis(40);
+
+/// A named set of [`TcpConfig`] values, from which a scenario's other keys
+/// depart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Profile {
+    /// ns-2's TCP as the papers measured it: [`TcpConfig::default`].
+    #[default]
+    Ns2,
+    /// TCP as Linux runs it ([`TcpConfig::linux`]).
+    Linux,
+}
+
+impl Profile {
+    /// The profile's settings.
+    pub fn config(self) -> TcpConfig {
+        match self {
+            Profile::Ns2 => TcpConfig::default(),
+            Profile::Linux => TcpConfig::linux(),
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Profile::Ns2 => "ns2",
+            Profile::Linux => "linux",
+        })
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    /// `ns2` or `linux`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ns2" => Ok(Profile::Ns2),
+            "linux" => Ok(Profile::Linux),
+            other => Err(format!("unknown profile \"{other}\" (ns2 or linux)")),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// TCP as Linux runs it (since 4.18): SACK with RACK-TLP loss detection
+    /// (RFC 8985) and PRR (RFC 6937), timestamps (RFC 7323), delayed ACKs
+    /// at Linux's shortest timer ([`LINUX_DELAYED_ACK`]; Linux adapts it
+    /// between 40 and 200 ms and ACKs at once in its quick-ACK mode, which
+    /// the model does not), a 200 ms minimum RTO and a 1 s initial RTO; the
+    /// rest as [`TcpConfig::default`]. The initial window and HyStart are
+    /// the controller's.
+    pub fn linux() -> Self {
+        Self {
+            recovery: Recovery::Rack,
+            sack: true,
+            prr: true,
+            timestamps: true,
+            delayed_ack: Some(LINUX_DELAYED_ACK),
+            min_rto: DEFAULT_MIN_RTO,
+            initial_rto: Duration::from_secs(1),
+            ..Self::default()
+        }
+    }
+
+    /// The settings on one line, e.g. `recovery=rack sack prr timestamps
+    /// delayed_ack=40ms min_rto=200ms initial_rto=1s segment=1000B`.
+    pub fn summary(&self) -> String {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let mut parts = vec![format!("recovery={}", self.recovery)];
+        for (on, name) in [
+            (self.sack, "sack"),
+            (self.prr, "prr"),
+            (self.timestamps, "timestamps"),
+            (self.pacing, "pacing"),
+            (self.limited_transmit, "limited_transmit"),
+        ] {
+            if on {
+                parts.push(name.to_string());
+            }
+        }
+        parts.push(match self.delayed_ack {
+            Some(d) => format!("delayed_ack={}", ms(d)),
+            None => "delayed_ack=off".to_string(),
+        });
+        parts.push(format!("min_rto={}", ms(self.min_rto)));
+        parts.push(format!("initial_rto={}", ms(self.initial_rto)));
+        parts.push(format!("segment={}B", self.segment));
+        parts.push(format!("receive_window={}B", self.receive_window));
+        parts.push(format!("controller_recovery={}", self.controller_recovery));
+        parts.join(" ")
+    }
+}
+
 /// A [`TcpConfig`] value out of range; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
