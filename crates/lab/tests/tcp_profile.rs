@@ -48,7 +48,10 @@ fn the_linux_profile_reaches_the_config_and_the_controller() {
     assert_eq!(c.recovery, Recovery::Rack);
     assert!(c.sack && c.prr && c.timestamps);
     assert_eq!(c.delayed_ack, Some(Duration::from_millis(40)));
-    assert_eq!((c.min_rto, c.initial_rto), (Duration::from_millis(200), Duration::from_secs(1)));
+    assert_eq!(
+        (c.min_rto, c.initial_rto),
+        (Duration::from_millis(200), Duration::from_secs(1))
+    );
     assert_eq!(cc, "cubic:hystart=true".parse().unwrap());
     let (_, cc) = settings("newreno", "{ profile = \"linux\" }");
     assert_eq!(cc, "newreno:hystart=true,iw=10".parse().unwrap());

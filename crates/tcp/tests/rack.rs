@@ -36,7 +36,11 @@ fn rack_detects_a_lost_retransmission_without_a_timeout() {
         match mode {
             Recovery::Sack => assert_eq!((s.fast_retransmits, s.timeouts), (1, 1), "{mode}: {s:?}"),
             _ => {
-                assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 0, 2), "{mode}: {s:?}");
+                assert_eq!(
+                    (s.fast_retransmits, s.timeouts, s.retransmits),
+                    (1, 0, 2),
+                    "{mode}: {s:?}"
+                );
                 let events: u64 = o.sender.intervals().iter().map(|i| i.congestion_events).sum();
                 assert_eq!(events, 1, "{mode}: one reduction for the episode");
                 // The second retransmission follows the first by about one
@@ -128,7 +132,11 @@ fn reordering_within_the_window_is_not_a_loss() {
         let s = o.sender.stats();
         match mode {
             Recovery::Sack => assert_eq!((s.fast_retransmits, s.retransmits), (1, 1), "{mode}: {s:?}"),
-            _ => assert_eq!((s.fast_retransmits, s.retransmits, s.timeouts), (0, 0, 0), "{mode}: {s:?}"),
+            _ => assert_eq!(
+                (s.fast_retransmits, s.retransmits, s.timeouts),
+                (0, 0, 0),
+                "{mode}: {s:?}"
+            ),
         }
     }
 }
@@ -157,7 +165,10 @@ fn rack_needs_sack_blocks() {
         ..cfg(Recovery::Rack)
     };
     let e = c.validate().unwrap_err().to_string();
-    assert_eq!(e, "sack: recovery = \"rack\" needs the sink's SACK blocks (sack = true)");
+    assert_eq!(
+        e,
+        "sack: recovery = \"rack\" needs the sink's SACK blocks (sack = true)"
+    );
     let c = TcpConfig {
         prr: true,
         ..cfg(Recovery::Rack)

@@ -195,7 +195,10 @@ impl TcpSpec {
                 }
             }
             _ if self.initial_window.is_some() => {
-                return Err(format!("initial_window: only a newreno controller's is settable, not {}'s", cc.name()));
+                return Err(format!(
+                    "initial_window: only a newreno controller's is settable, not {}'s",
+                    cc.name()
+                ));
             }
             _ => {}
         }

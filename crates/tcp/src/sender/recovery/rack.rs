@@ -130,10 +130,7 @@ impl Rack {
                 continue;
             }
             self.rtt = rtt;
-            if self
-                .latest
-                .is_none_or(|(t, e)| sent_after(d.xmit_ts, d.end_seq, t, e))
-            {
+            if self.latest.is_none_or(|(t, e)| sent_after(d.xmit_ts, d.end_seq, t, e)) {
                 self.latest = Some((d.xmit_ts, d.end_seq));
             }
         }
