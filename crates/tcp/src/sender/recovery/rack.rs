@@ -352,7 +352,7 @@ impl LossRecovery for Rack {
             let lost = self.detect_loss(sp, cfg, clock);
             return TimerOutcome { lost, probe: None };
         }
-        if !self.pto.is_some_and(|t| t <= now) {
+        if self.pto.is_none_or(|t| t > now) {
             return TimerOutcome::default();
         }
         self.pto = None;
