@@ -124,6 +124,20 @@ pub enum Recovery {
     /// Go-back-N: after a fast retransmit or a timeout, everything from the
     /// first unacknowledged segment is sent again.
     Gbn,
+    /// RACK-TLP (RFC 8985), Linux's default since 4.18: a segment is lost
+    /// when one sent sufficiently later (a reordering window later) has been
+    /// delivered, so a lost retransmission is detected one round trip after
+    /// it was sent; a tail loss probe (§7) draws an ACK when a tail of the
+    /// flight gets none. Over RFC 6675's scoreboard and `pipe`; needs SACK
+    /// blocks from the sink.
+    Rack,
+}
+
+impl Recovery {
+    /// Whether the rule set reads the sink's SACK blocks (`sack`, `rack`).
+    pub fn uses_sack(self) -> bool {
+        matches!(self, Recovery::Sack | Recovery::Rack)
+    }
 }
 
 impl std::fmt::Display for Recovery {
@@ -133,6 +147,7 @@ impl std::fmt::Display for Recovery {
             Recovery::NewReno => "newreno",
             Recovery::Sack => "sack",
             Recovery::Gbn => "gbn",
+            Recovery::Rack => "rack",
         })
     }
 }
@@ -254,7 +269,7 @@ pub struct TcpConfig {
     /// is above the controller's reduced window, and slow-starts back to it,
     /// at most one segment beyond what was delivered, while `pipe` is below.
     /// Off (the default, as ns-2 and RFC 6675): the sender waits until `pipe`
-    /// falls below the reduced window. Needs SACK recovery.
+    /// falls below the reduced window. Needs SACK or RACK-TLP recovery.
     pub prr: bool,
     /// The reduction bound of PRR while `pipe` is below `ssthresh`
     /// ([`PrrBound`], RFC 6937 §3): PRR-SSRB (the default) or PRR-CRB. Only
@@ -323,6 +338,104 @@ impl Default for TcpConfig {
     }
 }
 
+/// Linux's shortest delayed-ACK timer (`TCP_ATO_MIN`, 40 ms), the one
+/// [`Profile::Linux`] gives the sink.
+pub const LINUX_DELAYED_ACK: Duration = Duration::from_millis(40);
+
+/// A named set of [`TcpConfig`] values, from which a scenario's other keys
+/// depart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Profile {
+    /// ns-2's TCP as the papers measured it: [`TcpConfig::default`].
+    #[default]
+    Ns2,
+    /// TCP as Linux runs it ([`TcpConfig::linux`]).
+    Linux,
+}
+
+impl Profile {
+    /// The profile's settings.
+    pub fn config(self) -> TcpConfig {
+        match self {
+            Profile::Ns2 => TcpConfig::default(),
+            Profile::Linux => TcpConfig::linux(),
+        }
+    }
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Profile::Ns2 => "ns2",
+            Profile::Linux => "linux",
+        })
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = String;
+
+    /// `ns2` or `linux`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ns2" => Ok(Profile::Ns2),
+            "linux" => Ok(Profile::Linux),
+            other => Err(format!("unknown profile \"{other}\" (ns2 or linux)")),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// TCP as Linux runs it (since 4.18): SACK with RACK-TLP loss detection
+    /// (RFC 8985) and PRR (RFC 6937), timestamps (RFC 7323), delayed ACKs
+    /// at Linux's shortest timer ([`LINUX_DELAYED_ACK`]; Linux adapts it
+    /// between 40 and 200 ms and ACKs at once in its quick-ACK mode, which
+    /// the model does not), a 200 ms minimum RTO and a 1 s initial RTO; the
+    /// rest as [`TcpConfig::default`]. The initial window and HyStart are
+    /// the controller's.
+    pub fn linux() -> Self {
+        Self {
+            recovery: Recovery::Rack,
+            sack: true,
+            prr: true,
+            timestamps: true,
+            delayed_ack: Some(LINUX_DELAYED_ACK),
+            min_rto: DEFAULT_MIN_RTO,
+            initial_rto: Duration::from_secs(1),
+            ..Self::default()
+        }
+    }
+
+    /// The settings on one line, e.g. `recovery=rack sack prr timestamps
+    /// delayed_ack=40ms min_rto=200ms initial_rto=1s segment=1000B`.
+    pub fn summary(&self) -> String {
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        let mut parts = vec![format!("recovery={}", self.recovery)];
+        for (on, name) in [
+            (self.sack, "sack"),
+            (self.prr, "prr"),
+            (self.timestamps, "timestamps"),
+            (self.pacing, "pacing"),
+            (self.limited_transmit, "limited_transmit"),
+        ] {
+            if on {
+                parts.push(name.to_string());
+            }
+        }
+        parts.push(match self.delayed_ack {
+            Some(d) => format!("delayed_ack={}", ms(d)),
+            None => "delayed_ack=off".to_string(),
+        });
+        parts.push(format!("min_rto={}", ms(self.min_rto)));
+        parts.push(format!("initial_rto={}", ms(self.initial_rto)));
+        parts.push(format!("segment={}B", self.segment));
+        parts.push(format!("receive_window={}B", self.receive_window));
+        parts.push(format!("controller_recovery={}", self.controller_recovery));
+        parts.join(" ")
+    }
+}
+
 /// A [`TcpConfig`] value out of range; the message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -347,11 +460,11 @@ pub enum ConfigError {
     /// The delayed-ACK timer is zero or above 500 ms.
     #[error("delayed_ack: the timer must be in (0, 500ms] (RFC 1122 §4.2.3.2)")]
     DelayedAck,
-    /// SACK recovery without the sink's SACK blocks.
-    #[error("sack: recovery = \"sack\" needs the sink's SACK blocks (sack = true)")]
-    SackWithoutBlocks,
-    /// PRR without SACK recovery.
-    #[error("prr: needs recovery = \"sack\" (RFC 6937 reduces a window measured by RFC 6675's pipe)")]
+    /// SACK or RACK-TLP recovery without the sink's SACK blocks.
+    #[error("sack: recovery = \"{0}\" needs the sink's SACK blocks (sack = true)")]
+    SackWithoutBlocks(Recovery),
+    /// PRR without SACK or RACK-TLP recovery.
+    #[error("prr: needs recovery = \"sack\" or \"rack\" (RFC 6937 reduces a window measured by RFC 6675's pipe)")]
     PrrWithoutSack,
     /// A PRR bound other than the default without PRR.
     #[error("prr_bound: needs prr = true")]
@@ -384,10 +497,10 @@ impl TcpConfig {
         {
             return Err(ConfigError::DelayedAck);
         }
-        if self.recovery == Recovery::Sack && !self.sack {
-            return Err(ConfigError::SackWithoutBlocks);
+        if self.recovery.uses_sack() && !self.sack {
+            return Err(ConfigError::SackWithoutBlocks(self.recovery));
         }
-        if self.prr && self.recovery != Recovery::Sack {
+        if self.prr && !self.recovery.uses_sack() {
             return Err(ConfigError::PrrWithoutSack);
         }
         if self.prr_bound != PrrBound::Ssrb && !self.prr {
@@ -473,6 +586,9 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Tail loss probes sent (RFC 8985 §7; RACK-TLP recovery only).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub tail_loss_probes: u64,
     /// Timeouts in a row without an ACK of new data in between, now.
     pub consecutive_timeouts: u32,
     /// The longest run of consecutive timeouts.

@@ -128,6 +128,7 @@ fn a_receive_window_limits_throughput_to_rwnd_per_rtt() {
         rate_bps: 100_000_000,
         delay: Duration::from_millis(50),
         drop: Box::new(|_, _, _| false),
+        hold: no_hold(),
     };
     let stop = SimTime::from_secs(10);
     let o = run(c, "newreno", Amount::Until(stop), p, Duration::from_secs(20));
@@ -335,6 +336,7 @@ fn pacing_spreads_a_window_over_the_round_trip() {
         rate_bps: 100_000_000,
         delay: Duration::from_millis(50),
         drop: Box::new(|_, _, _| false),
+        hold: no_hold(),
     };
     let n = 300 * SEG;
     let mut gaps = Vec::new();
@@ -371,6 +373,7 @@ fn sack_resends_the_first_hole_at_once() {
         rate_bps: 100_000_000,
         delay: Duration::from_millis(50),
         drop: Box::new(drop_first(&[300])),
+        hold: no_hold(),
     };
     let n = 1000 * SEG;
     let o = run(

@@ -52,6 +52,24 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     /// Per aggregate group.
     pub aggregates: Vec<AggregateSummary>,
+    /// Per group over the TCP model: the settings it ran with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp: Vec<TcpGroupSummary>,
+}
+
+/// The TCP model's effective settings of a group of `transport = "tcp"`
+/// flows: its profile with every key of the scenario applied.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct TcpGroupSummary {
+    /// Index of the group in the scenario.
+    pub group: usize,
+    /// The profile the keys depart from (`ns2` or `linux`).
+    pub profile: String,
+    /// The settings, one line ([`tput_tcp::TcpConfig::summary`]).
+    pub settings: String,
+    /// The controller spec with what the TCP settings add (HyStart++, the
+    /// initial window).
+    pub cc: String,
 }
 
 /// One aggregate group, judged on the sum of its flows.
@@ -310,6 +328,22 @@ impl Summary {
                     success_ratio: a.success_ratio,
                 })
                 .collect(),
+            tcp: s
+                .flows
+                .iter()
+                .enumerate()
+                .filter(|(_, g)| g.transport == crate::scenario::Transport::Tcp)
+                .filter_map(|(group, g)| {
+                    // A validated scenario: the settings and controller build.
+                    let spec = g.tcp.clone().unwrap_or_default();
+                    Some(TcpGroupSummary {
+                        group,
+                        profile: spec.profile().ok()?.to_string(),
+                        settings: spec.config().ok()?.summary(),
+                        cc: spec.controller(&g.cc).ok()?.to_string(),
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -435,6 +469,12 @@ impl Summary {
                 a.group,
                 a.flows,
                 mbps(a.target_bps)
+            );
+        }
+        for t in &self.tcp {
+            out += &format!(
+                "group {} over TCP, profile {}: {}; controller {}\n",
+                t.group, t.profile, t.settings, t.cc
             );
         }
         out

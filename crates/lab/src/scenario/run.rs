@@ -480,12 +480,10 @@ impl Setup<'_> {
     ) -> Result<FlowHosts, Error> {
         let g = &self.s.flows[group];
         let stop = g.stop.unwrap_or(self.s.duration);
-        let cfg = g
-            .tcp
-            .clone()
-            .unwrap_or_default()
-            .config()
-            .map_err(|e| Error::Invalid(format!("flows[{group}].tcp.{e}")))?;
+        let spec = g.tcp.clone().unwrap_or_default();
+        let bad = |e: String| Error::Invalid(format!("flows[{group}].tcp.{e}"));
+        let cfg = spec.config().map_err(bad)?;
+        let cc_spec = spec.controller(&g.cc).map_err(bad)?;
         let (slot, target) = slot_and_target(g);
         if let Some(f) = &g.files {
             // A TCP connection per file, with the same arrivals as QUIC's
@@ -496,7 +494,7 @@ impl Setup<'_> {
                 .map_err(|e| Error::Invalid(e.to_string()))?;
             let client = TcpFileClient::new(
                 cfg,
-                g.cc.clone(),
+                cc_spec,
                 self.oracle.clone(),
                 self.epoch,
                 dst,
@@ -511,9 +509,9 @@ impl Setup<'_> {
         let sink = TcpSink::new(cfg.clone(), self.s.interval, target.is_some().then_some(slot))
             .with_interval_origin(SimTime::from_duration(start));
         let sink_id = sim.attach(dst, sink).map_err(|e| Error::Invalid(e.to_string()))?;
-        let cc =
-            g.cc.for_payload_acks()
-                .build_in(cfg.segment as u16, self.oracle.clone(), aggregate.as_ref());
+        let cc = cc_spec
+            .for_payload_acks()
+            .build_in(cfg.segment as u16, self.oracle.clone(), aggregate.as_ref());
         let amount = match g.bytes {
             Some(b) => Amount::Bytes(b),
             None => Amount::Until(SimTime::from_duration(stop)),

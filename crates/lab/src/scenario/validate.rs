@@ -204,11 +204,10 @@ pub fn validate(s: &Scenario) -> Result<(), Error> {
                     "RTT-based slots use QUIC's handshake RTT; give a duration with transport = \"tcp\"",
                 );
             }
-            g.tcp
-                .clone()
-                .unwrap_or_default()
-                .config()
-                .map_err(|e| Error::Invalid(format!("{what}.tcp.{e}")))?;
+            let spec = g.tcp.clone().unwrap_or_default();
+            let bad = |e: String| Error::Invalid(format!("{what}.tcp.{e}"));
+            spec.config().map_err(bad)?;
+            spec.controller(&g.cc).map_err(bad)?;
         }
         if let Some(f) = &g.files {
             if g.bytes.is_some() {

@@ -13,7 +13,7 @@ use tput_cc::{Ack, Congestion, CongestionController, CongestionKind};
 use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 
 use crate::wire::{AckPacket, decode_ack, encode_data};
-use crate::{Amount, CcObserver, IntervalRecord, Recovery, TcpConfig, TcpStats, TcpTransfer, TimeoutRecord};
+use crate::{Amount, CcObserver, IntervalRecord, TcpConfig, TcpStats, TcpTransfer, TimeoutRecord};
 
 mod ecn;
 mod intervals;
@@ -27,7 +27,7 @@ use ecn::EcnSender;
 use intervals::IntervalLog;
 use pacing::Pacer;
 use prr::Prr;
-use recovery::{LossRecovery, SeqSpace};
+use recovery::{Clock, LossRecovery, SeqSpace};
 use rto::RtoTimer;
 
 /// The sending half: a one-way TCP agent whose window a controller decides,
@@ -105,7 +105,7 @@ impl<O: CcObserver> TcpSender<O> {
             Amount::Bytes(n) => Some(n),
             Amount::Until(_) => None,
         };
-        let sack_acks = cfg.recovery == Recovery::Sack && cc.counts_selective_acks();
+        let sack_acks = cfg.recovery.uses_sack() && cc.counts_selective_acks();
         let timer = RtoTimer::new();
         let stats = TcpStats {
             rto_secs: timer.rto(&cfg).as_secs_f64(),
@@ -172,6 +172,16 @@ impl<O: CcObserver> TcpSender<O> {
     /// The current RTO, backoff included (RFC 6298 §2, §5.5).
     pub fn rto(&self) -> Duration {
         self.timer.rto(&self.cfg)
+    }
+
+    /// What loss recovery hears of time at `now`.
+    fn clock(&self, now: SimTime) -> Clock {
+        Clock {
+            now,
+            srtt: self.timer.srtt(),
+            min_rtt: self.timer.min_rtt(),
+            rto_at: self.timer.deadline(),
+        }
     }
 
     fn instant(&self, t: SimTime) -> Instant {
@@ -258,6 +268,7 @@ impl<O: CcObserver> TcpSender<O> {
         if a.ack > self.space.max {
             return; // acknowledges data never sent: ignore
         }
+        self.recovery.on_ack_begin(now, a.dup);
         let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
         let mut newly = Vec::new();
         // RFC 6937 §3 DeliveredData: "change_in(snd.una) + change_in(SACKd)",
@@ -279,8 +290,15 @@ impl<O: CcObserver> TcpSender<O> {
         } else if a.ack == sp.una && sp.max > sp.una && self.recovery.counts_duplicate(a.dup) {
             self.on_dupack(now);
         }
-        let newly = self.recovery.after_ack(&mut self.space, &self.cfg);
+        let clock = self.clock(now);
+        let newly = self.recovery.after_ack(&mut self.space, &self.cfg, clock);
         self.intervals.lost += newly;
+        self.lost_outside_recovery(now, newly);
+        if self.recovery.take_probe_repair() {
+            // RFC 8985 §7.4.2: the tail loss probe repaired a loss; the
+            // window is reduced as for a loss, without fast recovery.
+            self.congestion(now, CongestionKind::Loss, self.space.seg);
+        }
         if self.prr.is_active() {
             if self.space.in_recovery {
                 self.prr.on_ack(delivered, self.space.board.pipe(), self.space.seg);
@@ -357,7 +375,11 @@ impl<O: CcObserver> TcpSender<O> {
         let mut covered = Vec::new();
         let mut unsacked = 0;
         let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
+        let mut seq = self.space.una;
+        let rack = &mut self.recovery;
         self.space.board.pop_acked(ack, |s| {
+            rack.on_cum_acked(seq, s);
+            seq += s.len;
             any_retx |= s.retx;
             if !s.sacked {
                 unsacked += s.len;
@@ -416,10 +438,30 @@ impl<O: CcObserver> TcpSender<O> {
         if self.space.una < self.space.recover {
             return;
         }
+        self.intervals.lost += 1;
+        self.enter_recovery(now);
+    }
+
+    /// A rule set that detects loss by itself (RACK, RFC 8985 §6.2) declared
+    /// `newly` segments lost: outside recovery, recovery begins (RFC 8985
+    /// §6.2 step 5 and §9.2, with one window reduction per recovery
+    /// episode, as RFC 6675 §5 step 4 and RFC 6582 §3.2 step 2 allow).
+    fn lost_outside_recovery(&mut self, now: SimTime, newly: u64) {
+        if newly > 0
+            && self.recovery.enters_on_loss()
+            && !self.space.in_recovery
+            && self.space.una >= self.space.recover
+        {
+            self.enter_recovery(now);
+        }
+    }
+
+    /// Fast recovery begins: one congestion event, the timer, the rule
+    /// set's first retransmission, PRR.
+    fn enter_recovery(&mut self, now: SimTime) {
         self.space.in_recovery = true;
         self.space.recover = self.space.max;
         self.stats.fast_retransmits += 1;
-        self.intervals.lost += 1;
         let mut lost_bytes = self.space.seg_len(self.space.una);
         if self.sack_acks {
             // Every segment RFC 6675 holds lost now (see `on_ack_packet`).
@@ -477,13 +519,30 @@ impl<O: CcObserver> TcpSender<O> {
         });
     }
 
+    /// The rule set's own timer (RACK's reordering timer, RFC 8985 §6.3;
+    /// the tail loss probe's PTO, §7.3).
+    fn on_recovery_timer(&mut self, now: SimTime) {
+        let clock = self.clock(now);
+        let out = self.recovery.on_timer(&mut self.space, &self.cfg, clock);
+        self.intervals.lost += out.lost;
+        self.lost_outside_recovery(now, out.lost);
+        if let Some(seq) = out.probe {
+            self.space.rexmit = Some(seq);
+            self.stats.tail_loss_probes += 1;
+            // RFC 8985 §7.3: after the probe, "the sender MUST arm the RTO
+            // timer, not the PTO timer".
+            self.restart_timer(now);
+        }
+    }
+
     /// The segment to send now, if the windows allow one.
     fn next_segment(&mut self) -> Option<u64> {
         let sp = &mut self.space;
         if let Some(seq) = sp.rexmit.take()
             && seq >= sp.una
-            && seq < sp.max
+            && (seq < sp.max || sp.new_data() == Some(seq))
         {
+            // A retransmission, or a tail loss probe of new data (RFC 8985 §7.3).
             return Some(seq);
         }
         // RFC 6937 §3: in fast recovery "cwnd = pipe + sndcnt".
@@ -518,6 +577,8 @@ impl<O: CcObserver> TcpSender<O> {
         if self.timer.deadline().is_none() {
             self.restart_timer(now);
         }
+        let clock = self.clock(now);
+        self.recovery.on_sent(&self.space, &self.cfg, clock);
         let tsval = self.cfg.timestamps.then(|| now.as_nanos());
         // RFC 3168 §6.1.2, §6.1.5: ECT(0) and CWR on new data only.
         let cwr = self.ecn.take_cwr(new_data);
@@ -572,6 +633,7 @@ impl<O: CcObserver> Host for TcpSender<O> {
         let start = (self.space.max == 0).then_some(self.start);
         [
             self.timer.deadline(),
+            self.recovery.deadline(),
             self.intervals.next_boundary(),
             stop,
             start,
@@ -584,6 +646,9 @@ impl<O: CcObserver> Host for TcpSender<O> {
 
     fn on_timeout(&mut self, now: SimTime) {
         self.advance(now);
+        if self.recovery.deadline().is_some_and(|t| t <= now) && self.stats.finished_secs.is_none() {
+            self.on_recovery_timer(now);
+        }
         if self.timer.deadline().is_some_and(|t| t <= now) {
             if self.space.una < self.space.max {
                 self.on_rto(now);

@@ -194,6 +194,11 @@ impl Scoreboard {
     /// Mark the segments wholly inside the SACK block `[start, end)` (RFC
     /// 2018 §3) as SACKed; `newly` hears of each one not SACKed before.
     pub(super) fn sack(&mut self, start: u64, end: u64, mut newly: impl FnMut(&Seg)) {
+        self.sack_seq(start, end, |_, s| newly(s));
+    }
+
+    /// [`sack`](Self::sack), `newly` hearing each segment's sequence number too.
+    pub(super) fn sack_seq(&mut self, start: u64, end: u64, mut newly: impl FnMut(u64, &Seg)) {
         let first = if start <= self.una {
             0
         } else {
@@ -204,7 +209,7 @@ impl Scoreboard {
                 break;
             }
             if !self.segs[i].sacked {
-                newly(&self.segs[i]);
+                newly(self.seq(i), &self.segs[i]);
             }
             self.update(i, |s| {
                 s.sacked = true;
@@ -248,6 +253,31 @@ impl Scoreboard {
         if !self.segs.is_empty() {
             self.update(0, |s| s.lost = true);
         }
+    }
+
+    /// Declare segment `seq` lost (RFC 8985 §6.2 step 5: RACK's time-based
+    /// rule), a retransmission of it included: it is a hole to resend again.
+    /// Returns whether it was not declared lost before.
+    pub(super) fn mark_lost_at(&mut self, seq: u64) -> bool {
+        let i = self.index(seq);
+        self.update(i, |s| {
+            let newly = !s.lost && !s.sacked;
+            if newly {
+                s.lost = true;
+                s.resent = false;
+            }
+            newly
+        })
+    }
+
+    /// Every segment with its sequence number, from the cumulative ACK up.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, &Seg)> {
+        self.segs.iter().enumerate().map(|(i, s)| (self.seq(i), s))
+    }
+
+    /// Segments covered by SACK blocks.
+    pub(super) fn sacked_count(&self) -> u64 {
+        self.sacked.len() as u64
     }
 
     /// The first segment, at the cumulative ACK.

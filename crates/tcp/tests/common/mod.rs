@@ -22,11 +22,23 @@ pub type DropRule = Box<dyn FnMut(SimTime, u64, u32) -> bool>;
 /// transmission number from 1). Not-ECT packets are never marked.
 pub type MarkRule = Box<dyn FnMut(u64, u32) -> bool>;
 
-/// The path: forward rate and delay, and which data packets it drops.
+/// How much later than the others a data transmission arrives (segment
+/// index, transmission number from 1): a held packet is overtaken by the
+/// ones behind it, as on a path that reorders.
+pub type HoldRule = Box<dyn FnMut(u64, u32) -> Duration>;
+
+/// The path: forward rate and delay, which data packets it drops, and which
+/// it holds back.
 pub struct Path {
     pub rate_bps: u64,
     pub delay: Duration,
     pub drop: DropRule,
+    pub hold: HoldRule,
+}
+
+/// A path that holds nothing back.
+pub fn no_hold() -> HoldRule {
+    Box::new(|_, _| Duration::ZERO)
 }
 
 /// A packet on its way: (arrival, order, to the sink, payload, ECN bits).
@@ -110,16 +122,11 @@ pub fn run_marked(
             *k += 1;
             if !(path.drop)(now, seg, *k) {
                 order += 1;
-                arrivals.push((link_free + path.delay, seg));
+                let at = link_free + path.delay + (path.hold)(seg, *k);
+                arrivals.push((at, seg));
                 let ce = d.ecn != Ecn::NotEct && mark(seg, *k);
                 let ecn = if ce { Ecn::Ce } else { d.ecn };
-                heap.push(Reverse((
-                    link_free + path.delay,
-                    order,
-                    true,
-                    d.payload.to_vec(),
-                    ecn.bits(),
-                )));
+                heap.push(Reverse((at, order, true, d.payload.to_vec(), ecn.bits())));
             }
         }
         while let Some(d) = sink.poll_transmit(now) {
@@ -176,7 +183,7 @@ pub fn run_marked(
 pub fn cfg(recovery: Recovery) -> TcpConfig {
     TcpConfig {
         recovery,
-        sack: recovery == Recovery::Sack,
+        sack: recovery.uses_sack(),
         ..TcpConfig::default()
     }
 }
@@ -187,6 +194,7 @@ pub fn path(drop: impl FnMut(SimTime, u64, u32) -> bool + 'static) -> Path {
         rate_bps: 10_000_000,
         delay: Duration::from_millis(20),
         drop: Box::new(drop),
+        hold: no_hold(),
     }
 }
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::serde_helpers::{human_duration, human_size};
-use tput_tcp::{self as tcp, PrrBound, Recovery, TcpConfig};
+use tput_cc::ControllerSpec;
+use tput_tcp::{self as tcp, PrrBound, Profile, Recovery, TcpConfig};
 
 /// The transport of a flow group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -40,7 +41,13 @@ pub enum DelayedAck {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// `reno`, `newreno` (default), `sack` or `gbn`.
+    /// `ns2` (default: [`TcpConfig::default`]) or `linux`
+    /// ([`TcpConfig::linux`], plus an initial window of 10 segments and
+    /// HyStart++ for NewReno and CUBIC): the defaults every other key
+    /// overrides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+    /// `reno`, `newreno` (default), `sack`, `rack` or `gbn`.
     #[serde(default)]
     pub recovery: Option<Recovery>,
     /// Minimum retransmission timeout (default 200 ms).
@@ -97,6 +104,16 @@ pub struct TcpSpec {
     /// `ecn` queue marks the flow's packets instead of dropping them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<bool>,
+    /// HyStart++ (RFC 9406) on the flow's controller when it is `newreno`
+    /// or `cubic` (default: on with `profile = "linux"`, else as the
+    /// controller's spec says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+    /// The initial window of a `newreno` controller, segments (default: 10
+    /// with `profile = "linux"` unless the spec gives `iw`, else the
+    /// spec's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window: Option<u32>,
 }
 
 /// Largest receive window without window scaling (RFC 9293 §3.1: a 16-bit field).
@@ -105,7 +122,7 @@ pub const MAX_UNSCALED_WINDOW: u64 = 65_535;
 impl TcpSpec {
     /// The model's configuration; the error names the bad key.
     pub fn config(&self) -> Result<TcpConfig, String> {
-        let d = TcpConfig::default();
+        let d = self.profile()?.config();
         let recovery = self.recovery.unwrap_or(d.recovery);
         let segment = match self.segment {
             None => d.segment,
@@ -128,11 +145,12 @@ impl TcpSpec {
             recovery,
             min_rto: self.min_rto.unwrap_or(d.min_rto),
             delayed_ack: match self.delayed_ack {
-                None | Some(DelayedAck::Switch(false)) => None,
-                Some(DelayedAck::Switch(true)) => Some(tcp::DEFAULT_DELAYED_ACK),
+                None => d.delayed_ack,
+                Some(DelayedAck::Switch(false)) => None,
+                Some(DelayedAck::Switch(true)) => Some(d.delayed_ack.unwrap_or(tcp::DEFAULT_DELAYED_ACK)),
                 Some(DelayedAck::Timer(t)) => Some(t),
             },
-            sack: self.sack.unwrap_or(recovery == Recovery::Sack),
+            sack: self.sack.unwrap_or(d.sack || recovery.uses_sack()),
             receive_window: self.receive_window.unwrap_or(d.receive_window),
             limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
             initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
@@ -142,12 +160,60 @@ impl TcpSpec {
             controller_recovery: self.controller_recovery.unwrap_or(d.controller_recovery),
             pacing: self.pacing.unwrap_or(d.pacing),
             timestamps: self.timestamps.unwrap_or(d.timestamps),
-            prr: self.prr.unwrap_or(d.prr),
+            // A profile's PRR goes with its recovery: another recovery key
+            // without SACK turns it off rather than refusing.
+            prr: self.prr.unwrap_or(d.prr && recovery.uses_sack()),
             prr_bound: self.prr_bound.unwrap_or(d.prr_bound),
             ecn: self.ecn.unwrap_or(d.ecn),
             ..d
         };
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
+    }
+
+    /// The profile the other keys depart from; the error names the key.
+    pub fn profile(&self) -> Result<Profile, String> {
+        self.profile
+            .as_deref()
+            .map_or(Ok(Profile::Ns2), str::parse)
+            .map_err(|e| format!("profile: {e}"))
+    }
+
+    /// The flow's controller with what the TCP settings add to it: HyStart++
+    /// and the initial window ([`TcpSpec::hystart`],
+    /// [`TcpSpec::initial_window`], or the profile's); the error names the key.
+    pub fn controller(&self, cc: &ControllerSpec) -> Result<ControllerSpec, String> {
+        let linux = self.profile()? == Profile::Linux;
+        let hystart = self.hystart.or(linux.then_some(true));
+        let mut cc = cc.clone();
+        match &mut cc {
+            ControllerSpec::NewReno(c) => {
+                if let Some(h) = hystart {
+                    c.hystart = h;
+                }
+                // Linux's initial window, 10 segments (RFC 6928).
+                let profile_iw = (linux && c.initial_window.is_none()).then_some(10);
+                if let Some(iw) = self.initial_window.or(profile_iw) {
+                    c.initial_window = Some(iw);
+                }
+            }
+            ControllerSpec::Cubic(c) => {
+                if let Some(h) = hystart {
+                    c.hystart = h;
+                }
+                if self.initial_window.is_some() {
+                    return Err("initial_window: only a newreno controller's is settable; cubic starts at RFC 9002 §7.2's window (10 segments of up to 1472 bytes)".into());
+                }
+            }
+            _ if self.initial_window.is_some() => {
+                return Err(format!(
+                    "initial_window: only a newreno controller's is settable, not {}'s",
+                    cc.name()
+                ));
+            }
+            _ => {}
+        }
+        cc.validate().map_err(|e| format!("initial_window: {e}"))?;
+        Ok(cc)
     }
 }

@@ -1,22 +1,51 @@
 //! Loss recovery: one trait, [`LossRecovery`], with an implementation per
 //! rule set — Reno (RFC 5681 §3.2), NewReno (RFC 6582 §3.2), SACK (RFC
-//! 6675) and go-back-N — over the sequence space they share
+//! 6675), RACK-TLP (RFC 8985) and go-back-N — over the sequence space they share
 //! ([`SeqSpace`]). The sender calls the trait at each step of an ACK, a
 //! duplicate ACK, a timeout and a transmission; the rules that differ
-//! between the sets live in their implementations, so a further one
-//! (RACK-TLP) is one more implementation. How much a set may send in fast
+//! between the sets live in their implementations.
+//! How much a set may send in fast
 //! recovery is the window the sender passes it: the controller's, or PRR's
-//! (RFC 6937, the sender's `prr` module).
+//! (RFC 6937, the sender's `prr` module). RACK-TLP (RFC 8985) also has
+//! timers of its own, which the sender runs beside the RTO
+//! ([`LossRecovery::deadline`]).
 
 use std::fmt::Debug;
+use std::time::Duration;
+
+use tput_netsim::SimTime;
 
 use super::scoreboard::{Scoreboard, Seg};
 use crate::{Recovery, TcpConfig};
 
 mod gbn;
 mod newreno;
+mod rack;
 mod reno;
 mod sack;
+
+/// What the sender knows of time when it asks a rule set that reads it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Clock {
+    /// Now.
+    pub(super) now: SimTime,
+    /// RFC 6298 `SRTT`, once there is a sample.
+    pub(super) srtt: Option<Duration>,
+    /// The smallest RTT sample so far.
+    pub(super) min_rtt: Option<Duration>,
+    /// When the retransmission timer fires, if it runs.
+    pub(super) rto_at: Option<SimTime>,
+}
+
+/// What a rule set's own timer did ([`LossRecovery::on_timer`]).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct TimerOutcome {
+    /// Segments newly declared lost.
+    pub(super) lost: u64,
+    /// A segment to send at once beyond the window (a tail loss probe):
+    /// below `max`, a retransmission; at `max`, new data.
+    pub(super) probe: Option<u64>,
+}
 
 /// The sequence space of the sender, which loss recovery reads and moves.
 #[derive(Debug, Clone)]
@@ -76,7 +105,7 @@ impl SeqSpace {
     }
 
     /// The next new segment, if there is data and the receive window has room.
-    fn new_data(&self) -> Option<u64> {
+    pub(super) fn new_data(&self) -> Option<u64> {
         let seq = self.max;
         if self.end.is_some_and(|e| seq >= e) {
             return None;
@@ -107,10 +136,25 @@ impl SeqSpace {
 /// (counting, the controller's events, the timer) and asks the set at each
 /// step where they differ.
 pub(super) trait LossRecovery: Debug {
+    /// An ACK arrived at `now`; `dsack`: it answers a segment the sink
+    /// already had (RFC 2883's D-SACK). Before any other call for the ACK.
+    fn on_ack_begin(&mut self, _now: SimTime, _dsack: bool) {}
+
     /// The SACK blocks of an ACK (RFC 2018), before its cumulative ACK is
     /// processed; `newly` hears of each segment a block covers for the
     /// first time. Ignored by the sets without a scoreboard.
     fn on_sack_blocks(&mut self, _sp: &mut SeqSpace, _blocks: &[(u64, u64)], _newly: &mut dyn FnMut(&Seg)) {}
+
+    /// Segment `seq` left the board under a cumulative ACK (before
+    /// [`on_new_ack`](Self::on_new_ack)).
+    fn on_cum_acked(&mut self, _seq: u64, _s: &Seg) {}
+
+    /// Whether the sender enters fast recovery when [`after_ack`](Self::after_ack)
+    /// or [`on_timer`](Self::on_timer) declares a segment lost outside
+    /// recovery (RACK-TLP), rather than on duplicate ACKs.
+    fn enters_on_loss(&self) -> bool {
+        false
+    }
 
     /// Whether an ACK that does not advance `una` counts as a duplicate
     /// ACK; `dup`: it answers a segment the sink already had.
@@ -143,9 +187,29 @@ pub(super) trait LossRecovery: Debug {
     fn on_timeout(&mut self, sp: &mut SeqSpace);
 
     /// After an ACK: segments newly declared lost.
-    fn after_ack(&mut self, _sp: &mut SeqSpace, _cfg: &TcpConfig) -> u64 {
+    fn after_ack(&mut self, _sp: &mut SeqSpace, _cfg: &TcpConfig, _clock: Clock) -> u64 {
         0
     }
+
+    /// After [`after_ack`](Self::after_ack): whether a tail loss probe was
+    /// found to have repaired a loss (RFC 8985 §7.4.2), for which the
+    /// sender reduces its window once, outside fast recovery.
+    fn take_probe_repair(&mut self) -> bool {
+        false
+    }
+
+    /// When the set's own timer fires (RACK's reordering timer, TLP's PTO).
+    fn deadline(&self) -> Option<SimTime> {
+        None
+    }
+
+    /// The set's own timer, at or after [`deadline`](Self::deadline).
+    fn on_timer(&mut self, _sp: &mut SeqSpace, _cfg: &TcpConfig, _clock: Clock) -> TimerOutcome {
+        TimerOutcome::default()
+    }
+
+    /// A segment was sent (the board and `max` already updated).
+    fn on_sent(&mut self, _sp: &SeqSpace, _cfg: &TcpConfig, _clock: Clock) {}
 
     /// The segment to send next (a pending [`SeqSpace::rexmit`] aside), if
     /// the windows allow one; `cwnd` is the controller's window.
@@ -159,6 +223,7 @@ pub(super) fn for_config(r: Recovery) -> Box<dyn LossRecovery> {
         Recovery::NewReno => Box::new(newreno::NewReno::default()),
         Recovery::Sack => Box::new(sack::Sack),
         Recovery::Gbn => Box::new(gbn::Gbn::default()),
+        Recovery::Rack => Box::new(rack::Rack::default()),
     }
 }
 

@@ -1,7 +1,7 @@
 //! SACK recovery: RFC 6675's conservative loss recovery over the sink's
 //! SACK blocks (RFC 2018), ns-2's `Agent/TCP/Sack1`.
 
-use super::{LossRecovery, SeqSpace};
+use super::{Clock, LossRecovery, SeqSpace};
 use crate::TcpConfig;
 use crate::sender::scoreboard::Seg;
 
@@ -53,7 +53,7 @@ impl LossRecovery for Sack {
         sp.in_recovery = true;
     }
 
-    fn after_ack(&mut self, sp: &mut SeqSpace, cfg: &TcpConfig) -> u64 {
+    fn after_ack(&mut self, sp: &mut SeqSpace, cfg: &TcpConfig, _clock: Clock) -> u64 {
         // RFC 6675 §5 step (C): every segment IsLost now holds lost.
         if sp.in_recovery {
             sp.board.mark_lost(cfg.dupack_threshold)
