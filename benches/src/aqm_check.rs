@@ -144,7 +144,13 @@ pub struct Case {
 
 impl Case {
     fn label(&self) -> String {
-        format!("{} {} seed {} {} s", self.aqm.name(), self.flows.name(), self.seed, self.secs)
+        format!(
+            "{} {} seed {} {} s",
+            self.aqm.name(),
+            self.flows.name(),
+            self.seed,
+            self.secs
+        )
     }
 
     /// The reference's raw output file under `OUT/ref/`.
@@ -191,7 +197,11 @@ impl Metrics {
     /// Drops over packets offered to the bottleneck, percent.
     pub fn loss_pct(&self) -> f64 {
         let offered = self.sent + self.drops();
-        if offered == 0 { 0.0 } else { 100.0 * self.drops() as f64 / offered as f64 }
+        if offered == 0 {
+            0.0
+        } else {
+            100.0 * self.drops() as f64 / offered as f64
+        }
     }
 
     /// Jain's index over the flows' bytes.
@@ -210,7 +220,9 @@ impl Metrics {
 
     /// The smallest flow's share of a fair share.
     pub fn min_share(&self) -> f64 {
-        (0..self.bytes.len()).map(|i| self.share(i)).fold(f64::INFINITY, f64::min)
+        (0..self.bytes.len())
+            .map(|i| self.share(i))
+            .fold(f64::INFINITY, f64::min)
     }
 }
 
@@ -293,8 +305,8 @@ pub fn scenario(case: &Case) -> Scenario {
             let bottleneck = LinkSpec::new(Rate::from_bits_per_sec(NS3_RATE_BPS), Duration::from_millis(20))
                 .with_queue_packets(NS3_LIMIT)
                 .with_queue(codel_queue(case.aqm));
-            let access =
-                LinkSpec::new(Rate::from_bits_per_sec(1_000_000_000), Duration::from_micros(2500)).with_queue_packets(10_000);
+            let access = LinkSpec::new(Rate::from_bits_per_sec(1_000_000_000), Duration::from_micros(2500))
+                .with_queue_packets(10_000);
             Scenario {
                 name: Some(format!("aqm-check-{}", case.aqm.name())),
                 seed: case.seed,
@@ -401,7 +413,10 @@ pub fn parse_ns3(out: &str, n_flows: usize) -> Result<Metrics, String> {
     let (_, num) = fields(line);
     let n = line.split_whitespace().count();
     if n != 12 + n_flows {
-        return Err(format!("ns-3's result has {} flows, expected {n_flows}", n.saturating_sub(12)));
+        return Err(format!(
+            "ns-3's result has {} flows, expected {n_flows}",
+            n.saturating_sub(12)
+        ));
     }
     Ok(Metrics {
         utilisation: num(5)?,
@@ -413,7 +428,9 @@ pub fn parse_ns3(out: &str, n_flows: usize) -> Result<Metrics, String> {
         sent: num(11)? as u64,
         mean_queue: None,
         red_ave: None,
-        bytes: (0..n_flows).map(|i| num(12 + i).map(|b| b as u64)).collect::<Result<_, _>>()?,
+        bytes: (0..n_flows)
+            .map(|i| num(12 + i).map(|b| b as u64))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -517,7 +534,9 @@ pub fn rows(aqm: Aqm, flows: Flows, ours: &[&Metrics], reference: &[&Metrics]) -
             }
             let r: Vec<f64> = reference.iter().filter_map(|m| (fig.value)(m)).collect();
             let reference = (!r.is_empty()).then(|| {
-                let (lo, hi) = r.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+                let (lo, hi) = r
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
                 (mean(&r), lo, hi)
             });
             Some(Row {
@@ -576,14 +595,14 @@ impl Options {
     /// one-line error naming the variable.
     pub fn with_env(mut self, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         if let Some(v) = var("TPUT_BENCH_PARTS") {
-            self.parts = v
-                .split(',')
-                .map(|p| {
-                    Aqm::ALL.into_iter().find(|a| a.name() == p.trim()).ok_or_else(|| {
-                        format!("TPUT_BENCH_PARTS: unknown part {p:?} (known: red, codel, fq_codel)")
+            self.parts =
+                v.split(',')
+                    .map(|p| {
+                        Aqm::ALL.into_iter().find(|a| a.name() == p.trim()).ok_or_else(|| {
+                            format!("TPUT_BENCH_PARTS: unknown part {p:?} (known: red, codel, fq_codel)")
+                        })
                     })
-                })
-                .collect::<Result<_, _>>()?;
+                    .collect::<Result<_, _>>()?;
         }
         let positive = |k: &str, v: String| match v.trim().parse::<u64>() {
             Ok(n) if n > 0 => Ok(n),
@@ -640,7 +659,10 @@ pub fn ns2_available() -> bool {
 /// Whether Python finds ns-3's bindings (the `ns` module of `pip install ns3`).
 pub fn ns3_available() -> bool {
     Command::new("python3")
-        .args(["-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('ns') is None)"])
+        .args([
+            "-c",
+            "import importlib.util, sys; sys.exit(importlib.util.find_spec('ns') is None)",
+        ])
         .output()
         .is_ok_and(|o| o.status.success())
 }
@@ -691,7 +713,9 @@ impl AqmCheck {
                 c
             }
         };
-        let out = cmd.output().map_err(|e| format!("running {}: {e}", case.aqm.reference()))?;
+        let out = cmd
+            .output()
+            .map_err(|e| format!("running {}: {e}", case.aqm.reference()))?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
@@ -828,7 +852,8 @@ impl Reproduction for AqmCheck {
         let mut built = Built::default();
         let (ns2, ns3) = (ns2_available(), ns3_available());
         if !ns2 && self.options.parts.contains(&Aqm::Red) {
-            built.text += "ns-2 is not installed (no `ns` on the PATH; apt-get install ns2): RED's reference is skipped\n";
+            built.text +=
+                "ns-2 is not installed (no `ns` on the PATH; apt-get install ns2): RED's reference is skipped\n";
         }
         let wants_ns3 = self.options.parts.iter().any(|&a| a != Aqm::Red);
         if !ns3 && wants_ns3 {
@@ -897,7 +922,9 @@ impl Reproduction for AqmCheck {
         for (c, m) in cases.iter().zip(&refs) {
             match m {
                 Ok(m) => run_row(c, c.aqm.reference(), m),
-                Err(e) => built.failures.push(format!("{} ({}): {e}", c.label(), c.aqm.reference())),
+                Err(e) => built
+                    .failures
+                    .push(format!("{} ({}): {e}", c.label(), c.aqm.reference())),
             }
         }
         // One group of rows per (part, flows), in the cases' order.
@@ -977,8 +1004,16 @@ mod tests {
         assert!((m.loss_pct() - 100.0 * 1168.0 / (202239.0 + 1168.0)).abs() < 1e-9);
         // A missing flow, a bad number, no bottleneck: each named.
         assert!(parse_ns2_red(NS2, 3).unwrap_err().contains("no flow 2"));
-        assert!(parse_ns2_red(&NS2.replace("1168", "x"), 2).unwrap_err().contains("bottleneck"));
-        assert!(parse_ns2_red("flow 0 1 0 0\n", 1).unwrap_err().contains("no bottleneck"));
+        assert!(
+            parse_ns2_red(&NS2.replace("1168", "x"), 2)
+                .unwrap_err()
+                .contains("bottleneck")
+        );
+        assert!(
+            parse_ns2_red("flow 0 1 0 0\n", 1)
+                .unwrap_err()
+                .contains("no bottleneck")
+        );
     }
 
     #[test]
