@@ -565,6 +565,8 @@ pub struct Options {
     pub jobs: usize,
     /// Read references' raw output back from `OUT/ref/` when present.
     pub reuse: bool,
+    /// Run the references (ns-2, ns-3) where installed; off: our side only.
+    pub references: bool,
 }
 
 impl Options {
@@ -577,6 +579,7 @@ impl Options {
             secs: 60,
             jobs: 1,
             reuse: false,
+            references: true,
         }
     }
 
@@ -850,13 +853,16 @@ impl Reproduction for AqmCheck {
 
     fn build(&self, out: &Path, measured: &Measurements<Case, Metrics>) -> Result<Built, String> {
         let mut built = Built::default();
-        let (ns2, ns3) = (ns2_available(), ns3_available());
-        if !ns2 && self.options.parts.contains(&Aqm::Red) {
+        let refs_on = self.options.references;
+        let (ns2, ns3) = (refs_on && ns2_available(), refs_on && ns3_available());
+        if !refs_on {
+            built.text += "references off: our side only\n";
+        } else if !ns2 && self.options.parts.contains(&Aqm::Red) {
             built.text +=
                 "ns-2 is not installed (no `ns` on the PATH; apt-get install ns2): RED's reference is skipped\n";
         }
         let wants_ns3 = self.options.parts.iter().any(|&a| a != Aqm::Red);
-        if !ns3 && wants_ns3 {
+        if refs_on && !ns3 && wants_ns3 {
             built.text += "ns-3's Python bindings are not installed (pip install ns3): CoDel's and FQ-CoDel's reference is skipped\n";
         }
         let dir = out.join("ref");
