@@ -39,6 +39,7 @@
 //!   flows and file size, for the TCP model and QUIC
 //!   (`cargo bench -p tput-benches --bench seed003`).
 
+pub mod aqm_check;
 pub mod bbr_compare;
 pub mod guarantee;
 pub mod hystart;
