@@ -133,7 +133,9 @@ fn the_live_safety_toy_declares_an_infeasible_target_and_verifies_its_bytes() {
     assert!(!r.competitors_per_sec_mbps.is_empty(), "{r:?}");
     let lines = live::case_lines(&r);
     assert!(
-        lines.contains("toy 200 %") && lines.contains("every byte verified") && lines.contains("competitors, Mbit/s per second"),
+        lines.contains("toy 200 %")
+            && lines.contains("every byte verified")
+            && lines.contains("competitors, Mbit/s per second"),
         "{lines}"
     );
 }

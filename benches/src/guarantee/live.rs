@@ -262,7 +262,14 @@ pub struct LiveCase {
 impl LiveCase {
     /// `tested_cc` asking `target` beside `competitors` NewReno connections
     /// on `link`, for `duration`.
-    pub fn new(name: &str, link: LinkSpec, tested_cc: &str, target: Rate, competitors: u32, duration: Duration) -> Self {
+    pub fn new(
+        name: &str,
+        link: LinkSpec,
+        tested_cc: &str,
+        target: Rate,
+        competitors: u32,
+        duration: Duration,
+    ) -> Self {
         LiveCase {
             name: name.into(),
             link,
@@ -279,7 +286,8 @@ impl LiveCase {
     /// packets), with the rate changes `steps` (time from the relay's
     /// start, new rate).
     pub fn figure_link(steps: &[(Duration, Rate)]) -> LinkSpec {
-        let mut l = LinkSpec::new(Rate::from_bits_per_sec(100_000_000), Duration::from_millis(10)).with_queue_packets(30);
+        let mut l =
+            LinkSpec::new(Rate::from_bits_per_sec(100_000_000), Duration::from_millis(10)).with_queue_packets(30);
         l.rate_schedule = steps.iter().map(|&(at, rate)| RateChange { at, rate }).collect();
         l
     }
@@ -423,18 +431,27 @@ pub fn case_lines(r: &LiveCaseRow) -> String {
         r.competitor_mbps,
         r.infeasible_intervals,
         r.breaker_open_intervals,
-        r.infeasible_at_secs.map_or(String::new(), |s| format!(" from {s:.0} s")),
+        r.infeasible_at_secs
+            .map_or(String::new(), |s| format!(" from {s:.0} s")),
         r.queue_drops,
         r.offered,
         r.overload_drops,
         r.queue_delay_ms.0,
         r.queue_delay_ms.1,
         r.load,
-        if r.verified { "every byte verified" } else { "NOT verified" },
+        if r.verified {
+            "every byte verified"
+        } else {
+            "NOT verified"
+        },
         r.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
     );
     let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(" ");
     let _ = writeln!(t, "  tested, Mbit/s per second:      {}", fmt(&r.tested_per_sec_mbps));
-    let _ = writeln!(t, "  competitors, Mbit/s per second: {}", fmt(&r.competitors_per_sec_mbps));
+    let _ = writeln!(
+        t,
+        "  competitors, Mbit/s per second: {}",
+        fmt(&r.competitors_per_sec_mbps)
+    );
     t
 }

@@ -338,7 +338,7 @@ pub fn cases(rows: &[char], short: bool) -> Vec<Case> {
             }
             'f' => {
                 for (kind, pct) in [("rttmix", 10), ("rttmix", 30), ("seat200", 10), ("seat200", 30)] {
-                    if short && !(pct == 10) {
+                    if short && pct != 10 {
                         continue;
                     }
                     let mut c = Case::new(row, format!("f-{pct}-{kind}"), pct, "quic-newreno", 10);
@@ -1054,7 +1054,10 @@ mod tests {
         let TopologySpec::Dumbbell { bottleneck, .. } = &plain.topology else {
             panic!()
         };
-        assert_eq!(bottleneck.queue.as_deref().map(|q| (q.kind, q.ecn)), Some((QueueKind::Red, Some(false))));
+        assert_eq!(
+            bottleneck.queue.as_deref().map(|q| (q.kind, q.ecn)),
+            Some((QueueKind::Red, Some(false)))
+        );
         assert!(plain.flows.iter().all(|f| !f.ecn));
         // Every scenario of the figure passes the lab's validation.
         for c in cases(&ROWS, false).iter().filter(|c| "fg".contains(c.row)) {
