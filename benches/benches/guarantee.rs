@@ -16,8 +16,8 @@
 //!   `tcp-cubic`, `tcp-bbr`);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`;
 //! - the `safety` figure (RFC 9743's evaluation, `tput_benches::guarantee::safety`;
-//!   1 015 runs of 60 s at full size, 26 of 15 s in short mode):
-//!   `TPUT_BENCH_SAFETY_ROWS=a,c` (rows `a`-`e`, `h`, `i`),
+//!   1 255 runs of 60 s at full size, 38 of 15 s in short mode):
+//!   `TPUT_BENCH_SAFETY_ROWS=a,c` (rows `a`-`i`),
 //!   `TPUT_BENCH_SAFETY_SEEDS=N` (seeds 1..=N, default 5),
 //!   `TPUT_BENCH_SAFETY_SECS=S` (default 60), `TPUT_BENCH_SAFETY_SHORT=1`
 //!   (a case or two per row at the size given) and

@@ -7,6 +7,11 @@
 //! Wall-clock experiments on a shared machine: the relay reports the
 //! datagrams it dropped because it fell behind its schedule (`overload`),
 //! and the table prints the load average beside each run.
+//!
+//! [`run_case`] runs one [`LiveCase`] of RFC 9743's evaluation live: any
+//! link (with a rate schedule: a capacity step), any number of tested
+//! connections with any target (an infeasible one, an overbooked link),
+//! and reports the competitors' goodput per second beside the verdicts.
 
 use std::time::Duration;
 
@@ -15,7 +20,7 @@ use tput_cc::units::Rate;
 use tput_cc::{ControllerSpec, EvalSlot};
 use tput_lab::live::TransferSummary;
 use tput_lab::live::relay::RelayLinks;
-use tput_lab::scenario::LinkSpec;
+use tput_lab::scenario::{LinkSpec, RateChange};
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferOutcome, TransferSpec, udp};
 
 /// The tested flows, as `tputctl send --cc` takes them.
@@ -74,13 +79,18 @@ fn node_config() -> NodeConfig {
 
 /// `count` uploads of `cc` for `duration`, judged against the target over 1-s slots.
 fn specs(cc: &str, count: u32, duration: Duration) -> Result<Vec<TransferSpec>, String> {
+    specs_for(cc, count, duration, Rate::from_bits_per_sec(TARGET_BPS))
+}
+
+/// `count` uploads of `cc` for `duration`, judged against `target` over 1-s slots.
+fn specs_for(cc: &str, count: u32, duration: Duration, target: Rate) -> Result<Vec<TransferSpec>, String> {
     let cc: ControllerSpec = cc.parse().map_err(|e: tput_cc::SpecError| e.to_string())?;
     Ok((0..count)
         .map(|_| {
             let mut s = TransferSpec::upload(0, cc.clone());
             s.bytes = None;
             s.duration = Some(duration);
-            s.target = Some(Rate::from_bits_per_sec(TARGET_BPS));
+            s.target = Some(target);
             s.eval_slot = EvalSlot::Time(Duration::from_secs(1));
             s.interval = Duration::from_secs(1);
             s
@@ -223,5 +233,225 @@ pub fn table(rows: &[LiveRow], duration: Duration) -> String {
         }
     }
     t += &table.text();
+    t
+}
+
+/// One live case of the safety evaluation: `tested` connections of
+/// `tested_cc`, each judged against `target`, beside `competitors`
+/// connections of `competitor_cc`, through the relay's `link`.
+#[derive(Debug, Clone)]
+pub struct LiveCase {
+    /// Its name in tables.
+    pub name: String,
+    /// The relay's forward link (rate, delay, queue, rate schedule).
+    pub link: LinkSpec,
+    /// The tested connections' controller, as `tputctl send --cc` takes it.
+    pub tested_cc: String,
+    /// Tested connections.
+    pub tested: u32,
+    /// Each tested connection's target of goodput.
+    pub target: Rate,
+    /// The competitors' controller.
+    pub competitor_cc: String,
+    /// Competing connections.
+    pub competitors: u32,
+    /// How long every connection sends.
+    pub duration: Duration,
+}
+
+impl LiveCase {
+    /// `tested_cc` asking `target` beside `competitors` NewReno connections
+    /// on `link`, for `duration`.
+    pub fn new(
+        name: &str,
+        link: LinkSpec,
+        tested_cc: &str,
+        target: Rate,
+        competitors: u32,
+        duration: Duration,
+    ) -> Self {
+        LiveCase {
+            name: name.into(),
+            link,
+            tested_cc: tested_cc.into(),
+            tested: 1,
+            target,
+            competitor_cc: "newreno".into(),
+            competitors,
+            duration,
+        }
+    }
+
+    /// The relay's link of the live figure (100 Mbit/s, 10 ms each way, 30
+    /// packets), with the rate changes `steps` (time from the relay's
+    /// start, new rate).
+    pub fn figure_link(steps: &[(Duration, Rate)]) -> LinkSpec {
+        let mut l =
+            LinkSpec::new(Rate::from_bits_per_sec(100_000_000), Duration::from_millis(10)).with_queue_packets(30);
+        l.rate_schedule = steps.iter().map(|&(at, rate)| RateChange { at, rate }).collect();
+        l
+    }
+}
+
+/// What one [`LiveCase`] gave.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LiveCaseRow {
+    /// The case's name.
+    pub name: String,
+    /// The tested connections' success ratio over all their slots (`None`: no slot).
+    pub success: Option<f64>,
+    /// The tested connections' goodput together, Mbit/s.
+    pub tested_mbps: f64,
+    /// A competing connection's mean goodput, Mbit/s.
+    pub competitor_mbps: f64,
+    /// The competitors' goodput together in each second of their transfers
+    /// (interval `i` of every competitor summed), Mbit/s.
+    pub competitors_per_sec_mbps: Vec<f64>,
+    /// The tested connections' goodput together per second, Mbit/s.
+    pub tested_per_sec_mbps: Vec<f64>,
+    /// Interval records (tested connections) at whose end the controller declared its target infeasible.
+    pub infeasible_intervals: usize,
+    /// Of those, the ones with the breaker open (no floor).
+    pub breaker_open_intervals: usize,
+    /// The first second (interval end, s from the tested transfer's start)
+    /// at which a tested connection declared its target infeasible.
+    pub infeasible_at_secs: Option<f64>,
+    /// Bytes every tested connection verified.
+    pub tested_bytes: u64,
+    /// Every transfer ended cleanly with every byte verified.
+    pub verified: bool,
+    /// Forward-direction drops at the relay's queue.
+    pub queue_drops: u64,
+    /// Datagrams offered to the relay's forward link.
+    pub offered: u64,
+    /// Datagrams the relay dropped because it ran behind its schedule.
+    pub overload_drops: u64,
+    /// The relay's forward queueing delay, p50 and p99, ms.
+    pub queue_delay_ms: (f64, f64),
+    /// The 1-minute load average before the run.
+    pub load: f64,
+    /// What went wrong, if anything.
+    pub error: Option<String>,
+}
+
+/// Goodput per interval index, summed over `outcomes`, Mbit/s.
+fn per_second(outcomes: &[TransferOutcome]) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for o in outcomes {
+        for (i, r) in o.intervals.iter().enumerate() {
+            if out.len() <= i {
+                out.resize(i + 1, 0.0);
+            }
+            out[i] += r.goodput_bps / 1e6;
+        }
+    }
+    out
+}
+
+/// Run `case` through a relay on 127.0.0.1 against a server of its own.
+pub fn run_case(case: &LiveCase) -> Result<LiveCaseRow, String> {
+    let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let (server, _failed) = crate::spawn_server(id, node_config(), |_| {})?;
+    let load = load_average();
+    let relay = crate::LiveRelay::start(
+        server,
+        RelayLinks {
+            forward: case.link.clone(),
+            reverse: None,
+        },
+        1,
+    )?;
+    let limit = case.duration + Duration::from_secs(40);
+    let others = (case.competitors > 0)
+        .then(|| specs_for(&case.competitor_cc, case.competitors, case.duration, case.target))
+        .transpose()?
+        .map(|s| client(relay.addr, trust.clone(), s, limit));
+    let tested = client(
+        relay.addr,
+        trust.clone(),
+        specs_for(&case.tested_cc, case.tested, case.duration, case.target)?,
+        limit,
+    );
+    let joined = |h: std::thread::JoinHandle<_>| h.join().unwrap_or_else(|_| Err("a client panicked".into()));
+    let tested = joined(tested);
+    let others = others.map_or(Ok(Vec::new()), joined);
+    let stats = relay.finish()?;
+    let mut row = LiveCaseRow {
+        name: case.name.clone(),
+        load,
+        queue_drops: stats.forward.dropped_queue.packets,
+        offered: stats.forward.offered.packets,
+        overload_drops: stats.forward.dropped_overload.packets,
+        queue_delay_ms: (stats.forward.queue_delay_p50_ms, stats.forward.queue_delay_p99_ms),
+        ..LiveCaseRow::default()
+    };
+    match (tested, others) {
+        (Ok(t), Ok(o)) => {
+            let ts = TransferSummary::new(&t, None);
+            let os = TransferSummary::new(&o, None);
+            row.success = ts.success_ratio;
+            row.tested_mbps = ts.goodput_bps / 1e6;
+            row.tested_bytes = ts.bytes;
+            row.competitor_mbps = os.goodput_bps / 1e6 / f64::from(case.competitors.max(1));
+            row.competitors_per_sec_mbps = per_second(&o);
+            row.tested_per_sec_mbps = per_second(&t);
+            row.infeasible_intervals = ts.infeasible_intervals;
+            row.breaker_open_intervals = ts.breaker_open_intervals;
+            row.infeasible_at_secs = t
+                .iter()
+                .flat_map(|x| &x.intervals)
+                .filter(|r| tput_lab::live::infeasible(r))
+                .map(|r| r.end_secs)
+                .reduce(f64::min);
+            row.verified = ts.ok && (case.competitors == 0 || os.ok);
+            if !row.verified {
+                row.error = t
+                    .iter()
+                    .chain(&o)
+                    .find_map(|x| x.error.as_ref().map(ToString::to_string));
+            }
+        }
+        (Err(e), _) | (_, Err(e)) => row.error = Some(e),
+    }
+    Ok(row)
+}
+
+/// The lines of one [`LiveCaseRow`]: a summary, then the goodput per second.
+pub fn case_lines(r: &LiveCaseRow) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "{}: success {}, tested {:.2} Mbit/s, competitors {:.2} Mbit/s each, infeasible {} intervals ({} breaker open){}, \
+         relay drops {}/{} offered ({} late), queue delay p50/p99 {:.1}/{:.1} ms, load {:.1}, {}{}",
+        r.name,
+        r.success.map_or("-".into(), |s| format!("{s:.2}")),
+        r.tested_mbps,
+        r.competitor_mbps,
+        r.infeasible_intervals,
+        r.breaker_open_intervals,
+        r.infeasible_at_secs
+            .map_or(String::new(), |s| format!(" from {s:.0} s")),
+        r.queue_drops,
+        r.offered,
+        r.overload_drops,
+        r.queue_delay_ms.0,
+        r.queue_delay_ms.1,
+        r.load,
+        if r.verified {
+            "every byte verified"
+        } else {
+            "NOT verified"
+        },
+        r.error.as_ref().map_or(String::new(), |e| format!(": {e}"))
+    );
+    let fmt = |v: &[f64]| v.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(" ");
+    let _ = writeln!(t, "  tested, Mbit/s per second:      {}", fmt(&r.tested_per_sec_mbps));
+    let _ = writeln!(
+        t,
+        "  competitors, Mbit/s per second: {}",
+        fmt(&r.competitors_per_sec_mbps)
+    );
     t
 }

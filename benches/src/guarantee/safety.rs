@@ -20,16 +20,22 @@
 //! - `e`: 20 guarantee flows booking 50, 80, 100 and 150 % of the link
 //!   together, against 30 NewReno, independent and coordinated
 //!   (`aggregate`);
+//! - `f`: differing RTTs, on the same dumbbell with a 1-ms bottleneck (so
+//!   that a 5-ms round trip exists) and per-group access links: a 10 % or
+//!   30 % target (20 ms RTT) against 10 NewReno flows whose RTTs are spread
+//!   geometrically from 5 to 200 ms, and a long-RTT guarantee flow (200 ms)
+//!   with a 10 % or 30 % target against 10 NewReno flows at 20 ms;
+//! - `g`: AQM bottlenecks with a 1000-packet limit, every flow with and
+//!   without ECN: RED (ns-2's defaults) and CoDel (RFC 8289) with 10 % and
+//!   30 % targets against 10 NewReno, FQ-CoDel (RFC 8290) with a 5 % target
+//!   (below the per-flow share) against 10 NewReno and a 30 % target, three
+//!   times the per-flow share, against 9 NewReno, which must end
+//!   "infeasible" within 10 evaluation slots and harm nobody;
 //! - `h`: a 10 % target against 10 NewReno and web-like file transfers (4
 //!   sources of Pareto-sized files, mean 100 kB, shape 1.5, a file every
 //!   200 ms on average each), with the files' completion times;
 //! - `i`: 10 % and 30 % targets against 10 BBR flows (this workspace's BBRv3
 //!   and quinn-proto's BBR).
-//!
-//! Rows `f` (competitors with RTTs from 5 to 200 ms, a long-RTT guarantee
-//! flow) and `g` (RED, CoDel, FQ-CoDel, with and without ECN) need
-//! per-flow RTTs and AQM queues in the network model: each is a
-//! [`Case`] list in [`cases`] once the model has them.
 //!
 //! Every case runs with the default mode, `mode=paper` and NewReno in the
 //! seat (an aggregated case's NewReno run is its independent twin's), seeds
@@ -43,17 +49,19 @@ use tput_cc::EvalSlot;
 use tput_cc::units::Rate;
 use tput_lab::harm::{Harm, RunDigest, harm};
 use tput_lab::plot::{Series, line_chart};
-use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, RateChange, Scenario, TopologySpec};
+use tput_lab::scenario::{FilesSpec, FlowGroup, LinkSpec, QueueKind, QueueSpec, RateChange, Scenario, TopologySpec};
 use tput_netsim::Rng;
 
 use super::{BOTTLENECK_BPS, MTU, Measured, Point, spec, tested};
 use tput_lab::stats::mean_or_nan as mean;
 
 /// Every row [`cases`] knows, in table order.
-pub const ROWS: [char; 7] = ['a', 'b', 'c', 'd', 'e', 'h', 'i'];
-/// Rows whose cases are not written yet: the simulator now has per-group
-/// access links and AQM queues with ECN, but this figure has no cases for them.
-pub const LATER_ROWS: [char; 2] = ['f', 'g'];
+pub const ROWS: [char; 9] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
+/// The competitors' round-trip times in row `f`'s mixed cases, ms:
+/// geometric from 5 to 200.
+pub const MIXED_RTTS_MS: [f64; 10] = [5.0, 7.5, 11.3, 17.0, 25.6, 38.5, 57.9, 87.1, 131.0, 200.0];
+/// The queue limit of row `g`'s AQM bottlenecks, packets.
+pub const AQM_LIMIT_PACKETS: u32 = 1000;
 /// Variants of every case: the default mode, the paper's and NewReno in the seat.
 pub const VARIANTS: [&str; 3] = ["default", "paper", "newreno"];
 /// The 2-BDP queue: 2 x 100 Mbit/s x 20 ms in 1200-byte packets.
@@ -109,11 +117,6 @@ impl SafetyOptions {
                 let c = r.chars().next().filter(|_| r.len() == 1);
                 match c {
                     Some(c) if ROWS.contains(&c) => wanted.push(c),
-                    Some(c) if LATER_ROWS.contains(&c) => {
-                        return Err(format!(
-                            "TPUT_BENCH_SAFETY_ROWS: row {c} (per-flow RTTs, AQM) has no cases yet"
-                        ));
-                    }
                     _ => {
                         return Err(format!(
                             "TPUT_BENCH_SAFETY_ROWS: unknown row {r:?} (known: {})",
@@ -198,6 +201,17 @@ pub struct Case {
     pub loss_pct: Option<f64>,
     /// Web-like file sources beside the competitors.
     pub file_sources: u32,
+    /// The bottleneck's one-way delay, ms (5 but in row `f`).
+    pub bottleneck_delay_ms: f64,
+    /// The tested flows' base round-trip time, ms, through access links of
+    /// their own (`None`: the shared access links, 20 ms).
+    pub seat_rtt_ms: Option<f64>,
+    /// Each competitor's base round-trip time, ms (empty: the shared access links).
+    pub competitor_rtts_ms: Vec<f64>,
+    /// The bottleneck's queue discipline (`None`: DropTail).
+    pub aqm: Option<QueueKind>,
+    /// Every flow negotiates ECN and the queue marks instead of dropping.
+    pub ecn: bool,
 }
 
 impl Case {
@@ -214,6 +228,11 @@ impl Case {
             steps: Vec::new(),
             loss_pct: None,
             file_sources: 0,
+            bottleneck_delay_ms: 5.0,
+            seat_rtt_ms: None,
+            competitor_rtts_ms: Vec::new(),
+            aqm: None,
+            ecn: false,
         }
     }
 
@@ -317,6 +336,51 @@ pub fn cases(rows: &[char], short: bool) -> Vec<Case> {
                     }
                 }
             }
+            'f' => {
+                for (kind, pct) in [("rttmix", 10), ("rttmix", 30), ("seat200", 10), ("seat200", 30)] {
+                    if short && pct != 10 {
+                        continue;
+                    }
+                    let mut c = Case::new(row, format!("f-{pct}-{kind}"), pct, "quic-newreno", 10);
+                    c.bottleneck_delay_ms = 1.0;
+                    if kind == "rttmix" {
+                        c.seat_rtt_ms = Some(20.0);
+                        c.competitor_rtts_ms = MIXED_RTTS_MS.to_vec();
+                    } else {
+                        c.seat_rtt_ms = Some(200.0);
+                        c.competitor_rtts_ms = vec![20.0; 10];
+                    }
+                    out.push(c);
+                }
+            }
+            'g' => {
+                let aqms = [
+                    ("red", QueueKind::Red, 10, 10),
+                    ("red", QueueKind::Red, 30, 10),
+                    ("codel", QueueKind::Codel, 10, 10),
+                    ("codel", QueueKind::Codel, 30, 10),
+                    ("fqcodel", QueueKind::FqCodel, 5, 10),
+                    ("fqcodel", QueueKind::FqCodel, 30, 9),
+                ];
+                for (name, kind, pct, n) in aqms {
+                    for ecn in [false, true] {
+                        if short && (ecn || !matches!((name, pct), ("codel", 10) | ("fqcodel", 30))) {
+                            continue;
+                        }
+                        let mut c = Case::new(
+                            row,
+                            format!("g-{name}-{pct}-{n}newreno{}", if ecn { "-ecn" } else { "" }),
+                            pct,
+                            "quic-newreno",
+                            n,
+                        );
+                        c.queue = AQM_LIMIT_PACKETS;
+                        c.aqm = Some(kind);
+                        c.ecn = ecn;
+                        out.push(c);
+                    }
+                }
+            }
             'h' => {
                 let mut c = Case::new(row, "h-files".into(), 10, "quic-newreno", 10);
                 c.file_sources = 4;
@@ -359,7 +423,20 @@ pub fn scenario(case: &Case, variant: &str, seed: u64, duration: Duration) -> Sc
     let mut rng = Rng::derive(seed, 0x9a4a_0000);
     let mut jitter = || Duration::from_nanos(rng.below(100_000_000));
     let each = f64::from(case.target_pct) / f64::from(case.flows);
+    // A group's own access links for a base round-trip time of `rtt_ms`:
+    // 2 x (bottleneck + 2 x access) one-way delays.
+    let access_for = |rtt_ms: f64| {
+        let one_way_ms = ((rtt_ms / 2.0 - case.bottleneck_delay_ms) / 2.0).max(0.0);
+        LinkSpec::new(
+            Rate::from_bits_per_sec(1_000_000_000),
+            Duration::from_secs_f64(one_way_ms / 1e3),
+        )
+        .with_queue_packets(1000)
+    };
     let mut g = tested(variant, each).with_start_jitter(Duration::ZERO);
+    if let Some(rtt) = case.seat_rtt_ms {
+        g = g.with_access(access_for(rtt));
+    }
     let mut flows = Vec::new();
     if case.aggregate && variant != "newreno" {
         g = g.times(case.flows).aggregated().starting(jitter());
@@ -371,8 +448,12 @@ pub fn scenario(case: &Case, variant: &str, seed: u64, duration: Duration) -> Sc
         }
     }
     let comp = competitor(case.competitor);
-    for _ in 0..case.n {
-        flows.push(comp.clone().starting(jitter()).with_start_jitter(Duration::ZERO));
+    for i in 0..case.n as usize {
+        let mut c = comp.clone().starting(jitter()).with_start_jitter(Duration::ZERO);
+        if let Some(&rtt) = case.competitor_rtts_ms.get(i) {
+            c = c.with_access(access_for(rtt));
+        }
+        flows.push(c);
     }
     if case.file_sources > 0 {
         let mut f = FlowGroup::new(spec("newreno")).times(case.file_sources);
@@ -385,8 +466,22 @@ pub fn scenario(case: &Case, variant: &str, seed: u64, duration: Duration) -> Sc
         flows.push(f);
     }
     let pct_rate = |pct: u32| Rate::from_bits_per_sec(BOTTLENECK_BPS * u64::from(pct) / 100);
-    let mut bottleneck =
-        LinkSpec::new(Rate::from_bits_per_sec(BOTTLENECK_BPS), Duration::from_millis(5)).with_queue_packets(case.queue);
+    let mut bottleneck = LinkSpec::new(
+        Rate::from_bits_per_sec(BOTTLENECK_BPS),
+        Duration::from_secs_f64(case.bottleneck_delay_ms / 1e3),
+    )
+    .with_queue_packets(case.queue);
+    if let Some(kind) = case.aqm {
+        bottleneck = bottleneck.with_queue(QueueSpec {
+            ecn: Some(case.ecn),
+            ..QueueSpec::new(kind)
+        });
+    }
+    if case.ecn {
+        for f in &mut flows {
+            f.ecn = true;
+        }
+    }
     for &(at, pct) in &case.steps {
         if at <= 0.0 {
             bottleneck.rate = pct_rate(pct);
@@ -435,6 +530,9 @@ struct Row {
     p50_ms: Vec<f64>,
     p99_ms: Vec<f64>,
     infeasible_at: Vec<Option<f64>>,
+    /// Per seed: the lowest competitor's goodput over its NewReno-seat goodput.
+    worst_competitor: Vec<f64>,
+    mark: Vec<f64>,
     recovery: Vec<Option<f64>>,
     after_over_target: Vec<f64>,
 }
@@ -445,6 +543,18 @@ fn min(v: &[f64]) -> f64 {
 
 fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(f64::NAN, f64::max)
+}
+
+/// The lowest competitor's goodput in `tested` over its goodput in
+/// `baseline` (the same flow beside NewReno in the seat); NaN without one.
+fn worst_competitor(tested: &RunDigest, baseline: &RunDigest) -> f64 {
+    tested
+        .competitor_bps
+        .iter()
+        .zip(&baseline.competitor_bps)
+        .filter(|(_, b)| **b > 0.0)
+        .map(|(t, b)| t / b)
+        .fold(f64::NAN, f64::min)
 }
 
 /// Seconds from `at` until the seat's goodput first reaches `target_bps`
@@ -472,10 +582,12 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
         "\n== safety: RFC 9743 §3-4 cases on the dumbbell, {} s, seeds {:?}, beside NewReno in the seat ==\n\
          success: mean (min) over seeds; loss/expl: a competitor's mean goodput loss over what the target explains,\n\
          max(target - fair, 0) / N; worst 1 s / 2 s: the competitors' lowest share of their NewReno-seat goodput in\n\
-         a window (min over seeds); drops and utilisation: tested (NewReno seat); queue delay p50/p99 from 1-s queue\n\
-         samples; infeasible: when first declared (s, mean over seeds that declared it, k/seeds); recovery: seconds\n\
-         from capacity's return to the first whole second at the target (max over seeds), and the mean afterwards\n\
-         over the target. Rows f (per-flow RTTs) and g (AQM, ECN) have no cases yet.",
+         a window (min over seeds); worst comp: the lowest single competitor's share of its NewReno-seat goodput\n\
+         (min over seeds); drops (overflow and AQM) and utilisation: tested (NewReno seat); CE: marked packets, %;\n\
+         queue delay p50/p99: every packet's sojourn in the bottleneck queue (mean over seeds); infeasible: when\n\
+         first declared (s of simulated time, 1-s evaluation slots from a start in [0, 0.1 s); min-max over seeds\n\
+         that declared it, k/seeds); recovery: seconds from capacity's return to the first whole second at the target\n\
+         (max over seeds), and the mean afterwards over the target.",
         o.duration.as_secs(),
         o.seeds
     );
@@ -487,7 +599,9 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
         .right("loss/expl", 9)
         .right("w1s", 6)
         .right("w2s", 6)
+        .right("worst comp", 10)
         .right("drop %", 13)
+        .right("CE %", 6)
         .right("util", 13)
         .right("delay ms", 13)
         .right("infeasible", 10)
@@ -510,6 +624,7 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                     .push(if case.aggregate { m.aggregate_success } else { m.success });
                 r.own_mbps.push(d.seat_bps / 1e6);
                 r.drop.push(d.drop_rate);
+                r.mark.push(d.mark_rate);
                 r.util.push(d.goodput_utilisation);
                 r.p50_ms.push(d.queue_delay_p50_secs.map_or(f64::NAN, |x| x * 1e3));
                 r.p99_ms.push(d.queue_delay_p99_secs.map_or(f64::NAN, |x| x * 1e3));
@@ -523,6 +638,7 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                     && let Ok(h) = harm(d, b)
                 {
                     r.harms.push(h);
+                    r.worst_competitor.push(worst_competitor(d, b));
                 }
             }
             if r.success.is_empty() {
@@ -571,13 +687,25 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                 } else {
                     "-".into()
                 },
+                if harmful && !r.worst_competitor.is_empty() {
+                    format!("{:.2}", min(&r.worst_competitor))
+                } else {
+                    "-".into()
+                },
                 format!("{:.2} ({:.2})", 100.0 * mean(&r.drop), 100.0 * mean(&base)),
+                format!("{:.2}", 100.0 * mean(&r.mark)),
                 format!("{:.3} ({:.3})", mean(&r.util), mean(&base_util)),
                 format!("{:.1}/{:.1}", mean(&r.p50_ms), mean(&r.p99_ms)),
                 if declared.is_empty() {
                     "-".into()
                 } else {
-                    format!("{:.0} {}/{}", mean(&declared), declared.len(), r.infeasible_at.len())
+                    format!(
+                        "{:.0}-{:.0} {}/{}",
+                        min(&declared),
+                        max(&declared),
+                        declared.len(),
+                        r.infeasible_at.len()
+                    )
                 },
                 if r.recovery.is_empty() {
                     "-".into()
@@ -788,18 +916,23 @@ mod tests {
                 count('c'),
                 count('d'),
                 count('e'),
+                count('f'),
+                count('g'),
                 count('h'),
                 count('i')
             ],
-            [48, 2, 3, 3, 8, 1, 4]
+            [48, 2, 3, 3, 8, 4, 12, 1, 4]
         );
         let names: std::collections::BTreeSet<_> = full.iter().map(|c| c.name.clone()).collect();
         assert_eq!(names.len(), full.len(), "unique names");
         assert!(names.contains("a-50-30newreno-q30") && names.contains("e-100-20flows-aggregate"));
         let runs: usize = full.iter().map(|c| c.variants().len()).sum();
-        assert_eq!(runs, 48 * 3 + 2 * 3 + 3 * 3 + 3 * 3 + 4 * 3 + 4 * 2 + 3 + 4 * 3);
+        assert_eq!(
+            runs,
+            48 * 3 + 2 * 3 + 3 * 3 + 3 * 3 + 4 * 3 + 4 * 2 + 4 * 3 + 12 * 3 + 3 + 4 * 3
+        );
         let short = cases(&ROWS, true);
-        assert_eq!(short.len(), 2 + 1 + 1 + 1 + 2 + 1 + 1);
+        assert_eq!(short.len(), 2 + 1 + 1 + 1 + 2 + 2 + 2 + 1 + 1);
     }
 
     #[test]
@@ -814,10 +947,10 @@ mod tests {
             ]))
             .unwrap();
         assert_eq!((o.rows, o.seeds), (vec!['a', 'c'], vec![1, 2]));
-        let e = SafetyOptions::full()
-            .with_env(env(&[("TPUT_BENCH_SAFETY_ROWS", "g")]))
-            .unwrap_err();
-        assert!(e.contains("row g (per-flow RTTs, AQM) has no cases yet"), "{e}");
+        let o = SafetyOptions::full()
+            .with_env(env(&[("TPUT_BENCH_SAFETY_ROWS", "g,f")]))
+            .unwrap();
+        assert_eq!(o.rows, ['f', 'g']);
         let e = SafetyOptions::full()
             .with_env(env(&[("TPUT_BENCH_SAFETY_ROWS", "z")]))
             .unwrap_err();
@@ -877,5 +1010,60 @@ mod tests {
             panic!()
         };
         assert_eq!(bottleneck.loss, Some(0.05));
+    }
+
+    /// The base round-trip time of group `g` of a dumbbell scenario, ms.
+    fn rtt_ms(s: &Scenario, g: usize) -> f64 {
+        let TopologySpec::Dumbbell { bottleneck, access, .. } = &s.topology else {
+            panic!()
+        };
+        let a = s.flows[g].access.as_ref().unwrap_or(access);
+        2.0 * (bottleneck.delay + 2 * a.delay).as_secs_f64() * 1e3
+    }
+
+    #[test]
+    fn row_f_gives_each_group_its_round_trip_time() {
+        let d = Duration::from_secs(60);
+        let mix = scenario(&case_named("f-10-rttmix").unwrap(), "default", 1, d);
+        assert_eq!(seat(&mix), [0]);
+        assert!((rtt_ms(&mix, 0) - 20.0).abs() < 1e-9);
+        let rtts: Vec<f64> = (1..=10).map(|g| rtt_ms(&mix, g)).collect();
+        for (got, want) in rtts.iter().zip(MIXED_RTTS_MS) {
+            assert!((got - want).abs() < 1e-6, "{rtts:?}");
+        }
+        let long = scenario(&case_named("f-30-seat200").unwrap(), "newreno", 2, d);
+        assert!((rtt_ms(&long, 0) - 200.0).abs() < 1e-9);
+        assert!((1..=10).all(|g| (rtt_ms(&long, g) - 20.0).abs() < 1e-9));
+        assert_eq!(long.flows[0].target.unwrap().bits_per_sec(), 30_000_000);
+    }
+
+    #[test]
+    fn row_g_sets_the_queue_discipline_and_ecn_on_every_flow() {
+        let d = Duration::from_secs(60);
+        let c = case_named("g-fqcodel-30-9newreno-ecn").unwrap();
+        let s = scenario(&c, "paper", 1, d);
+        let TopologySpec::Dumbbell { bottleneck, .. } = &s.topology else {
+            panic!()
+        };
+        let q = bottleneck.queue.as_deref().unwrap();
+        assert_eq!((q.kind, q.ecn), (QueueKind::FqCodel, Some(true)));
+        assert_eq!(bottleneck.queue_packets, Some(AQM_LIMIT_PACKETS));
+        assert_eq!(s.flows.len(), 10);
+        assert!(s.flows.iter().all(|f| f.ecn));
+        let plain = scenario(&case_named("g-red-10-10newreno").unwrap(), "default", 1, d);
+        let TopologySpec::Dumbbell { bottleneck, .. } = &plain.topology else {
+            panic!()
+        };
+        assert_eq!(
+            bottleneck.queue.as_deref().map(|q| (q.kind, q.ecn)),
+            Some((QueueKind::Red, Some(false)))
+        );
+        assert!(plain.flows.iter().all(|f| !f.ecn));
+        // Every scenario of the figure passes the lab's validation.
+        for c in cases(&ROWS, false).iter().filter(|c| "fg".contains(c.row)) {
+            for v in c.variants() {
+                tput_lab::scenario::validate(&scenario(c, v, 1, d)).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            }
+        }
     }
 }

@@ -12,9 +12,12 @@
 //! A run is first reduced to a [`RunDigest`] (what harm needs of it: per
 //! competitor goodput, 1-s bins, drops, utilisation, queueing delay, file
 //! completion times); [`harm`] compares the digests of the two runs. The
-//! queueing delay is read from the bottleneck's queue samples (taken every
-//! scenario `interval`): each sample's bytes over the bottleneck's rate at
-//! that instant, so its percentiles are as fine as the sampling.
+//! queueing delay is every packet's sojourn time in the bottleneck's queue
+//! over the measured window (the link's per-packet counters,
+//! [`LinkStats::sojourn_p50_ns`](tput_netsim::LinkStats::sojourn_p50_ns) and
+//! `sojourn_p99_ns`, within 6.25 %), not the queue's periodic samples: a
+//! 1-s sample misses the bursts that make the 99th percentile. Drops are
+//! the queue's overflow and AQM drops; CE marks are counted apart.
 //!
 //! ```
 //! use tput_lab::harm::{baseline_twin, compare, seat_groups};
@@ -148,11 +151,17 @@ pub struct RunDigest {
     /// Every complete second of the window, from the flows' interval
     /// records (empty if the result keeps none).
     pub seconds: Vec<Second>,
-    /// Bottleneck queue drops per packet offered to it.
+    /// Bottleneck queue drops (overflow and AQM) per packet offered to it.
     pub drop_rate: f64,
+    /// Packets the bottleneck's queue discipline marked CE, per packet
+    /// offered to it (0 without ECN).
+    #[serde(default)]
+    pub mark_rate: f64,
     /// Every flow's goodput over the bottleneck's capacity in the window.
     pub goodput_utilisation: f64,
-    /// The median of the bottleneck's queueing delay samples, seconds.
+    /// The median time a packet waited in the bottleneck's queue over the
+    /// window (per-packet sojourn times), seconds; `None` if no packet
+    /// reached the bottleneck.
     pub queue_delay_p50_secs: Option<f64>,
     /// The 99th percentile of the same, seconds.
     pub queue_delay_p99_secs: Option<f64>,
@@ -278,12 +287,8 @@ pub fn digest(scenario: &Scenario, result: &ScenarioResult, seat: &[usize]) -> R
     }
     let w = &result.window.bottleneck;
     let offered = w.offered.packets.max(1);
-    let delays: Vec<f64> = result
-        .queue
-        .iter()
-        .filter(|q| (q.time_ns as f64) / 1e9 <= end)
-        .map(|q| q.bytes as f64 * 8.0 / rate_at(link, q.time_ns as f64 / 1e9).max(1.0))
-        .collect();
+    // Per-packet sojourn times over the window (the link's histogram).
+    let sojourn = |ns: u64| (w.offered.packets > 0).then_some(ns as f64 / 1e9);
     let capacity = capacity_bits(link, end);
     Ok(RunDigest {
         seat_flows: seat_flows.len(),
@@ -291,14 +296,15 @@ pub fn digest(scenario: &Scenario, result: &ScenarioResult, seat: &[usize]) -> R
         target_bps,
         competitor_bps: competitors.iter().map(|f| goodput(f)).collect(),
         seconds,
-        drop_rate: w.dropped_queue.packets as f64 / offered as f64,
+        drop_rate: (w.dropped_queue.packets + w.dropped_aqm.packets) as f64 / offered as f64,
+        mark_rate: w.marked.packets as f64 / offered as f64,
         goodput_utilisation: if capacity > 0.0 {
             result.flows.iter().map(goodput).sum::<f64>() * end / capacity
         } else {
             0.0
         },
-        queue_delay_p50_secs: percentile(&delays, 0.5),
-        queue_delay_p99_secs: percentile(&delays, 0.99),
+        queue_delay_p50_secs: sojourn(w.sojourn_p50_ns),
+        queue_delay_p99_secs: sojourn(w.sojourn_p99_ns),
         file_times_secs: competitors.iter().flat_map(|f| f.file_times.iter().copied()).collect(),
         infeasible_at_secs,
     })
@@ -363,11 +369,14 @@ pub struct Harm {
     pub explained_by_seat_bps: f64,
     /// `loss_per_competitor / explained_by_target` (`None` when the target explains nothing).
     pub loss_over_explained: Option<f64>,
-    /// Bottleneck queue drops per offered packet.
+    /// Bottleneck queue drops (overflow and AQM) per offered packet.
     pub drop_rate: Compared,
+    /// Bottleneck CE marks per offered packet.
+    pub mark_rate: Compared,
     /// Goodput utilisation of the bottleneck.
     pub goodput_utilisation: Compared,
-    /// Median queueing delay at the bottleneck, seconds (`None` without queue samples).
+    /// Median queueing delay at the bottleneck (per-packet sojourn), seconds
+    /// (`None` if no packet reached it).
     pub queue_delay_p50_secs: Option<Compared>,
     /// 99th percentile of the same, seconds.
     pub queue_delay_p99_secs: Option<Compared>,
@@ -443,6 +452,10 @@ pub fn harm(tested: &RunDigest, baseline: &RunDigest) -> Result<Harm, Error> {
             tested: tested.drop_rate,
             baseline: baseline.drop_rate,
         },
+        mark_rate: Compared {
+            tested: tested.mark_rate,
+            baseline: baseline.mark_rate,
+        },
         goodput_utilisation: Compared {
             tested: tested.goodput_utilisation,
             baseline: baseline.goodput_utilisation,
@@ -500,12 +513,15 @@ impl Harm {
         row("seat goodput, Mbit/s", self.seat_bps, &mb);
         row("competitor goodput (mean), Mbit/s", self.competitor_bps, &mb);
         row("bottleneck drops", self.drop_rate, &pct);
+        if self.mark_rate.tested > 0.0 || self.mark_rate.baseline > 0.0 {
+            row("bottleneck CE marks", self.mark_rate, &pct);
+        }
         row("goodput utilisation", self.goodput_utilisation, &pct);
         if let Some(c) = self.queue_delay_p50_secs {
-            row("queueing delay p50", c, &ms);
+            row("queueing delay p50 (per packet)", c, &ms);
         }
         if let Some(c) = self.queue_delay_p99_secs {
-            row("queueing delay p99", c, &ms);
+            row("queueing delay p99 (per packet)", c, &ms);
         }
         if let Some(c) = self.file_time_p50_secs {
             row("competitors' file time p50", c, &secs);

@@ -57,10 +57,21 @@ fn flow(id: u32, group: usize, start: f64, mbps: &[f64], snapshots: Option<&[Sna
     }
 }
 
-fn result(flows: Vec<FlowResult>, dropped: u64, offered: u64, queue_bytes: &[u64]) -> ScenarioResult {
+/// A run's result: `dropped` of `offered` packets lost at the bottleneck,
+/// packets waiting `sojourn_ms` (p50, p99) there, and 1-s queue samples of
+/// `queue_bytes` (which harm does not read: they are there to show it).
+fn result(
+    flows: Vec<FlowResult>,
+    dropped: u64,
+    offered: u64,
+    sojourn_ms: (f64, f64),
+    queue_bytes: &[u64],
+) -> ScenarioResult {
     let mut link = LinkStats::default();
     link.offered = Counter::new(offered, 0);
     link.dropped_queue = Counter::new(dropped, 0);
+    link.sojourn_p50_ns = (sojourn_ms.0 * 1e6) as u64;
+    link.sojourn_p99_ns = (sojourn_ms.1 * 1e6) as u64;
     ScenarioResult {
         name: None,
         flows,
@@ -134,9 +145,11 @@ fn a_digest_reads_goodput_drops_capacity_delay_and_the_breaker() {
     let seat = flow(1, 0, 0.0, &[10.0; 10], Some(&snaps));
     let a = flow(2, 1, 0.0, &[40.0; 10], None);
     let b = flow(3, 1, 0.0, &[30.0; 10], None);
-    // Queue samples of 0 .. 9 x 12 500 bytes at 1 .. 10 s: 1 ms per 12 500 B at 100 Mbit/s, 2 ms at 50.
+    // Queue samples of 0 .. 9 x 12 500 bytes at 1 .. 10 s (0 to 18 ms of
+    // queue at the sampled instants); the packets themselves waited 0.5 ms
+    // (median) and 24 ms (99th percentile).
     let queue: Vec<u64> = (0..10).map(|i| i * 12_500).collect();
-    let r = result(vec![seat, a, b], 30, 1000, &queue);
+    let r = result(vec![seat, a, b], 30, 1000, (0.5, 24.0), &queue);
     let d = digest(&s, &r, &[0]).unwrap();
     assert_eq!(d.seat_flows, 1);
     assert_eq!(d.target_bps, 10e6);
@@ -145,11 +158,9 @@ fn a_digest_reads_goodput_drops_capacity_delay_and_the_breaker() {
     assert_eq!(d.drop_rate, 0.03);
     // 80 Mbit/s over 5 s at 100 and 5 s at 50: 800 / 750.
     assert!((d.goodput_utilisation - 800.0 / 750.0).abs() < 1e-12);
-    // Delays (ms): 0, 1, 2, 3 at 100 Mbit/s (samples at 1 .. 4 s), then
-    // from 5 s at 50 Mbit/s: 8, 10, 12, 14, 16, 18.
-    let p50 = d.queue_delay_p50_secs.unwrap();
-    assert!((p50 - 0.008).abs() < 1e-9, "{p50}");
-    assert!((d.queue_delay_p99_secs.unwrap() - 0.018).abs() < 1e-9);
+    // The delay is the packets' sojourn times, not the samples' (8 and 18 ms).
+    assert_eq!(d.queue_delay_p50_secs, Some(0.0005));
+    assert_eq!(d.queue_delay_p99_secs, Some(0.024));
     assert_eq!(d.seconds.len(), 10);
     assert_eq!(d.seconds[3].capacity_bps, 100e6);
     assert_eq!(d.seconds[5].capacity_bps, 50e6);
@@ -179,6 +190,7 @@ fn harm_compares_against_newreno_in_the_seat() {
         ],
         10,
         1000,
+        (1.0, 3.0),
         &q,
     );
     // Beside the guarantee: the seat gets 10; one competitor loses 4, the
@@ -195,6 +207,7 @@ fn harm_compares_against_newreno_in_the_seat() {
         ],
         50,
         1000,
+        (2.5, 9.0),
         &[25_000u64; 10],
     );
     let h = compare(&s, &tested, &base, &[0]).unwrap();
@@ -213,13 +226,13 @@ fn harm_compares_against_newreno_in_the_seat() {
     assert!((h.explained_by_seat_bps - 3e6).abs() < 1e-6);
     assert!((h.loss_over_explained.unwrap() - 4.45 / 3.0).abs() < 1e-6);
     assert!((h.drop_rate.increase() - 0.04).abs() < 1e-12);
-    // 25 000 (12 500) queued bytes: 2 (1) ms at 100 Mbit/s in 4 samples, 4
-    // (2) ms at 50 Mbit/s in 6: the median is at 50 Mbit/s.
+    // Per-packet sojourn: 2.5 / 9 ms beside the guarantee, 1 / 3 ms beside NewReno.
     let p50 = h.queue_delay_p50_secs.unwrap();
     assert!(
-        (p50.tested - 0.004).abs() < 1e-12 && (p50.baseline - 0.002).abs() < 1e-12,
+        (p50.tested - 0.0025).abs() < 1e-12 && (p50.baseline - 0.001).abs() < 1e-12,
         "{p50:?}"
     );
+    assert!((h.queue_delay_p99_secs.unwrap().increase() - 0.006).abs() < 1e-12);
     // Second 3: 35 of 70 Mbit/s; seconds 2-3 or 3-4: (35 + 64) / 140.
     assert_eq!(h.worst_windows.len(), 2);
     assert_eq!((h.worst_windows[0].secs, h.worst_windows[0].start_secs), (1, 3.0));
@@ -254,4 +267,46 @@ fn a_target_below_the_fair_share_explains_nothing() {
     assert_eq!(h.loss_over_explained, None);
     assert_eq!(h.loss_per_competitor_bps, 0.0);
     assert!(h.worst_windows.is_empty(), "no records, no windows");
+}
+
+#[test]
+fn drops_count_the_aqm_and_marks_apart_and_no_packet_means_no_delay() {
+    let s = scenario();
+    let mut r = result(vec![flow(1, 0, 0.0, &[10.0; 10], None)], 10, 1000, (1.0, 2.0), &[]);
+    r.window.bottleneck.dropped_aqm = Counter::new(20, 0);
+    r.window.bottleneck.marked = Counter::new(50, 0);
+    let d = digest(&s, &r, &[0]).unwrap();
+    assert_eq!((d.drop_rate, d.mark_rate), (0.03, 0.05));
+    let h = harm(&d, &d).unwrap();
+    assert!(h.table().contains("bottleneck CE marks"), "{}", h.table());
+    let idle = result(vec![flow(1, 0, 0.0, &[0.0; 10], None)], 0, 0, (0.0, 0.0), &[1200; 10]);
+    let d = digest(&s, &idle, &[0]).unwrap();
+    assert_eq!((d.queue_delay_p50_secs, d.queue_delay_p99_secs), (None, None));
+}
+
+/// A real run: harm's delay is the bottleneck's own per-packet counters.
+#[test]
+fn a_simulated_runs_delay_is_its_bottlenecks_sojourn_percentiles() {
+    let s = Scenario::from_toml_str(
+        r#"
+        duration = "4s"
+        [topology]
+        kind = "dumbbell"
+        bottleneck = { rate = "20Mbit/s", delay = "5ms", queue_packets = 60 }
+        access = { rate = "1Gbit/s", delay = "1ms" }
+        [[flows]]
+        cc = "guarantee:target=8Mbit/s"
+        target = "8Mbit/s"
+        [[flows]]
+        cc = "newreno"
+        count = 3
+    "#,
+    )
+    .unwrap();
+    let r = crate::scenario::run(&s, |_| {}).unwrap();
+    let d = digest(&s, &r, &[0]).unwrap();
+    let w = &r.window.bottleneck;
+    assert!(w.sojourn_p99_ns > w.sojourn_p50_ns, "a queue formed: {w:?}");
+    assert_eq!(d.queue_delay_p50_secs, Some(w.sojourn_p50_ns as f64 / 1e9));
+    assert_eq!(d.queue_delay_p99_secs, Some(w.sojourn_p99_ns as f64 / 1e9));
 }
