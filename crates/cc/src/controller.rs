@@ -104,8 +104,8 @@ impl Ack {
 /// and quinn-proto's pacer (1.25 x cwnd / srtt, which it does not report)
 /// lets the flight of a bulk sender fall to about 0.6 of a window that
 /// doubles every round trip, and at times under half of it (with a half,
-/// the shipped bulk scenarios' slow starts changed; with a third they do
-/// not). The flight measured is the one just before an ACK batch: bytes in
+/// bulk senders' slow starts were judged unused now and then). The flight
+/// measured is the one just before an ACK batch: bytes in
 /// flight at the end of the previous batch, plus bytes sent since, minus
 /// bytes declared lost since.
 ///

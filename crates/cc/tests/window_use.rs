@@ -192,6 +192,10 @@ fn window_under_stalls(spec: &ControllerSpec, per_rtt: u64, rtt: Duration, stall
     (largest, largest_srtt)
 }
 
+/// Stalls in [`window_under_stalls`]: the longest holds acknowledgements
+/// for this many round trips.
+const STALLS: u32 = 24;
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
@@ -199,18 +203,24 @@ proptest! {
     /// while although its window limits nothing: the window still stays
     /// within a few times what the sender sends in a smoothed RTT (three
     /// times in slow start, plus one packet per acknowledgement of the
-    /// batch that decides; BBR's within its model's bound), however long
-    /// the stalls grow, where it used to grow by each stall's flight.
+    /// batch that decides; BBR's within its model's bound and its allowance
+    /// for aggregation), however long the stalls grow, where it used to grow
+    /// by each stall's flight.
     #[test]
     fn a_receivers_stalls_do_not_grow_an_unused_window(per_rtt in 2u64..24, rtt_ms in 2u64..40) {
         let rtt = Duration::from_millis(rtt_ms);
         for spec in specs() {
             let initial = spec.build(MSS as u16).window();
-            let (largest, srtt) = window_under_stalls(&spec, per_rtt, rtt, 24);
+            let (largest, srtt) = window_under_stalls(&spec, per_rtt, rtt, STALLS);
             let per_srtt = (per_rtt as f64 * srtt.as_secs_f64() / rtt.as_secs_f64()).ceil() as u64 * MSS;
             let mut bound = initial.max(3 * per_srtt + per_srtt + 2 * MSS);
             if spec.name() == "bbr" {
-                bound = initial.max(6 * per_srtt) + 8 * MSS;
+                // BBR's window is its model's (draft-ietf-ccwg-bbr-06
+                // §5.6.4), not grown per ACK, and carries an allowance for
+                // ACK aggregation (§5.5.9), of which a stall's release is
+                // one: the model's bound of the test above plus the flight
+                // of the longest stall.
+                bound = initial.max(6 * per_srtt) + 8 * MSS + per_rtt * u64::from(STALLS) * MSS;
             }
             prop_assert!(
                 largest <= bound,
