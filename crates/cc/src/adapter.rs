@@ -533,7 +533,8 @@ pub struct QuinnController {
     /// Whether the window is used (RFC 9002 §7.8): quinn-proto's
     /// `app_limited` is false for a sender held back by the CPU or its own
     /// rate limit, so an ACK is also marked application-limited when the
-    /// flight before it was under half the window.
+    /// flight before it, or what was sent in the last smoothed RTT, was
+    /// under half the window (see [`WindowUse`]).
     usage: WindowUse,
 }
 
@@ -575,7 +576,7 @@ impl QuinnController {
 impl Controller for QuinnController {
     fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
         self.switch();
-        self.usage.on_sent(bytes);
+        self.usage.on_sent(now, bytes);
         self.inner.on_sent(now, bytes);
         self.report_pacing();
     }
@@ -592,7 +593,7 @@ impl Controller for QuinnController {
         };
         // RFC 9002 §7.8: no growth while the window is not used.
         let inner = &self.inner;
-        let used = self.usage.window_used(inner.window(), || {
+        let used = self.usage.window_used(now, inner.window(), rtt.smoothed, || {
             matches!(inner.snapshot().phase, Phase::SlowStart | Phase::ConservativeSlowStart)
         });
         let app_limited = app_limited || !used;
