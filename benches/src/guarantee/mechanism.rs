@@ -77,6 +77,7 @@ pub struct Mechanism {
 fn halvings_per_rtt(f: &FlowResult, end: f64) -> f64 {
     let cuts = f
         .cc_trace
+        .to_vec()
         .windows(2)
         .filter(|w| {
             w[0].time_secs >= SKIP_SECS

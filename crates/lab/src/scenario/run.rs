@@ -19,7 +19,7 @@ use super::tcp::{interval_stats, slot_and_target};
 use super::validate::validate;
 use crate::Error;
 use crate::files::{FileStats, tcp_file_stats};
-use crate::host::{CcSample, CcTrace, FileWorkload, OracleBandwidth, QuicHost};
+use crate::host::{CcSamples, CcTrace, FileWorkload, OracleBandwidth, QuicHost};
 use tput_tcp::files::{TcpFileClient, TcpFileServer};
 use tput_tcp::{Amount, TcpSender, TcpSink, TcpTransfer};
 
@@ -31,7 +31,7 @@ type HostRecords = (
     Vec<TransferOutcome>,
     Vec<(u64, IntervalStats)>,
     Vec<String>,
-    Vec<(u64, Vec<CcSample>)>,
+    Vec<(u64, CcSamples)>,
 );
 
 fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
@@ -549,7 +549,7 @@ fn tcp_files_result(
         start_secs: start.as_secs_f64(),
         active_secs: files.transfer_secs.iter().sum(),
         intervals: Vec::new(),
-        cc_trace: Vec::new(),
+        cc_trace: CcSamples::default(),
         slots: Vec::new(),
         success_ratio: None,
         file_times: files.total_secs.clone(),
