@@ -3,11 +3,13 @@
 //! A [`CcSample`] takes 128 bytes in memory, most of them optional fields
 //! that only the guarantee controller fills and that rarely change from one
 //! sample to the next. A many-flow run keeps hundreds of thousands of them,
-//! so a trace is stored as a byte string instead: per sample a header byte
-//! saying which fields changed, the time as a varint delta in nanoseconds,
-//! the window as a zigzag varint delta, and only the changed optional
-//! fields. A NewReno sample takes about 5 bytes. Decoding gives back
-//! exactly the samples pushed (every `f64` bit for bit).
+//! so a trace is stored as bytes instead: per sample a header byte saying
+//! which fields changed, the time as a varint delta in nanoseconds, the
+//! window as a zigzag varint delta, and only the changed optional fields.
+//! A NewReno sample takes about 5 bytes. Decoding gives back exactly the
+//! samples pushed (every `f64` bit for bit). The bytes live in chunks that
+//! are filled and never moved (no buffer that doubles and leaves its old
+//! copy behind as a hole in the heap): at most a chunk's worth is unused.
 
 use tput_cc::BbrMode;
 
@@ -26,7 +28,8 @@ use super::CcSample;
 /// ```
 #[derive(Clone, Default)]
 pub struct CcSamples {
-    bytes: Vec<u8>,
+    /// The encoded samples; a sample never straddles two chunks.
+    chunks: Vec<Vec<u8>>,
     len: usize,
     /// The BBR states met so far: a sample stores an index into this list
     /// (`BbrMode` may grow variants, so no fixed numbering).
@@ -49,6 +52,16 @@ const GOAL: u16 = 1 << 6;
 const MORE: u16 = 1 << 7;
 const FLOOR: u16 = 1 << 8;
 const BBR: u16 = 1 << 9;
+
+/// The most bytes one encoded sample takes: two header bytes, ten for the
+/// time, ten for the window, eleven for each optional integer, nine for
+/// each optional float.
+const MAX_SAMPLE_BYTES: usize = 2 + 10 + 10 + 3 * 11 + 4 * 9;
+/// The first chunk's capacity (a short trace stays small); each next chunk
+/// doubles it, up to [`MAX_CHUNK_BYTES`].
+const FIRST_CHUNK_BYTES: usize = 256;
+/// The largest chunk.
+const MAX_CHUNK_BYTES: usize = 8192;
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -148,9 +161,27 @@ impl CcSamples {
         self.len == 0
     }
 
-    /// Bytes the encoded samples take (their buffer's length).
+    /// Bytes the encoded samples take.
     pub fn encoded_bytes(&self) -> usize {
-        self.bytes.len()
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// Bytes allocated for them (the encoded bytes and the chunks' unused ends).
+    pub fn allocated_bytes(&self) -> usize {
+        self.chunks.iter().map(Vec::capacity).sum::<usize>() + self.chunks.capacity() * std::mem::size_of::<Vec<u8>>()
+    }
+
+    /// The chunk to write the next sample to, with room for one.
+    fn chunk(&mut self) -> &mut Vec<u8> {
+        let full = self
+            .chunks
+            .last()
+            .is_none_or(|c| c.capacity() - c.len() < MAX_SAMPLE_BYTES);
+        if full {
+            let size = self.chunks.last().map_or(FIRST_CHUNK_BYTES, |c| c.capacity() * 2);
+            self.chunks.push(Vec::with_capacity(size.min(MAX_CHUNK_BYTES)));
+        }
+        self.chunks.last_mut().expect("a chunk")
     }
 
     /// The last sample.
@@ -162,7 +193,8 @@ impl CcSamples {
     pub fn push(&mut self, s: CcSample) {
         let prev = self.last.unwrap_or_default();
         let mut head = 0u16;
-        let ns = exact_ns(s.time_secs);
+        // Times run forward in a simulator's trace: a delta in nanoseconds.
+        let ns = exact_ns(s.time_secs).filter(|&ns| ns >= self.last_ns);
         if ns.is_some() {
             head |= TIME_NS;
         }
@@ -178,16 +210,24 @@ impl CcSamples {
         if head >> 8 != 0 {
             head |= MORE;
         }
-        let out = &mut self.bytes;
+        let bbr = match s.bbr_mode {
+            Some(m) if head & BBR != 0 => Some(match self.modes.iter().position(|&x| x == m) {
+                Some(i) => i as u64,
+                None => {
+                    self.modes.push(m);
+                    self.modes.len() as u64 - 1
+                }
+            }),
+            _ => None,
+        };
+        let last_ns = self.last_ns;
+        let out = self.chunk();
         out.push(head as u8);
         if head & MORE != 0 {
             out.push((head >> 8) as u8);
         }
         match ns {
-            Some(ns) => {
-                put_varint(out, zigzag(ns.wrapping_sub(self.last_ns) as i64));
-                self.last_ns = ns;
-            }
+            Some(ns) => put_varint(out, ns - last_ns),
             None => out.extend_from_slice(&s.time_secs.to_bits().to_le_bytes()),
         }
         put_varint(out, zigzag(s.cwnd_bytes.wrapping_sub(prev.cwnd_bytes) as i64));
@@ -213,14 +253,10 @@ impl CcSamples {
             put_opt_u64(out, s.floor_bytes);
         }
         if head & BBR != 0 {
-            let index = s.bbr_mode.map(|m| match self.modes.iter().position(|&x| x == m) {
-                Some(i) => i as u64,
-                None => {
-                    self.modes.push(m);
-                    self.modes.len() as u64 - 1
-                }
-            });
-            put_opt_u64(&mut self.bytes, index);
+            put_opt_u64(out, bbr);
+        }
+        if let Some(ns) = ns {
+            self.last_ns = ns;
         }
         self.last = Some(s);
         self.len += 1;
@@ -230,6 +266,7 @@ impl CcSamples {
     pub fn iter(&self) -> Iter<'_> {
         Iter {
             trace: self,
+            chunk: 0,
             at: 0,
             prev: CcSample::default(),
             prev_ns: 0,
@@ -241,9 +278,12 @@ impl CcSamples {
         self.iter().collect()
     }
 
-    /// Give back the spare capacity of the buffer (once the trace is complete).
+    /// Give back the unused end of the last chunk (once the trace is complete).
     pub fn shrink_to_fit(&mut self) {
-        self.bytes.shrink_to_fit();
+        if let Some(c) = self.chunks.last_mut() {
+            c.shrink_to_fit();
+        }
+        self.chunks.shrink_to_fit();
     }
 }
 
@@ -251,6 +291,7 @@ impl CcSamples {
 #[derive(Debug, Clone)]
 pub struct Iter<'a> {
     trace: &'a CcSamples,
+    chunk: usize,
     at: usize,
     prev: CcSample,
     prev_ns: u64,
@@ -260,9 +301,11 @@ impl Iterator for Iter<'_> {
     type Item = CcSample;
 
     fn next(&mut self) -> Option<CcSample> {
-        let b = &self.trace.bytes;
+        let mut b = self.trace.chunks.get(self.chunk)?;
         if self.at >= b.len() {
-            return None;
+            self.chunk += 1;
+            self.at = 0;
+            b = self.trace.chunks.get(self.chunk)?;
         }
         let at = &mut self.at;
         let mut head = u16::from(b[*at]);
@@ -273,7 +316,7 @@ impl Iterator for Iter<'_> {
         }
         let mut s = self.prev;
         if head & TIME_NS != 0 {
-            let ns = self.prev_ns.wrapping_add(unzigzag(get_varint(b, at)) as u64);
+            let ns = self.prev_ns + get_varint(b, at);
             self.prev_ns = ns;
             s.time_secs = ns as f64 * 1e-9;
         } else {
@@ -354,7 +397,7 @@ impl std::fmt::Debug for CcSamples {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CcSamples")
             .field("len", &self.len)
-            .field("encoded_bytes", &self.bytes.len())
+            .field("encoded_bytes", &self.encoded_bytes())
             .finish()
     }
 }
@@ -367,7 +410,7 @@ mod tests {
         CcSample {
             time_secs: (i * 1_234_567) as f64 * 1e-9,
             cwnd_bytes: 12_000 + (i % 7) * 1_200,
-            ssthresh_bytes: (i % 5 == 0).then_some(i * 100),
+            ssthresh_bytes: (i >= 100).then_some(30_000 + i / 1000),
             ..CcSample::default()
         }
     }
@@ -429,7 +472,11 @@ mod tests {
     fn a_newreno_sample_takes_a_few_bytes() {
         let trace: CcSamples = (0..10_000).map(sample).collect();
         let per_sample = trace.encoded_bytes() as f64 / trace.len() as f64;
-        assert!(per_sample < 8.0, "{per_sample} bytes a sample");
+        assert!(per_sample <= 6.5, "{per_sample} bytes a sample");
+        // Chunks are filled, not doubled: at most a chunk's worth unused.
+        let spare = trace.allocated_bytes() - trace.encoded_bytes();
+        assert!(spare <= MAX_CHUNK_BYTES, "{spare} bytes unused");
+        assert_eq!(trace.iter().count(), 10_000);
         assert!(std::mem::size_of::<CcSample>() >= 100);
     }
 }

@@ -37,8 +37,8 @@ type HostRecords = (
 fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
     match sim.host_mut::<QuicHost>(id) {
         Some(h) => (
-            h.outcomes().to_vec(),
-            h.intervals().to_vec(),
+            h.take_outcomes(),
+            h.take_intervals(),
             h.start_errors().to_vec(),
             h.take_cc_traces(),
         ),
