@@ -311,16 +311,6 @@ impl QuicHost {
         &self.intervals
     }
 
-    /// Take the finished transfers out of the host (see [`outcomes`](Self::outcomes)).
-    pub fn take_outcomes(&mut self) -> Vec<TransferOutcome> {
-        std::mem::take(&mut self.outcomes)
-    }
-
-    /// Take the interval records out of the host (see [`intervals`](Self::intervals)).
-    pub fn take_intervals(&mut self) -> Vec<(u64, IntervalStats)> {
-        std::mem::take(&mut self.intervals)
-    }
-
     /// Transfers that could not even start (bad configuration), with the reason.
     pub fn start_errors(&self) -> &[String] {
         &self.start_errors

@@ -12,8 +12,12 @@ fn streamed_outputs_are_the_rendered_ones_and_traces_stay_compact() {
         LinkSpec::new(rate.parse().unwrap(), Duration::from_micros(delay_us)).with_queue_packets(queue)
     };
     let topology = TopologySpec::dumbbell(link("100Mbit/s", 5000, 30), link("1Gbit/s", 2500, 1000));
-    let guarantee = FlowGroup::new("guarantee:target=10Mbit/s,eval=32rtt,slot=16rtt,mode=paper".parse().unwrap())
-        .with_target("10Mbit/s".parse().unwrap());
+    let guarantee = FlowGroup::new(
+        "guarantee:target=10Mbit/s,eval=32rtt,slot=16rtt,mode=paper"
+            .parse()
+            .unwrap(),
+    )
+    .with_target("10Mbit/s".parse().unwrap());
     let flows = vec![
         guarantee,
         FlowGroup::new("newreno".parse().unwrap()).times(2),
@@ -39,9 +43,17 @@ fn streamed_outputs_are_the_rendered_ones_and_traces_stay_compact() {
     assert!(r.flows.iter().all(|f| f.cc_trace.len() > 100), "every upload is traced");
     let first = cc.lines().nth(1).unwrap();
     let t0 = r.flows[0].cc_trace.iter().next().unwrap();
-    assert!(first.starts_with(&format!("1,{},{},", t0.time_secs, t0.cwnd_bytes)), "{first}");
+    assert!(
+        first.starts_with(&format!("1,{},{},", t0.time_secs, t0.cwnd_bytes)),
+        "{first}"
+    );
     // Every field of the guarantee controller is traced, and BBR's state.
-    assert!(r.flows[0].cc_trace.iter().all(|c| c.k.is_some() && c.goal_bytes_per_sec.is_some()));
+    assert!(
+        r.flows[0]
+            .cc_trace
+            .iter()
+            .all(|c| c.k.is_some() && c.goal_bytes_per_sec.is_some())
+    );
     assert!(r.flows[3].cc_trace.iter().all(|c| c.bbr_mode.is_some()));
 
     // A sample in memory is 128 bytes as a `CcSample`; held, a few.

@@ -204,7 +204,10 @@ impl CcSamples {
         head |= changed(s.slot_rtts != prev.slot_rtts, SLOT);
         head |= changed(f64_bits(s.k_bw) != f64_bits(prev.k_bw), K_BW);
         head |= changed(f64_bits(s.k_max) != f64_bits(prev.k_max), K_MAX);
-        head |= changed(f64_bits(s.goal_bytes_per_sec) != f64_bits(prev.goal_bytes_per_sec), GOAL);
+        head |= changed(
+            f64_bits(s.goal_bytes_per_sec) != f64_bits(prev.goal_bytes_per_sec),
+            GOAL,
+        );
         head |= changed(s.floor_bytes != prev.floor_bytes, FLOOR);
         head |= changed(s.bbr_mode != prev.bbr_mode, BBR);
         if head >> 8 != 0 {

@@ -37,8 +37,8 @@ type HostRecords = (
 fn take_host(sim: &mut Simulator, id: tput_netsim::HostId) -> HostRecords {
     match sim.host_mut::<QuicHost>(id) {
         Some(h) => (
-            h.take_outcomes(),
-            h.take_intervals(),
+            h.outcomes().to_vec(),
+            h.intervals().to_vec(),
             h.start_errors().to_vec(),
             h.take_cc_traces(),
         ),
@@ -136,8 +136,9 @@ pub struct RunOptions {
     /// Keep no controller traces: every [`FlowResult::cc_trace`] is empty
     /// (and `cc.csv` has no rows). A trace holds a sample per window change,
     /// up to one per millisecond of window growth: tens of samples per
-    /// flow-second, most of a long many-flow run's memory. Everything else
-    /// in the result is the same.
+    /// flow-second, held compactly ([`crate::host::CcSamples`]: about 7
+    /// bytes a NewReno sample, 28 a guarantee controller's). Everything
+    /// else in the result is the same.
     pub no_cc_trace: bool,
     /// Encrypt 1-RTT packets for real (AES-128-GCM, as live). By default a
     /// simulation runs the real TLS handshake and then leaves packets in
