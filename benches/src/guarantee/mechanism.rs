@@ -127,7 +127,7 @@ pub fn traced(duration: Duration) -> Result<Mechanism, String> {
             if pkts < needed {
                 st.below += dt;
             }
-            classify(s, dt, &mut st);
+            classify(&s, dt, &mut st);
             goal += dt * s.goal_bytes_per_sec.unwrap_or(f64::NAN) / own;
             floor += dt * s.floor_bytes.unwrap_or(0) as f64 / MSS;
             if s.slot_rtts == Some(2) {

@@ -138,7 +138,7 @@ fn f64_bits(v: Option<f64>) -> Option<u64> {
 /// The nanoseconds `t` seconds stand for, if `t` is exactly what
 /// `SimTime::as_secs_f64` gives for them (the simulator's own times).
 fn exact_ns(t: f64) -> Option<u64> {
-    if !(t >= 0.0 && t < 1.8e10) {
+    if !(0.0..1.8e10).contains(&t) {
         return None;
     }
     let ns = (t * 1e9).round() as u64;
