@@ -77,6 +77,7 @@ pub struct Mechanism {
 fn halvings_per_rtt(f: &FlowResult, end: f64) -> f64 {
     let cuts = f
         .cc_trace
+        .to_vec()
         .windows(2)
         .filter(|w| {
             w[0].time_secs >= SKIP_SECS
@@ -126,7 +127,7 @@ pub fn traced(duration: Duration) -> Result<Mechanism, String> {
             if pkts < needed {
                 st.below += dt;
             }
-            classify(s, dt, &mut st);
+            classify(&s, dt, &mut st);
             goal += dt * s.goal_bytes_per_sec.unwrap_or(f64::NAN) / own;
             floor += dt * s.floor_bytes.unwrap_or(0) as f64 / MSS;
             if s.slot_rtts == Some(2) {

@@ -32,8 +32,8 @@ pub(crate) struct SimArgs {
     /// Write a qlog trace (virtual time) of every connection under DIR, one folder per flow.
     #[arg(long, value_name = "DIR")]
     qlog: Option<PathBuf>,
-    /// Keep no per-ACK controller traces (cc.csv stays empty): saves most of
-    /// a long many-flow run's memory; every other result is the same.
+    /// Keep no per-ACK controller traces (cc.csv stays empty): saves the
+    /// few bytes a sample they are held in; every other result is the same.
     #[arg(long)]
     no_cc_trace: bool,
     /// Encrypt simulated packets with AES-128-GCM as live connections do.

@@ -56,7 +56,7 @@ pub(crate) fn empty_flow(flow: u32, group: usize) -> FlowResult {
         start_secs: 0.0,
         active_secs: 0.0,
         intervals: Vec::new(),
-        cc_trace: Vec::new(),
+        cc_trace: Default::default(),
         slots: Vec::new(),
         success_ratio: None,
         file_times: Vec::new(),

@@ -20,6 +20,9 @@ use tput_netsim::{Addr, Datagram, Ecn, FileArrivals, FlowId, Host, OracleHandle,
 
 use tput_transport::{Direction, IntervalStats, Node, NodeEvent, ServerTrust, TransferOutcome, TransferSpec};
 
+mod samples;
+pub use samples::{CcSamples, Iter as CcSamplesIter};
+
 /// The sending controller's state at one moment of simulated time.
 ///
 /// Sampling rule ([`QuicHost::cc_traces`]): the host reads the controller
@@ -145,7 +148,7 @@ pub const TRACE_MIN_GAP_SECS: f64 = 1e-3;
 pub(crate) struct CcTrace {
     /// The transfer id in the node.
     id: u64,
-    samples: Vec<CcSample>,
+    samples: CcSamples,
     /// The latest state not kept yet (window growth within the gap).
     held: Option<CcSample>,
     /// The transfer is gone: no more samples.
@@ -159,7 +162,7 @@ impl CcTrace {
             return;
         }
         match self.samples.last() {
-            Some(last) if last.only_grows_to(&s) && self.held.is_none_or(|h| h.only_grows_to(&s)) => {
+            Some(&last) if last.only_grows_to(&s) && self.held.is_none_or(|h| h.only_grows_to(&s)) => {
                 if s.time_secs - last.time_secs >= TRACE_MIN_GAP_SECS {
                     self.samples.push(s);
                     self.held = None;
@@ -174,8 +177,9 @@ impl CcTrace {
         }
     }
 
-    pub(crate) fn finish(&mut self) -> Vec<CcSample> {
+    pub(crate) fn finish(&mut self) -> CcSamples {
         self.samples.extend(self.held.take());
+        self.samples.shrink_to_fit();
         std::mem::take(&mut self.samples)
     }
 }
@@ -315,7 +319,7 @@ impl QuicHost {
     /// Controller traces of the uploads started with [`schedule`](Self::schedule),
     /// as (transfer id, samples) in start order, by the rule on [`CcSample`]. Downloads
     /// (whose controller is on the server) and file workloads are not traced.
-    pub fn cc_traces(&self) -> Vec<(u64, Vec<CcSample>)> {
+    pub fn cc_traces(&self) -> Vec<(u64, CcSamples)> {
         self.traces
             .iter()
             .map(|t| {
@@ -326,7 +330,7 @@ impl QuicHost {
     }
 
     /// Take the controller traces out of the host (see [`cc_traces`](Self::cc_traces)).
-    pub fn take_cc_traces(&mut self) -> Vec<(u64, Vec<CcSample>)> {
+    pub fn take_cc_traces(&mut self) -> Vec<(u64, CcSamples)> {
         std::mem::take(&mut self.traces)
             .into_iter()
             .map(|mut t| (t.id, t.finish()))

@@ -287,7 +287,7 @@ impl Keep {
             return None;
         }
         for f in &mut r.flows {
-            f.cc_trace = Vec::new();
+            f.cc_trace = Default::default();
             if !self.intervals {
                 f.intervals = Vec::new();
             } else if self.interval_runs {

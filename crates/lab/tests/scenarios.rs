@@ -194,7 +194,7 @@ fn quinn_s_own_controllers_run_beside_ours() {
         r.window.bottleneck.utilisation
     );
     // quinn's controller reports its window (as a custom controller does).
-    let trace = &r.flows[0].cc_trace;
+    let trace = r.flows[0].cc_trace.to_vec();
     assert!(trace.len() > 10 && trace.iter().any(|s| s.cwnd_bytes != trace[0].cwnd_bytes));
 
     let bad = text.replacen("cc = \"bbr\"\n        quinn", "cc = \"vegas\"\n        quinn", 1);

@@ -223,7 +223,7 @@ pub fn scenario_charts(s: &Scenario, r: &ScenarioResult) -> ScenarioCharts {
             f.cc_trace
                 .iter()
                 .filter(|c| c.time_secs <= stop)
-                .filter_map(|c| Some((c.time_secs, field(c)?)))
+                .filter_map(|c| Some((c.time_secs, field(&c)?)))
                 .collect()
         })
     };

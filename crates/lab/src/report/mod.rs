@@ -10,6 +10,7 @@
 //! ([`crate::scenario::MeasuredWindow`]): the drain after it, in which flows
 //! only finish, is left out, and the window is printed beside them.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -515,23 +516,29 @@ pub const OUTPUT_FILES: [&str; 13] = [
 /// Serialize `rows` as CSV with a header from the row type's field names
 /// (written even when there are no rows).
 pub fn csv<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> Result<String, Error> {
+    let mut out = Vec::new();
+    write_csv(&mut out, rows)?;
+    String::from_utf8(out).map_err(|e| Error::Run(format!("CSV: {e}")))
+}
+
+/// [`csv`] written to `w` row by row, without holding the text.
+pub fn write_csv<R: Serialize + Default>(w: impl Write, rows: impl IntoIterator<Item = R>) -> Result<(), Error> {
     let err = |e: &dyn std::fmt::Display| Error::Run(format!("CSV: {e}"));
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut empty = true;
-    for r in rows {
-        w.serialize(r).map_err(|e| err(&e))?;
-        empty = false;
-    }
-    if empty {
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_none() {
         // The header comes from a row: write a default one and keep only the header.
-        w.serialize(R::default()).map_err(|e| err(&e))?;
+        let mut h = csv::Writer::from_writer(Vec::new());
+        h.serialize(R::default()).map_err(|e| err(&e))?;
+        let text = h.into_inner().map_err(|e| err(&e))?;
+        let header = &text[..text.iter().position(|&b| b == b'\n').map_or(0, |i| i + 1)];
+        let mut w = w;
+        return w.write_all(header).map_err(|e| err(&e));
     }
-    let bytes = w.into_inner().map_err(|e| err(&e))?;
-    let mut text = String::from_utf8(bytes).map_err(|e| err(&e))?;
-    if empty {
-        text.truncate(text.find('\n').map_or(0, |i| i + 1));
+    let mut out = csv::Writer::from_writer(w);
+    for r in rows {
+        out.serialize(r).map_err(|e| err(&e))?;
     }
-    Ok(text)
+    out.flush().map_err(|e| err(&e))
 }
 
 /// `value` as JSON, indented when `pretty`.
@@ -655,130 +662,213 @@ struct DeliveredRow {
     interval_bytes: u64,
 }
 
+/// Write output file `name` (one of [`OUTPUT_FILES`]) of run `r` to `w`,
+/// row by row: nothing but the charts is rendered in memory first.
+/// `charts` caches the charts, drawn on the first chart asked for.
+fn write_output(
+    name: &str,
+    s: &Scenario,
+    r: &ScenarioResult,
+    summary: &Summary,
+    charts: &mut Option<plot::ScenarioCharts>,
+    w: &mut dyn Write,
+) -> Result<(), Error> {
+    let json = |w: &mut dyn Write, pretty: bool, value: &dyn erased::Json| {
+        value.write(w, pretty).map_err(|e| Error::Run(format!("JSON: {e}")))
+    };
+    match name {
+        "summary.json" => json(w, true, summary),
+        "result.json" => json(w, false, r),
+        "flows.csv" => write_csv(
+            w,
+            summary.flows.iter().map(|f| FlowRow {
+                flow: f.flow,
+                group: f.group,
+                cc: &f.cc,
+                bytes: f.bytes,
+                active_secs: f.active_secs,
+                goodput_bps: f.goodput_bps,
+                slots: f.slots,
+                slots_met: f.slots_met,
+                success_ratio: f.success_ratio,
+                files: f.files,
+                mean_file_secs: f.mean_file_secs,
+            }),
+        ),
+        "intervals.csv" => write_csv(
+            w,
+            r.flows.iter().flat_map(|f| {
+                f.intervals.iter().map(move |i| {
+                    let (k, slot_rtts) = match i.controller.as_ref().map(|c| &c.state) {
+                        Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (Some(*k), Some(*slot_rtts)),
+                        _ => (None, None),
+                    };
+                    IntervalRow {
+                        flow: f.flow,
+                        start_secs: i.start_secs,
+                        end_secs: i.end_secs,
+                        bytes: i.bytes,
+                        written_bytes: i.written_bytes,
+                        goodput_bps: i.goodput_bps,
+                        cwnd_bytes: i.cwnd_bytes,
+                        srtt_ms: i.srtt_ms,
+                        min_rtt_ms: i.min_rtt_ms,
+                        lost_packets: i.lost_packets,
+                        congestion_events: i.congestion_events,
+                        k,
+                        slot_rtts,
+                    }
+                })
+            }),
+        ),
+        "slots.csv" => write_csv(
+            w,
+            r.flows.iter().flat_map(|f| {
+                f.slots.iter().map(move |sl| SlotRow {
+                    flow: f.flow,
+                    index: sl.index,
+                    start_secs: sl.start_secs,
+                    bytes: sl.bytes,
+                    throughput_bps: sl.throughput_bps,
+                    met: sl.met,
+                })
+            }),
+        ),
+        "links.csv" => write_csv(
+            w,
+            r.window.links.iter().map(|l| LinkRow {
+                link: l.link.0,
+                offered_packets: l.offered.packets,
+                offered_bytes: l.offered.bytes,
+                delivered_packets: l.delivered.packets,
+                delivered_bytes: l.delivered.bytes,
+                dropped_queue_packets: l.dropped_queue.packets,
+                dropped_queue_bytes: l.dropped_queue.bytes,
+                dropped_aqm_packets: l.dropped_aqm.packets,
+                dropped_aqm_bytes: l.dropped_aqm.bytes,
+                marked_packets: l.marked.packets,
+                marked_bytes: l.marked.bytes,
+                sojourn_p50_ns: l.sojourn_p50_ns,
+                sojourn_p99_ns: l.sojourn_p99_ns,
+                dropped_cutoff_packets: l.dropped_cutoff.packets,
+                dropped_cutoff_bytes: l.dropped_cutoff.bytes,
+                dropped_random_packets: l.dropped_random.packets,
+                dropped_random_bytes: l.dropped_random.bytes,
+                queued_packets: l.queued.packets,
+                queued_bytes: l.queued.bytes,
+                busy_ns: l.busy_ns,
+                elapsed_ns: l.elapsed_ns,
+                utilisation: l.utilisation,
+            }),
+        ),
+        "queue.csv" => write_csv(
+            w,
+            r.queue.iter().map(|q| QueueRow {
+                time_ns: q.time_ns,
+                link: q.link.0,
+                packets: q.packets,
+                bytes: q.bytes,
+            }),
+        ),
+        "delivered.csv" => write_csv(
+            w,
+            r.delivered.iter().map(|d| DeliveredRow {
+                time_ns: d.time_ns,
+                flow: d.flow,
+                delivered_bytes: d.delivered_bytes,
+                interval_bytes: d.interval_bytes,
+            }),
+        ),
+        "cc.csv" => write_csv(
+            w,
+            r.flows.iter().flat_map(|f| {
+                f.cc_trace.iter().map(move |c| CcRow {
+                    flow: f.flow,
+                    time_secs: c.time_secs,
+                    cwnd_bytes: c.cwnd_bytes,
+                    ssthresh_bytes: c.ssthresh_bytes,
+                    k: c.k,
+                    slot_rtts: c.slot_rtts,
+                    k_bw: c.k_bw,
+                    k_max: c.k_max,
+                    goal_bytes_per_sec: c.goal_bytes_per_sec,
+                    floor_bytes: c.floor_bytes,
+                })
+            }),
+        ),
+        chart => {
+            let c = charts.get_or_insert_with(|| plot::scenario_charts(s, r));
+            let svg = match chart {
+                "throughput.svg" => &c.throughput,
+                "cwnd.svg" => &c.cwnd,
+                "k.svg" => &c.k,
+                "queue.svg" => &c.queue,
+                other => return Err(Error::Run(format!("no output file {other}"))),
+            };
+            w.write_all(svg.as_bytes()).map_err(|e| Error::Run(e.to_string()))
+        }
+    }
+}
+
+/// JSON to a writer, compact or indented, for any serializable value.
+mod erased {
+    use std::io::Write;
+
+    /// A value [`super::write_output`] can write as JSON.
+    pub(super) trait Json {
+        /// Write it to `w`, indented when `pretty`.
+        fn write(&self, w: &mut dyn Write, pretty: bool) -> serde_json::Result<()>;
+    }
+
+    impl<T: serde::Serialize> Json for T {
+        fn write(&self, w: &mut dyn Write, pretty: bool) -> serde_json::Result<()> {
+            if pretty {
+                serde_json::to_writer_pretty(w, self)
+            } else {
+                serde_json::to_writer(w, self)
+            }
+        }
+    }
+}
+
 /// Every output file of a run, rendered: (file name, contents), in
-/// [`OUTPUT_FILES`] order.
+/// [`OUTPUT_FILES`] order. [`write_outputs`] writes the same bytes without
+/// holding them.
 pub fn render_outputs(
     s: &Scenario,
     r: &ScenarioResult,
     summary: &Summary,
 ) -> Result<Vec<(&'static str, String)>, Error> {
-    let flows = csv(summary.flows.iter().map(|f| FlowRow {
-        flow: f.flow,
-        group: f.group,
-        cc: &f.cc,
-        bytes: f.bytes,
-        active_secs: f.active_secs,
-        goodput_bps: f.goodput_bps,
-        slots: f.slots,
-        slots_met: f.slots_met,
-        success_ratio: f.success_ratio,
-        files: f.files,
-        mean_file_secs: f.mean_file_secs,
-    }))?;
-    let intervals = csv(r.flows.iter().flat_map(|f| {
-        f.intervals.iter().map(move |i| {
-            let (k, slot_rtts) = match i.controller.as_ref().map(|c| &c.state) {
-                Some(AlgorithmState::Guarantee { k, slot_rtts, .. }) => (Some(*k), Some(*slot_rtts)),
-                _ => (None, None),
-            };
-            IntervalRow {
-                flow: f.flow,
-                start_secs: i.start_secs,
-                end_secs: i.end_secs,
-                bytes: i.bytes,
-                written_bytes: i.written_bytes,
-                goodput_bps: i.goodput_bps,
-                cwnd_bytes: i.cwnd_bytes,
-                srtt_ms: i.srtt_ms,
-                min_rtt_ms: i.min_rtt_ms,
-                lost_packets: i.lost_packets,
-                congestion_events: i.congestion_events,
-                k,
-                slot_rtts,
-            }
+    let mut charts = None;
+    OUTPUT_FILES
+        .iter()
+        .map(|&name| {
+            let mut out = Vec::new();
+            write_output(name, s, r, summary, &mut charts, &mut out)?;
+            let text = String::from_utf8(out).map_err(|e| Error::Run(format!("{name}: {e}")))?;
+            Ok((name, text))
         })
-    }))?;
-    let slots = csv(r.flows.iter().flat_map(|f| {
-        f.slots.iter().map(move |sl| SlotRow {
-            flow: f.flow,
-            index: sl.index,
-            start_secs: sl.start_secs,
-            bytes: sl.bytes,
-            throughput_bps: sl.throughput_bps,
-            met: sl.met,
-        })
-    }))?;
-    let links = csv(r.window.links.iter().map(|l| LinkRow {
-        link: l.link.0,
-        offered_packets: l.offered.packets,
-        offered_bytes: l.offered.bytes,
-        delivered_packets: l.delivered.packets,
-        delivered_bytes: l.delivered.bytes,
-        dropped_queue_packets: l.dropped_queue.packets,
-        dropped_queue_bytes: l.dropped_queue.bytes,
-        dropped_aqm_packets: l.dropped_aqm.packets,
-        dropped_aqm_bytes: l.dropped_aqm.bytes,
-        marked_packets: l.marked.packets,
-        marked_bytes: l.marked.bytes,
-        sojourn_p50_ns: l.sojourn_p50_ns,
-        sojourn_p99_ns: l.sojourn_p99_ns,
-        dropped_cutoff_packets: l.dropped_cutoff.packets,
-        dropped_cutoff_bytes: l.dropped_cutoff.bytes,
-        dropped_random_packets: l.dropped_random.packets,
-        dropped_random_bytes: l.dropped_random.bytes,
-        queued_packets: l.queued.packets,
-        queued_bytes: l.queued.bytes,
-        busy_ns: l.busy_ns,
-        elapsed_ns: l.elapsed_ns,
-        utilisation: l.utilisation,
-    }))?;
-    let queue = csv(r.queue.iter().map(|q| QueueRow {
-        time_ns: q.time_ns,
-        link: q.link.0,
-        packets: q.packets,
-        bytes: q.bytes,
-    }))?;
-    let delivered = csv(r.delivered.iter().map(|d| DeliveredRow {
-        time_ns: d.time_ns,
-        flow: d.flow,
-        delivered_bytes: d.delivered_bytes,
-        interval_bytes: d.interval_bytes,
-    }))?;
-    let cc = csv(r.flows.iter().flat_map(|f| {
-        f.cc_trace.iter().map(move |c| CcRow {
-            flow: f.flow,
-            time_secs: c.time_secs,
-            cwnd_bytes: c.cwnd_bytes,
-            ssthresh_bytes: c.ssthresh_bytes,
-            k: c.k,
-            slot_rtts: c.slot_rtts,
-            k_bw: c.k_bw,
-            k_max: c.k_max,
-            goal_bytes_per_sec: c.goal_bytes_per_sec,
-            floor_bytes: c.floor_bytes,
-        })
-    }))?;
-    let charts = plot::scenario_charts(s, r);
-    Ok(vec![
-        ("summary.json", to_json(summary, true)?),
-        ("result.json", to_json(r, false)?),
-        ("flows.csv", flows),
-        ("intervals.csv", intervals),
-        ("slots.csv", slots),
-        ("links.csv", links),
-        ("queue.csv", queue),
-        ("delivered.csv", delivered),
-        ("cc.csv", cc),
-        ("throughput.svg", charts.throughput),
-        ("cwnd.svg", charts.cwnd),
-        ("k.svg", charts.k),
-        ("queue.svg", charts.queue),
-    ])
+        .collect()
 }
 
-/// Write every output file of a run into `dir` (see [`OUTPUT_FILES`]).
+/// Write every output file of a run into `dir` (see [`OUTPUT_FILES`]),
+/// each streamed to its file row by row (the controller traces, decoded
+/// sample by sample, are never rendered whole in memory).
 pub fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &Summary) -> Result<Vec<PathBuf>, Error> {
-    write_files(dir, &render_outputs(s, r, summary)?)
+    std::fs::create_dir_all(dir).map_err(|e| Error::Run(format!("creating {}: {e}", dir.display())))?;
+    let mut charts = None;
+    OUTPUT_FILES
+        .iter()
+        .map(|&name| {
+            let path = dir.join(name);
+            let fail = |e: &dyn std::fmt::Display| Error::Run(format!("writing {}: {e}", path.display()));
+            let file = std::fs::File::create(&path).map_err(|e| fail(&e))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
+            write_output(name, s, r, summary, &mut charts, &mut w).map_err(|e| fail(&e))?;
+            w.flush().map_err(|e| fail(&e))?;
+            Ok(path)
+        })
+        .collect()
 }
 
 #[cfg(test)]

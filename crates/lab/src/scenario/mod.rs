@@ -61,7 +61,7 @@ mod tests {
         let r = run(&s, |_| {}).unwrap();
         let up = &r.flows[0];
         assert!(up.errors.is_empty(), "{:?}", up.errors);
-        let t = &up.cc_trace;
+        let t = up.cc_trace.to_vec();
         assert!(!up.intervals.is_empty());
         assert!(
             t.len() > 10 * up.intervals.len(),

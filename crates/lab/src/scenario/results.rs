@@ -6,7 +6,7 @@ use tput_netsim::{FlowSample, LinkId, LinkStats, QueueSample};
 use tput_transport::{IntervalStats, SlotStats};
 
 use crate::files::FileStats;
-use crate::host::CcSample;
+use crate::host::CcSamples;
 use tput_tcp::TcpStats;
 
 /// What one flow did.
@@ -32,12 +32,13 @@ pub struct FlowResult {
     /// Sender-side interval records of its (bulk) transfer.
     pub intervals: Vec<IntervalStats>,
     /// The sending controller's state at every change (window growth at most
-    /// once per millisecond; the rule is on [`CcSample`]), absolute simulated
+    /// once per millisecond; the rule is on [`CcSample`](crate::host::CcSample)), absolute simulated
     /// time. Bulk uploads only: empty for downloads (whose controller runs on
     /// the server) and file workloads. Written to `cc.csv`, left out of
-    /// `result.json`.
+    /// `result.json`. Held compactly (a few bytes a sample): read it with
+    /// [`CcSamples::iter`].
     #[serde(skip)]
-    pub cc_trace: Vec<CcSample>,
+    pub cc_trace: CcSamples,
     /// Receiver-judged evaluation slots (bulk transfers with a target).
     pub slots: Vec<SlotStats>,
     /// Fraction of slots that met the target.
