@@ -65,7 +65,7 @@ pub use failure::{End, TransferError, TransferStream, Violation};
 #[cfg(feature = "sim")]
 pub use node::{BufferPool, SimOptions};
 pub use node::{
-    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, Refusal,
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, EcnCounts, Node, NodeConfig, NodeEvent, Outgoing, Refusal,
     SenderController, ServerLimits, TransferSpec,
 };
 #[cfg(feature = "test-support")]
