@@ -299,7 +299,12 @@ fn the_relay_applies_an_aqm() {
 /// `relay` to `sink` at 1000 per second (a 1 Mbit/s link then holds a
 /// standing queue of seconds), and returns the codepoints the sink read,
 /// in arrival order, until 2 s pass with nothing.
-fn blast_with_ecn(relay: SocketAddr, sink: UdpSocket, ecn: Option<quinn_udp::EcnCodepoint>, count: usize) -> Vec<Option<quinn_udp::EcnCodepoint>> {
+fn blast_with_ecn(
+    relay: SocketAddr,
+    sink: UdpSocket,
+    ecn: Option<quinn_udp::EcnCodepoint>,
+    count: usize,
+) -> Vec<Option<quinn_udp::EcnCodepoint>> {
     use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
     let rx = std::thread::spawn(move || {
         // quinn-udp makes the socket non-blocking; block with a timeout.
@@ -313,7 +318,10 @@ fn blast_with_ecn(relay: SocketAddr, sink: UdpSocket, ecn: Option<quinn_udp::Ecn
             let mut slices = [std::io::IoSliceMut::new(&mut buf)];
             match state.recv((&sink).into(), &mut slices, &mut metas) {
                 // A GRO batch shares one codepoint.
-                Ok(_) => got.extend(std::iter::repeat_n(metas[0].ecn, metas[0].len.div_ceil(metas[0].stride.max(1)))),
+                Ok(_) => got.extend(std::iter::repeat_n(
+                    metas[0].ecn,
+                    metas[0].len.div_ceil(metas[0].stride.max(1)),
+                )),
                 Err(_) => return got,
             }
         }
@@ -359,7 +367,11 @@ fn the_relay_reads_and_writes_ecn_and_its_aqm_marks_instead_of_dropping() {
     assert_eq!(ce + ect0, got.len() as u64, "every datagram left ECN-capable");
     // Every mark the link made reached the sink, unless the relay could not
     // keep up and dropped a marked datagram after the link.
-    assert!(ce > 0 && ce <= f.marked.packets, "{ce} CE of {} marked", f.marked.packets);
+    assert!(
+        ce > 0 && ce <= f.marked.packets,
+        "{ce} CE of {} marked",
+        f.marked.packets
+    );
     assert!(ce + f.dropped_overload.packets >= f.marked.packets, "{ce} CE, {f:?}");
     // One client: it offered what the direction did, and its marks are the
     // delivered datagrams that left with CE.
@@ -467,8 +479,9 @@ fn upload_through_fq_codel(ecn: bool) -> (RelayStats, tput_transport::EcnCounts,
             events: seen_by_cc.clone(),
         })
     });
-    let spec = TransferSpec::upload(3_000_000, "newreno".parse().unwrap())
-        .with_controller(tput_transport::SenderController::own(factory, "newreno".parse().unwrap()));
+    let spec = TransferSpec::upload(3_000_000, "newreno".parse().unwrap()).with_controller(
+        tput_transport::SenderController::own(factory, "newreno".parse().unwrap()),
+    );
     let trust = ServerTrust::Pinned(id.fingerprint());
     let out = rt()
         .block_on(udp::transfer(
@@ -512,7 +525,10 @@ fn a_quic_upload_through_an_fq_codel_relay_sees_marks_instead_of_drops() {
     assert!(seen.ce > 0 && seen.ce <= f.marked.packets, "{seen:?} against {f:?}");
     assert!(ecn_events > 0, "the controller heard of no mark");
     assert_eq!(f.flows.len(), 1, "{f:?}");
-    assert!(f.flows[0].marked.packets > 0 && f.flows[0].marked.packets <= f.marked.packets, "{f:?}");
+    assert!(
+        f.flows[0].marked.packets > 0 && f.flows[0].marked.packets <= f.marked.packets,
+        "{f:?}"
+    );
 
     let (s, seen, (ecn_events, loss_events)) = upload_through_fq_codel(false);
     let f = &s.forward;

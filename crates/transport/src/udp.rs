@@ -208,13 +208,7 @@ pub async fn drive(
 /// Each datagram goes with the ECN codepoint its IP header carried
 /// (quinn-udp reads IP_TOS / IPV6_TCLASS; a GRO batch shares one), which
 /// the node counts into its ACK frames (RFC 9000 §13.4.1).
-fn hand_over(
-    node: &mut Node,
-    slices: &[IoSliceMut<'_>],
-    metas: &[RecvMeta],
-    n: usize,
-    batch: &mut Batch,
-) -> usize {
+fn hand_over(node: &mut Node, slices: &[IoSliceMut<'_>], metas: &[RecvMeta], n: usize, batch: &mut Batch) -> usize {
     for (meta, slice) in metas.iter().zip(slices).take(n) {
         let data = &slice[..meta.len.min(slice.len())];
         let ecn = meta.ecn.and_then(|e| quinn_proto::EcnCodepoint::from_bits(e as u8));

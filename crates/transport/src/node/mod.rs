@@ -49,8 +49,8 @@ mod receiver;
 mod sender;
 
 pub use config::{CpuClock, NodeConfig, SenderController, SimOptions, TransferSpec};
-pub use endpoint::{EcnCounts, Outgoing};
 pub(crate) use endpoint::seed_bytes;
+pub use endpoint::{EcnCounts, Outgoing};
 use endpoint::{Qlog, SeededCids};
 pub use limits::{Refusal, ServerLimits};
 use pacer::Pacer;

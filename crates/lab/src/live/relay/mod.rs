@@ -702,11 +702,11 @@ async fn receive(sock: Arc<Socket>, client: Option<SocketAddr>, tx: mpsc::Unboun
             tracing::debug!("relay: receive error: {e}");
             continue;
         }
-        let mut slices: Vec<std::io::IoSliceMut<'_>> = bufs.chunks_mut(RECV_SLOT).map(std::io::IoSliceMut::new).collect();
-        let n = match sock
-            .io
-            .try_io(Interest::READABLE, || sock.state.recv((&sock.io).into(), &mut slices, &mut metas))
-        {
+        let mut slices: Vec<std::io::IoSliceMut<'_>> =
+            bufs.chunks_mut(RECV_SLOT).map(std::io::IoSliceMut::new).collect();
+        let n = match sock.io.try_io(Interest::READABLE, || {
+            sock.state.recv((&sock.io).into(), &mut slices, &mut metas)
+        }) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             // ICMP errors (the server not listening yet, say) surface on
