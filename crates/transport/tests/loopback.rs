@@ -626,8 +626,7 @@ async fn upload_ecn(client_ecn: bool) -> tput_transport::EcnCounts {
     .unwrap();
     assert!(out[0].ok(), "{:?}", out[0].error);
     within(server).await.unwrap();
-    let counts = seen.lock().unwrap().expect("the server's transfer finished");
-    counts
+    seen.lock().unwrap().expect("the server's transfer finished")
 }
 
 /// RFC 9000 §13.4: the UDP driver sends the ECT(0) quinn-proto asks for
