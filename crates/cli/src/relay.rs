@@ -49,10 +49,15 @@ Example: tputctl relay --listen 127.0.0.1:4434 --to 127.0.0.1:4433 \\
 --reverse defaults to --forward without its impairments (cut-off, rate schedule, loss, trace).
 --config FILE holds [forward] and [reverse] tables with the same keys (cutoff as a table,
 rate_schedule as [{ at = \"5s\", rate = \"10Mbit/s\" }]).
+ECN: the relay reads each datagram's ECN field (IP_TOS / IPV6_TCLASS) and sends it on with the
+codepoint the link gives back: unchanged, or CE where a queue with aqm.ecn=true marked an
+ECN-capable datagram instead of dropping it (RFC 3168 §5). tputctl send/serve/loopback send
+ECT(0) by default (--no-ecn: Not-ECT), so their transfers see marks, not AQM drops.
 Every --interval: delivered rate and counters per direction; at exit (Ctrl-C or --time):
 totals, drops by cause (queue = overflow, aqm, cutoff, random, overload = the relay could not
-keep up),
-the queue's high-water mark and how late departures left (p50, p99, max).
+keep up), CE marks, the queue's high-water mark, the queueing delay (p50, p99) and how late
+departures left (p50, p99, max); then per client address: offered, delivered, lost, marked and
+its own queueing delay p50/p99 (with fq_codel, its flow queue's).
 -v logs every cut-off and rate step.
 Units: durations as 250us, 5ms, 2s (bare numbers: seconds); sizes as 1000B, 64KiB.";
 
@@ -186,7 +191,7 @@ pub(crate) fn print_relay_interval(last: &RelayStats, now: &RelayStats) {
     ] {
         let bits = (b.delivered.bytes - a.delivered.bytes) as f64 * 8.0;
         outln!(
-            "{:7.2}-{:<7.2} s {name} {:>9.3} Mbit/s {:>7} pkts  drops queue {} aqm {} cutoff {} random {} overload {}  queue max {} pkts {} B",
+            "{:7.2}-{:<7.2} s {name} {:>9.3} Mbit/s {:>7} pkts  drops queue {} aqm {} cutoff {} random {} overload {}  marked {}  queue max {} pkts {} B",
             last.elapsed_secs,
             now.elapsed_secs,
             bits / secs / 1e6,
@@ -196,6 +201,7 @@ pub(crate) fn print_relay_interval(last: &RelayStats, now: &RelayStats) {
             b.dropped_cutoff.packets - a.dropped_cutoff.packets,
             b.dropped_random.packets - a.dropped_random.packets,
             b.dropped_overload.packets - a.dropped_overload.packets,
+            b.marked.packets - a.marked.packets,
             b.queue_high_water.packets,
             b.queue_high_water.bytes,
         );
@@ -211,9 +217,10 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
     );
     for (name, d) in [("forward", &s.forward), ("reverse", &s.reverse)] {
         outln!(
-            "{name}: offered {} pkts {} B, delivered {} pkts {} B ({:.3} Mbit/s over {:.2} s active); drops queue {} aqm {} cutoff {} random {} overload {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
+            "{name}: offered {} pkts {} B ({} ECN-capable), delivered {} pkts {} B ({:.3} Mbit/s over {:.2} s active); drops queue {} aqm {} cutoff {} random {} overload {}; marked CE {}; queue max {} pkts {} B; queueing delay p50 {:.2} ms p99 {:.2} ms; late p50 {:.0} us p99 {:.0} us max {:.0} us",
             d.offered.packets,
             d.offered.bytes,
+            d.offered_ecn_capable.packets,
             d.delivered.packets,
             d.delivered.bytes,
             d.delivered_bps / 1e6,
@@ -223,6 +230,7 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
             d.dropped_cutoff.packets,
             d.dropped_random.packets,
             d.dropped_overload.packets,
+            d.marked.packets,
             d.queue_high_water.packets,
             d.queue_high_water.bytes,
             d.queue_delay_p50_ms,
@@ -231,5 +239,19 @@ pub(crate) fn print_relay_summary(s: &RelayStats) {
             d.late_p99_us,
             d.late_max_us,
         );
+        for f in &d.flows {
+            outln!(
+                "  client {}: offered {} pkts ({} ECN-capable), delivered {} pkts ({:.3} Mbit/s), lost {}, marked CE {}; queueing delay p50 {:.1} ms p99 {:.1} ms",
+                f.client,
+                f.offered.packets,
+                f.offered_ecn_capable.packets,
+                f.delivered.packets,
+                f.delivered_bps / 1e6,
+                f.offered.packets.saturating_sub(f.delivered.packets),
+                f.marked.packets,
+                f.queue_delay_p50_ms,
+                f.queue_delay_p99_ms,
+            );
+        }
     }
 }

@@ -94,6 +94,13 @@ pub(crate) struct SendOpts {
     /// must accept datagrams that large (`serve --max-mtu`). 1248 to 65535.
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u16).range(1248..), value_name = "BYTES")]
     max_mtu: u16,
+    /// Send every datagram Not-ECT and ignore the ECN field of arrivals
+    /// [default: ECN on: datagrams carry the codepoint quinn-proto asks
+    /// for, ECT(0), and arrivals' codepoints, CE marks included, feed its
+    /// ECN counts (RFC 9000 §13.4); quinn-proto turns ECN off by itself on a
+    /// path that bleaches or drops ECT].
+    #[arg(long)]
+    no_ecn: bool,
 }
 
 #[derive(Args, Clone)]
@@ -228,7 +235,8 @@ pub(crate) async fn run_send(
         .with_client_identity(client_identity)
         .with_receive_window(opts.window)
         .with_idle_timeout(opts.idle_timeout)
-        .with_max_mtu(opts.max_mtu);
+        .with_max_mtu(opts.max_mtu)
+        .with_ecn(!opts.no_ecn);
     let cpu_before = live::process_cpu_secs();
     let outcomes = udp::transfer(server, server_name, trust, config, specs, |id, s| {
         if !json {
@@ -289,6 +297,7 @@ pub(crate) fn loopback(opts: SendOpts) -> Result<bool, Failure> {
     let server_qlog = qlog_dir(opts.qlog.as_deref())?;
     let idle_timeout = opts.idle_timeout;
     let max_mtu = opts.max_mtu;
+    let ecn = !opts.no_ecn;
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     // The server thread runs until the process exits.
     std::thread::Builder::new()
@@ -317,7 +326,8 @@ pub(crate) fn loopback(opts: SendOpts) -> Result<bool, Failure> {
                 let config = NodeConfig::default()
                     .with_qlog_dir(server_qlog)
                     .with_idle_timeout(idle_timeout)
-                    .with_max_mtu(max_mtu);
+                    .with_max_mtu(max_mtu)
+                    .with_ecn(ecn);
                 if let Err(e) = udp::serve(&socket, &served, config, |_, _| ControlFlow::Continue(())).await {
                     tracing::error!("loopback server: {e}");
                 }

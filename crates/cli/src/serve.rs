@@ -85,6 +85,13 @@ pub(crate) struct ServeArgs {
     /// must accept datagrams that large (`serve --max-mtu`). 1248 to 65535.
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u16).range(1248..), value_name = "BYTES")]
     max_mtu: u16,
+    /// Send every datagram Not-ECT and ignore the ECN field of arrivals
+    /// [default: ECN on: datagrams carry the codepoint quinn-proto asks
+    /// for, ECT(0), and arrivals' codepoints, CE marks included, feed its
+    /// ECN counts (RFC 9000 §13.4); quinn-proto turns ECN off by itself on a
+    /// path that bleaches or drops ECT].
+    #[arg(long)]
+    no_ecn: bool,
 }
 
 /// The command a client runs, as the server suggests it: an unspecified
@@ -173,7 +180,8 @@ pub(crate) async fn run(args: ServeArgs) -> Result<bool, Failure> {
         )
         .with_receive_window(args.window)
         .with_idle_timeout(args.idle_timeout)
-        .with_max_mtu(args.max_mtu);
+        .with_max_mtu(args.max_mtu)
+        .with_ecn(!args.no_ecn);
     let json = args.json;
     udp::serve(&socket, &identity, config, |_, ev| {
         if let NodeEvent::Finished(o) = ev {

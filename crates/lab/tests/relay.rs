@@ -13,11 +13,12 @@
 //! transfer times, at full size).
 
 use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tput_lab::live::faults::{Options, faults, run, table};
 use tput_lab::live::interval_line;
-use tput_lab::live::relay::{OVERLOAD_LAG, RelayConfig, RelayLinks, RelayThread, parse_link_list, probe};
+use tput_lab::live::relay::{OVERLOAD_LAG, RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list, probe};
 use tput_lab::scenario::{self, FlowGroup, Scenario, TopologySpec};
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferSpec, udp};
 
@@ -324,4 +325,248 @@ fn the_relay_applies_an_aqm() {
     assert!(f.dropped_aqm.packets > 0, "{f:?}");
     assert_eq!(f.dropped_queue.packets, 0, "{f:?}");
     assert!((got.len() as u64) < 300, "{} of 300 arrived", got.len());
+}
+
+/// Sends `count` datagrams of 992 bytes with ECN codepoint `ecn` through
+/// `relay` to `sink` at 1000 per second (a 1 Mbit/s link then holds a
+/// standing queue of seconds), and returns the codepoints the sink read,
+/// in arrival order, until 2 s pass with nothing.
+fn blast_with_ecn(
+    relay: SocketAddr,
+    sink: UdpSocket,
+    ecn: Option<quinn_udp::EcnCodepoint>,
+    count: usize,
+) -> Vec<Option<quinn_udp::EcnCodepoint>> {
+    use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
+    let rx = std::thread::spawn(move || {
+        // quinn-udp makes the socket non-blocking; block with a timeout.
+        let state = UdpSocketState::new((&sink).into()).unwrap();
+        sink.set_nonblocking(false).unwrap();
+        sink.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut buf = vec![0u8; 65_536];
+        let mut metas = [RecvMeta::default()];
+        let mut got = Vec::new();
+        loop {
+            let mut slices = [std::io::IoSliceMut::new(&mut buf)];
+            match state.recv((&sink).into(), &mut slices, &mut metas) {
+                // A GRO batch shares one codepoint.
+                Ok(_) => got.extend(std::iter::repeat_n(
+                    metas[0].ecn,
+                    metas[0].len.div_ceil(metas[0].stride.max(1)),
+                )),
+                Err(_) => return got,
+            }
+        }
+    });
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let state = UdpSocketState::new((&tx).into()).unwrap();
+    tx.set_nonblocking(false).unwrap();
+    let payload = [7u8; 992];
+    for _ in 0..count {
+        let t = Transmit {
+            destination: relay,
+            ecn,
+            contents: &payload,
+            segment_size: None,
+            src_ip: None,
+        };
+        state.send((&tx).into(), &t).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    rx.join().unwrap()
+}
+
+/// The relay carries ECN (RFC 3168 §5): ECT(0) datagrams into the 1 Mbit/s
+/// CoDel link of `the_relay_applies_an_aqm`, now with ECN marking on, are
+/// marked CE instead of dropped, and leave the relay with CE in their IP
+/// header; the rest keep their ECT(0). Not-ECT datagrams on the same link
+/// are still dropped. Only counts are checked.
+#[test]
+fn the_relay_reads_and_writes_ecn_and_its_aqm_marks_instead_of_dropping() {
+    use quinn_udp::EcnCodepoint as E;
+    let link = "rate=1Mbit/s,delay=1ms,aqm=codel,aqm.target=5ms,aqm.interval=50ms,aqm.ecn=true";
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let relay = start_relay(sink.local_addr().unwrap(), link);
+    let got = blast_with_ecn(relay.addr(), sink, Some(E::Ect0), 300);
+    let s = relay.stop().unwrap();
+    let f = &s.forward;
+    assert_eq!(f.offered.packets, 300, "{f:?}");
+    assert_eq!(f.offered_ecn_capable.packets, 300, "{f:?}");
+    assert!(f.marked.packets > 0, "{f:?}");
+    assert_eq!((f.dropped_aqm.packets, f.dropped_queue.packets), (0, 0), "{f:?}");
+    let ce = got.iter().filter(|e| **e == Some(E::Ce)).count() as u64;
+    let ect0 = got.iter().filter(|e| **e == Some(E::Ect0)).count() as u64;
+    assert_eq!(ce + ect0, got.len() as u64, "every datagram left ECN-capable");
+    // Every mark the link made reached the sink, unless the relay could not
+    // keep up and dropped a marked datagram after the link.
+    assert!(
+        ce > 0 && ce <= f.marked.packets,
+        "{ce} CE of {} marked",
+        f.marked.packets
+    );
+    assert!(ce + f.dropped_overload.packets >= f.marked.packets, "{ce} CE, {f:?}");
+    // One client: it offered what the direction did, and its marks are the
+    // delivered datagrams that left with CE.
+    assert_eq!(f.flows.len(), 1, "{f:?}");
+    assert_eq!(f.flows[0].offered, f.offered);
+    assert_eq!(f.flows[0].marked.packets, ce, "{f:?}");
+
+    let sink = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let relay = start_relay(sink.local_addr().unwrap(), link);
+    let got = blast_with_ecn(relay.addr(), sink, None, 300);
+    let f = relay.stop().unwrap().forward;
+    assert_eq!(f.offered_ecn_capable.packets, 0, "{f:?}");
+    assert_eq!(f.marked.packets, 0, "{f:?}");
+    assert!(f.dropped_aqm.packets > 0, "{f:?}");
+    assert!(got.iter().all(|e| e.is_none()), "Not-ECT stays Not-ECT");
+}
+
+/// A QUIC server on its own thread whose node's ECN arrival counts are
+/// copied into the returned slot at every finished transfer.
+fn start_ecn_server() -> (SocketAddr, Identity, Arc<Mutex<Option<tput_transport::EcnCounts>>>) {
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let served = id.clone();
+    let counts = Arc::new(Mutex::new(None));
+    let slot = counts.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        rt().block_on(async move {
+            let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+            tx.send(socket.local_addr().unwrap()).unwrap();
+            let _ = udp::serve(&socket, &served, node_config(), |node, ev| {
+                if matches!(ev, tput_transport::NodeEvent::Finished(_)) {
+                    *slot.lock().unwrap() = Some(node.ecn_received());
+                }
+                std::ops::ControlFlow::Continue(())
+            })
+            .await;
+        });
+    });
+    (rx.recv().unwrap(), id, counts)
+}
+
+/// NewReno that counts the congestion events it is told of, by kind.
+#[derive(Debug, Clone)]
+struct CountingReno {
+    inner: tput_cc::NewReno,
+    /// ECN-CE events (RFC 9002 §7.1) and loss events.
+    events: Arc<Mutex<(u64, u64)>>,
+}
+
+impl tput_cc::CongestionController for CountingReno {
+    fn on_sent(&mut self, now: std::time::Instant, bytes: u64) {
+        self.inner.on_sent(now, bytes);
+    }
+    fn on_ack(&mut self, now: std::time::Instant, ack: &tput_cc::Ack) {
+        self.inner.on_ack(now, ack);
+    }
+    fn on_end_acks(&mut self, now: std::time::Instant, in_flight: u64, app_limited: bool) {
+        self.inner.on_end_acks(now, in_flight, app_limited);
+    }
+    fn on_congestion(&mut self, now: std::time::Instant, event: &tput_cc::Congestion) {
+        let mut e = self.events.lock().unwrap();
+        match event.kind {
+            tput_cc::CongestionKind::Ecn => e.0 += 1,
+            _ => e.1 += 1,
+        }
+        drop(e);
+        self.inner.on_congestion(now, event);
+    }
+    fn on_recovery_end(&mut self, now: std::time::Instant) {
+        self.inner.on_recovery_end(now);
+    }
+    fn on_mtu_update(&mut self, mtu: u16) {
+        self.inner.on_mtu_update(mtu);
+    }
+    fn window(&self) -> u64 {
+        self.inner.window()
+    }
+    fn initial_window(&self) -> u64 {
+        self.inner.initial_window()
+    }
+    fn snapshot(&self) -> tput_cc::Snapshot {
+        self.inner.snapshot()
+    }
+    fn clone_box(&self) -> Box<dyn tput_cc::CongestionController> {
+        Box::new(self.clone())
+    }
+}
+
+/// One 3 MB NewReno upload through a relay whose forward link is a 10
+/// Mbit/s FQ-CoDel queue with ECN marking (a 1-ms target, so marking starts
+/// within the transfer whatever the machine's load), the client's ECN on or
+/// off. Returns the relay's counters, the server's ECN arrival counts and
+/// the ECN and loss congestion events the sender's controller was told of.
+fn upload_through_fq_codel(ecn: bool) -> (RelayStats, tput_transport::EcnCounts, (u64, u64)) {
+    let (server, id, counts) = start_ecn_server();
+    let relay = start_relay(
+        server,
+        "rate=10Mbit/s,delay=5ms,aqm=fq_codel,aqm.target=1ms,aqm.interval=20ms,aqm.ecn=true",
+    );
+    let events = Arc::new(Mutex::new((0, 0)));
+    let seen_by_cc = events.clone();
+    let factory = tput_cc::QuinnFactory::from_fn(move |mtu| {
+        Box::new(CountingReno {
+            inner: tput_cc::NewReno::new(tput_cc::NewRenoConfig::default(), mtu),
+            events: seen_by_cc.clone(),
+        })
+    });
+    let spec = TransferSpec::upload(3_000_000, "newreno".parse().unwrap()).with_controller(
+        tput_transport::SenderController::own(factory, "newreno".parse().unwrap()),
+    );
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let out = rt()
+        .block_on(udp::transfer(
+            relay.addr(),
+            "localhost",
+            &trust,
+            node_config().with_ecn(ecn),
+            vec![spec],
+            |_, _| {},
+        ))
+        .unwrap();
+    let o = &out[0];
+    assert!(o.ok(), "{:?}", o.error);
+    let s = relay.stop().unwrap();
+    // The server's outcome is in once the client's is: wait for it.
+    let mut seen = None;
+    for _ in 0..500 {
+        seen = *counts.lock().unwrap();
+        if seen.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let events = *events.lock().unwrap();
+    (s, seen.expect("the server's transfer finished"), events)
+}
+
+/// End to end (RFC 3168 §5, RFC 8290 §5, RFC 9000 §13.4): with ECN the
+/// relay's FQ-CoDel marks the upload's datagrams instead of dropping them,
+/// the server's quinn-proto reads the CE marks and counts them into its
+/// ACKs, and the sender's quinn-proto hands them to its controller as ECN
+/// congestion events (RFC 9002 §7.1). Without ECN the same queue drops, and
+/// the controller hears only of losses.
+#[test]
+fn a_quic_upload_through_an_fq_codel_relay_sees_marks_instead_of_drops() {
+    let (s, seen, (ecn_events, _)) = upload_through_fq_codel(true);
+    let f = &s.forward;
+    assert!(f.marked.packets > 0, "{f:?}");
+    assert_eq!((f.dropped_aqm.packets, f.dropped_queue.packets), (0, 0), "{f:?}");
+    assert!(f.offered_ecn_capable.packets * 100 >= f.offered.packets * 95, "{f:?}");
+    assert!(seen.ce > 0 && seen.ce <= f.marked.packets, "{seen:?} against {f:?}");
+    assert!(ecn_events > 0, "the controller heard of no mark");
+    assert_eq!(f.flows.len(), 1, "{f:?}");
+    assert!(
+        f.flows[0].marked.packets > 0 && f.flows[0].marked.packets <= f.marked.packets,
+        "{f:?}"
+    );
+
+    let (s, seen, (ecn_events, loss_events)) = upload_through_fq_codel(false);
+    let f = &s.forward;
+    assert_eq!((f.marked.packets, f.offered_ecn_capable.packets), (0, 0), "{f:?}");
+    assert!(f.dropped_aqm.packets > 0, "{f:?}");
+    assert_eq!((seen.ect0, seen.ce), (0, 0), "{seen:?}");
+    assert_eq!(ecn_events, 0);
+    assert!(loss_events > 0);
 }

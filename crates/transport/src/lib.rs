@@ -65,8 +65,8 @@ pub use failure::{End, TransferError, TransferStream, Violation};
 #[cfg(feature = "sim")]
 pub use node::{BufferPool, SimOptions};
 pub use node::{
-    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, Node, NodeConfig, NodeEvent, Outgoing, Refusal,
-    SenderController, ServerLimits, TransferSpec,
+    CLOSE_CORRUPT, CLOSE_PROTOCOL_ERROR, CLOSE_TIMED_OUT, CpuClock, EcnCounts, Node, NodeConfig, NodeEvent, Outgoing,
+    Refusal, SenderController, ServerLimits, TransferSpec,
 };
 #[cfg(feature = "test-support")]
 pub use pair::{CLIENT_ADDR, Link, LinkStats, Offer, Pair, PairEnd, RawEnd, SERVER_ADDR};

@@ -77,7 +77,10 @@ fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
 async fn send(socket: &UdpSocket, state: &UdpSocketState, out: &Outgoing) -> Result<(), Error> {
     let transmit = Transmit {
         destination: out.destination,
-        ecn: None,
+        // RFC 9000 §13.4: the codepoint quinn-proto asks for, in the IP
+        // header's ECN field (quinn-udp sets IP_TOS / IPV6_TCLASS per call,
+        // GSO batches included); `None` once the node's ECN is off.
+        ecn: out.ecn.and_then(|e| quinn_udp::EcnCodepoint::from_bits(e as u8)),
         contents: &out.payload,
         segment_size: out.segment_size,
         src_ip: None,
@@ -111,7 +114,9 @@ async fn send(socket: &UdpSocket, state: &UdpSocketState, out: &Outgoing) -> Res
 /// arrive in GRO batches that are split here; elsewhere, or if the kernel
 /// refuses, one datagram per call. After 20 datagrams of a connection the
 /// loop reads what has arrived before it sends on
-/// ([`Node::set_transmit_budget`]).
+/// ([`Node::set_transmit_budget`]). Datagrams leave with the ECN codepoint
+/// the node asks for and arrive with the one their IP header carried
+/// (RFC 9000 §13.4; [`NodeConfig::ecn`] switches both off).
 pub async fn drive(
     socket: &UdpSocket,
     node: &mut Node,
@@ -136,7 +141,7 @@ pub async fn drive(
     let mut bufs = vec![0u8; RECV_SLOT * slots];
     let mut metas = vec![RecvMeta::default(); slots];
     // One receive call's datagrams, reused from call to call.
-    let mut batch: Vec<(SocketAddr, BytesMut)> = Vec::new();
+    let mut batch: Batch = Vec::new();
     node.set_transmit_budget(TRANSMIT_BUDGET);
     loop {
         // GSO may be switched off by quinn-udp after a kernel refusal.
@@ -200,23 +205,24 @@ pub async fn drive(
 /// datagram first, then each connection driven once. A message may be a GRO
 /// batch: datagrams of `stride` bytes, the last maybe shorter. `batch` is
 /// scratch space, empty between calls. Returns the datagrams handed over.
-fn hand_over(
-    node: &mut Node,
-    slices: &[IoSliceMut<'_>],
-    metas: &[RecvMeta],
-    n: usize,
-    batch: &mut Vec<(SocketAddr, BytesMut)>,
-) -> usize {
+/// Each datagram goes with the ECN codepoint its IP header carried
+/// (quinn-udp reads IP_TOS / IPV6_TCLASS; a GRO batch shares one), which
+/// the node counts into its ACK frames (RFC 9000 §13.4.1).
+fn hand_over(node: &mut Node, slices: &[IoSliceMut<'_>], metas: &[RecvMeta], n: usize, batch: &mut Batch) -> usize {
     for (meta, slice) in metas.iter().zip(slices).take(n) {
         let data = &slice[..meta.len.min(slice.len())];
+        let ecn = meta.ecn.and_then(|e| quinn_proto::EcnCodepoint::from_bits(e as u8));
         for d in data.chunks(meta.stride.max(1)) {
-            batch.push((meta.addr, BytesMut::from(d)));
+            batch.push((meta.addr, ecn, BytesMut::from(d)));
         }
     }
     let count = batch.len();
-    node.handle_datagrams(Instant::now(), batch.drain(..));
+    node.handle_datagrams_ecn(Instant::now(), batch.drain(..));
     count
 }
+
+/// One receive call's datagrams: sender, ECN codepoint, payload.
+type Batch = Vec<(SocketAddr, Option<quinn_proto::EcnCodepoint>, BytesMut)>;
 
 /// CPU time (user plus system) this process has used, in seconds
 /// ([`usage::process_cpu_secs`](crate::usage::process_cpu_secs)). The

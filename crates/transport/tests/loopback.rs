@@ -592,3 +592,56 @@ fn max_mtu_below_quic_minimum_is_refused() {
     assert!(err.to_string().contains("max mtu 1247"), "{err}");
     assert!(config().with_max_mtu(1248).validate().is_ok());
 }
+
+/// Uploads 2 MB with the client's ECN `client_ecn` to a server with ECN
+/// on; returns the ECN codepoints the server's node took in.
+async fn upload_ecn(client_ecn: bool) -> tput_transport::EcnCounts {
+    let id = Identity::self_signed(&["localhost"]).unwrap();
+    let socket = udp::bind_server("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let served = id.clone();
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let slot = seen.clone();
+    let server = tokio::spawn(async move {
+        let _ = udp::serve(&socket, &served, config(), |node, ev| {
+            if matches!(ev, NodeEvent::Finished(_)) {
+                *slot.lock().unwrap() = Some(node.ecn_received());
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        })
+        .await;
+    });
+    let trust = ServerTrust::Pinned(id.fingerprint());
+    let spec = TransferSpec::upload(2_000_000, "cubic".parse().unwrap());
+    let out = within(udp::transfer(
+        addr,
+        "localhost",
+        &trust,
+        config().with_ecn(client_ecn),
+        vec![spec],
+        |_, _| {},
+    ))
+    .await
+    .unwrap();
+    assert!(out[0].ok(), "{:?}", out[0].error);
+    within(server).await.unwrap();
+    seen.lock().unwrap().expect("the server's transfer finished")
+}
+
+/// RFC 9000 §13.4: the UDP driver sends the ECT(0) quinn-proto asks for
+/// and hands it the codepoint of each arrival. The server counts its
+/// arrivals by codepoint: ECT(0) on (nearly) all of them means the client
+/// kept sending ECT(0) to the end, so its ECN validation against the
+/// server's ACK counts (§13.4.2) succeeded (a failed one turns ECT off at
+/// the first ACK). With the client's ECN off nothing arrives ECN-capable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ecn_is_sent_read_and_validated_over_udp() {
+    let on = upload_ecn(true).await;
+    assert!(on.total() > 1000, "{on:?}");
+    assert!(on.ect0 * 100 >= on.total() * 95, "{on:?}");
+    assert_eq!(on.ce, 0, "nothing on loopback marks: {on:?}");
+    let off = upload_ecn(false).await;
+    assert!(off.total() > 1000, "{off:?}");
+    assert_eq!((off.ect0, off.ect1, off.ce), (0, 0, 0), "{off:?}");
+}

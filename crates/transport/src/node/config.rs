@@ -130,6 +130,21 @@ pub struct NodeConfig {
     /// What a server lets one request ask for (none by default: a library
     /// user or a simulation decides; `tputctl serve` sets documented limits).
     pub limits: ServerLimits,
+    /// Explicit Congestion Notification (RFC 3168; QUIC's use, RFC 9000
+    /// §13.4): `true` (the default) sends each datagram with the ECN
+    /// codepoint quinn-proto asks for ([`Outgoing::ecn`](super::Outgoing::ecn):
+    /// ECT(0) while the path's ECN is being validated or has been) and
+    /// hands quinn-proto the codepoint each datagram arrived with, so its
+    /// ACK frames carry ECN counts (RFC 9000 §13.4.1) and a CE mark reaches
+    /// the controller as a congestion event (RFC 9002 §7.1). quinn-proto
+    /// turns ECN off by itself on a path that loses or bleaches the marks
+    /// (RFC 9000 §13.4.2). `false`: every datagram leaves Not-ECT and the
+    /// codepoints of arrivals are ignored (then the peer's ACKs carry no
+    /// counts and its quinn-proto stops asking for ECT too). What carries
+    /// the codepoint is the driver's business: [`udp`](crate::udp) sets and
+    /// reads the IP header's field (IP_TOS / IPV6_TCLASS); a simulator host
+    /// decides on its own whether its datagrams carry one.
+    pub ecn: bool,
 }
 
 /// Switches only a simulation may set, handed to [`Node::simulated`](super::Node::simulated) (with
@@ -205,6 +220,7 @@ impl NodeConfig {
         with_client_auth: client_auth: Option<ClientAuth>;
         with_client_identity: client_identity: Option<Identity>;
         with_limits: limits: ServerLimits;
+        with_ecn: ecn: bool;
     }
 
     /// Sets [`qlog_dir`](Self::qlog_dir).
@@ -264,6 +280,7 @@ impl Default for NodeConfig {
             limits: ServerLimits::default(),
             client_auth: None,
             client_identity: None,
+            ecn: true,
         }
     }
 }

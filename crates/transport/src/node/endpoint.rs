@@ -55,6 +55,40 @@ impl Outgoing {
     }
 }
 
+/// How many datagrams a node took in with each ECN codepoint (RFC 3168
+/// §5), as its driver handed them over ([`Node::ecn_received`]). With
+/// [`NodeConfig::ecn`] off every arrival counts as Not-ECT.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EcnCounts {
+    /// Not-ECT (or a driver that cannot read the field).
+    pub not_ect: u64,
+    /// ECT(0): what quinn-proto sends while ECN is in use.
+    pub ect0: u64,
+    /// ECT(1).
+    pub ect1: u64,
+    /// CE: marked by a queue on the path.
+    pub ce: u64,
+}
+
+impl EcnCounts {
+    /// Count one datagram that arrived with `ecn`.
+    pub fn count(&mut self, ecn: Option<quinn_proto::EcnCodepoint>) {
+        use quinn_proto::EcnCodepoint as E;
+        let n = match ecn {
+            None => &mut self.not_ect,
+            Some(E::Ect0) => &mut self.ect0,
+            Some(E::Ect1) => &mut self.ect1,
+            Some(E::Ce) => &mut self.ce,
+        };
+        *n += 1;
+    }
+
+    /// All datagrams counted.
+    pub fn total(&self) -> u64 {
+        self.not_ect + self.ect0 + self.ect1 + self.ce
+    }
+}
+
 /// A connection's qlog trace ([`NodeConfig::qlog_dir`]).
 #[cfg(feature = "qlog")]
 pub(super) type Qlog = quinn_proto::QlogStream;
@@ -132,11 +166,21 @@ impl Node {
     /// every connection they touched is processed once, as quinn's own
     /// endpoint driver does, instead of once per datagram.
     pub fn handle_datagrams(&mut self, now: Instant, batch: impl IntoIterator<Item = (SocketAddr, BytesMut)>) {
+        self.handle_datagrams_ecn(now, batch.into_iter().map(|(from, data)| (from, None, data)));
+    }
+
+    /// [`handle_datagrams`](Self::handle_datagrams) for datagrams with the
+    /// ECN codepoint each arrived with (see [`handle_datagram_ecn`](Self::handle_datagram_ecn)).
+    pub fn handle_datagrams_ecn(
+        &mut self,
+        now: Instant,
+        batch: impl IntoIterator<Item = (SocketAddr, Option<quinn_proto::EcnCodepoint>, BytesMut)>,
+    ) {
         // The list of touched connections borrows `due`'s allocation (the
         // timer path's scratch list, empty between calls) and gives it back.
         self.batch = Some(std::mem::take(&mut self.due));
-        for (from, data) in batch {
-            self.handle_datagram(now, from, data);
+        for (from, ecn, data) in batch {
+            self.handle_datagram_ecn(now, from, ecn, data);
         }
         let mut touched = self.batch.take().unwrap_or_default();
         for &h in &touched {
@@ -154,7 +198,7 @@ impl Node {
     /// [`handle_datagram`](Self::handle_datagram) for a datagram that
     /// arrived with ECN codepoint `ecn` (`None`: Not-ECT, or unknown):
     /// quinn-proto counts it into the ECN counts of its ACK frames (RFC 9000
-    /// §13.4.1).
+    /// §13.4.1), unless [`NodeConfig::ecn`] is off.
     pub fn handle_datagram_ecn(
         &mut self,
         now: Instant,
@@ -162,6 +206,8 @@ impl Node {
         ecn: Option<quinn_proto::EcnCodepoint>,
         mut data: BytesMut,
     ) {
+        let ecn = ecn.filter(|_| self.config.ecn);
+        self.ecn_received.count(ecn);
         // A short datagram (an acknowledgement, mostly) is read at once and
         // dropped inside quinn-proto: with a pool, give its full-size buffer
         // back now and let a small copy go in its place.
@@ -369,7 +415,20 @@ impl Node {
 
     /// The next datagram (or GSO batch) to send.
     pub fn poll_transmit(&mut self) -> Option<Outgoing> {
-        self.out.pop_front()
+        let mut out = self.out.pop_front()?;
+        if !self.config.ecn {
+            out.ecn = None;
+        }
+        Some(out)
+    }
+
+    /// How many datagrams this node has taken in with each ECN codepoint
+    /// (RFC 3168 §5), all connections together: with [`NodeConfig::ecn`]
+    /// on and a driver that reads the IP header's ECN field, a peer whose
+    /// ECN validation succeeded (RFC 9000 §13.4.2) keeps arriving as
+    /// ECT(0), and `ce` counts the marks of queues on the path.
+    pub fn ecn_received(&self) -> EcnCounts {
+        self.ecn_received
     }
 }
 

@@ -49,8 +49,8 @@ mod receiver;
 mod sender;
 
 pub use config::{CpuClock, NodeConfig, SenderController, SimOptions, TransferSpec};
-pub use endpoint::Outgoing;
 pub(crate) use endpoint::seed_bytes;
+pub use endpoint::{EcnCounts, Outgoing};
 use endpoint::{Qlog, SeededCids};
 pub use limits::{Refusal, ServerLimits};
 use pacer::Pacer;
@@ -257,6 +257,8 @@ pub struct Node {
     /// While [`Node::handle_datagrams`] takes in a batch: the connections
     /// it touched, driven once each at the end (`None` outside a batch).
     batch: Option<Vec<ConnectionHandle>>,
+    /// The ECN codepoints of the datagrams taken in ([`Node::ecn_received`]).
+    ecn_received: EcnCounts,
 }
 
 impl std::fmt::Debug for Node {
@@ -380,6 +382,7 @@ impl Node {
             pool: None,
             due: Vec::new(),
             batch: None,
+            ecn_received: EcnCounts::default(),
         })
     }
 

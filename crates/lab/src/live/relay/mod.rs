@@ -19,6 +19,14 @@
 //! keep up: the datagram is dropped and counted as `dropped_overload`,
 //! separately from the link's own drops, as are datagrams the operating
 //! system refuses to send.
+//!
+//! ECN: the relay reads each datagram's ECN codepoint from its IP header
+//! (IP_TOS / IPV6_TCLASS, through quinn-udp), hands it to the link with the
+//! datagram, and sends the datagram on with the codepoint the link gives
+//! back: unchanged, or CE where a queue discipline with ECN marking
+//! (`aqm.ecn=true`; RFC 3168 §5, RFC 8289 §5, RFC 8290 §5) marked an
+//! ECN-capable datagram instead of dropping it. Not-ECT datagrams stay
+//! Not-ECT and are dropped as before.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,9 +35,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use quinn_udp::{RecvMeta, Transmit, UdpSocketState};
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
-use tput_netsim::{Counter, LinkConfig, LinkOutput, LinkRunner, PacketTag, Rate, SimTime, Verdict, serialization_ns};
+use tput_netsim::{
+    Counter, Ecn, LinkConfig, LinkOutput, LinkRunner, PacketTag, Rate, SimTime, Verdict, serialization_ns,
+};
 
 use crate::Error;
 
@@ -39,7 +51,7 @@ mod stats;
 
 pub use links::{RelayLinks, parse_link_list};
 use stats::Histogram;
-pub use stats::{DirectionStats, RelayStats};
+pub use stats::{DirectionStats, FlowStats, RelayStats};
 
 /// A departure later than this past its deadline is dropped as overload.
 pub const OVERLOAD_LAG: Duration = Duration::from_millis(25);
@@ -48,8 +60,44 @@ pub const OVERLOAD_LAG: Duration = Duration::from_millis(25);
 /// millisecond timers and polls instead.
 const SPIN_AHEAD: Duration = Duration::from_millis(2);
 
-/// Largest datagram the relay carries (the largest UDP payload).
-const MAX_DATAGRAM: usize = 65_535;
+/// Receive buffer per message: a datagram, or a GRO batch of them (at most 64 KiB).
+const RECV_SLOT: usize = 65_536;
+/// Messages per receive call (at most quinn-udp's batch size).
+const RECV_SLOTS: usize = 8;
+
+/// A client's traffic in one direction, for [`FlowStats`].
+struct Flow {
+    offered: Counter,
+    ecn_capable: Counter,
+    delivered: Counter,
+    marked: Counter,
+    queueing: Histogram,
+    active: Option<(SimTime, SimTime)>,
+}
+
+impl Flow {
+    fn new() -> Self {
+        Flow {
+            offered: Counter::default(),
+            ecn_capable: Counter::default(),
+            delivered: Counter::default(),
+            marked: Counter::default(),
+            queueing: Histogram::flow_queueing(),
+            active: None,
+        }
+    }
+}
+
+/// What the relay keeps of a datagram while it is in a link.
+struct Carried {
+    /// The client it comes from or goes to.
+    client: SocketAddr,
+    payload: Bytes,
+    /// When it was offered to the link.
+    offered: SimTime,
+    /// The codepoint it arrived with.
+    ecn: Ecn,
+}
 
 /// What the relay needs to run.
 #[derive(Debug, Clone)]
@@ -86,8 +134,8 @@ fn peer_hash(peer: SocketAddr) -> u64 {
 
 /// One direction: its link and what the relay saw.
 struct Direction {
-    /// Each datagram with its client and the time it was offered.
-    link: LinkRunner<(SocketAddr, Bytes, SimTime)>,
+    /// Each datagram with its client, the time it was offered and its codepoint.
+    link: LinkRunner<Carried>,
     /// The link's propagation delay, nanoseconds.
     propagation_ns: u64,
     overload: Counter,
@@ -95,6 +143,13 @@ struct Direction {
     queueing: Histogram,
     /// Offer time of the first delivered datagram and departure of the last.
     active: Option<(SimTime, SimTime)>,
+    /// Header bytes the link adds to each datagram.
+    overhead_bytes: u64,
+    /// Datagrams offered that were ECN-capable (ECT(0), ECT(1) or CE).
+    ecn_capable: Counter,
+    /// Per client, in the order they first appeared.
+    flows: Vec<(SocketAddr, Flow)>,
+    flow_index: HashMap<SocketAddr, usize>,
 }
 
 impl Direction {
@@ -125,7 +180,63 @@ impl Direction {
             late_max_us: self.late.max_ns as f64 / 1000.0,
             queue_delay_p50_ms: self.queueing.quantile_ms(0.5),
             queue_delay_p99_ms: self.queueing.quantile_ms(0.99),
+            offered_ecn_capable: self.ecn_capable,
+            flows: self
+                .flows
+                .iter()
+                .map(|(client, f)| {
+                    let secs = f.active.map_or(0.0, |(from, to)| {
+                        to.as_nanos().saturating_sub(from.as_nanos()) as f64 / 1e9
+                    });
+                    FlowStats {
+                        client: client.to_string(),
+                        offered: f.offered,
+                        offered_ecn_capable: f.ecn_capable,
+                        delivered: f.delivered,
+                        marked: f.marked,
+                        delivered_bps: if secs > 0.0 {
+                            f.delivered.bytes as f64 * 8.0 / secs
+                        } else {
+                            0.0
+                        },
+                        queue_delay_p50_ms: f.queueing.quantile_ms(0.5),
+                        queue_delay_p99_ms: f.queueing.quantile_ms(0.99),
+                    }
+                })
+                .collect(),
         }
+    }
+
+    /// The per-client record of `client`, made on first use.
+    fn flow(&mut self, client: SocketAddr) -> &mut Flow {
+        let i = *self.flow_index.entry(client).or_insert_with(|| {
+            self.flows.push((client, Flow::new()));
+            self.flows.len() - 1
+        });
+        &mut self.flows[i].1
+    }
+
+    /// Offers a datagram from or to `client` that arrived at `t` with `ecn`.
+    fn offer(&mut self, t: SimTime, client: SocketAddr, payload: Bytes, ecn: Ecn) -> Verdict {
+        let len = payload.len() as u64;
+        let tag = PacketTag::new(0).with_hash(peer_hash(client)).with_ecn(ecn);
+        let wire = len + self.overhead_bytes;
+        let capable = ecn != Ecn::NotEct;
+        if capable {
+            count(&mut self.ecn_capable, wire);
+        }
+        let f = self.flow(client);
+        count(&mut f.offered, wire);
+        if capable {
+            count(&mut f.ecn_capable, wire);
+        }
+        let item = Carried {
+            client,
+            payload,
+            offered: t,
+            ecn,
+        };
+        self.link.offer_tagged(t, len, tag, item)
     }
 
     /// A new direction over `cfg`.
@@ -137,6 +248,10 @@ impl Direction {
             late: Histogram::lateness(),
             queueing: Histogram::queueing(),
             active: None,
+            ecn_capable: Counter::default(),
+            flows: Vec::new(),
+            flow_index: HashMap::new(),
+            overhead_bytes: cfg.overhead_bytes as u64,
         })
     }
 
@@ -150,14 +265,37 @@ impl Direction {
 
     /// Records the queueing delay of a datagram offered at `offered` and due
     /// at the far end at `due`, `wire` bytes long.
-    fn record_queueing(&mut self, offered: SimTime, due: SimTime, wire: u64) {
+    fn record_queueing(&mut self, offered: SimTime, due: SimTime, wire: u64) -> u64 {
         let serialization = serialization_ns(wire * 8, self.link.model().rate().max(Rate::from_bits_per_sec(1)));
         let in_link = due.as_nanos().saturating_sub(offered.as_nanos());
-        self.queueing.record(
-            in_link
-                .saturating_sub(self.propagation_ns)
-                .saturating_sub(serialization),
-        );
+        let queued = in_link
+            .saturating_sub(self.propagation_ns)
+            .saturating_sub(serialization);
+        self.queueing.record(queued);
+        queued
+    }
+
+    /// Counts a datagram of `client` sent on at `at`, `wire` bytes, queued
+    /// `queued_ns`, offered at `offered` with `before` and leaving with `after`.
+    #[allow(clippy::too_many_arguments)]
+    fn record_delivery(
+        &mut self,
+        client: SocketAddr,
+        offered: SimTime,
+        at: SimTime,
+        wire: u64,
+        queued_ns: u64,
+        before: Ecn,
+        after: Ecn,
+    ) {
+        let f = self.flow(client);
+        count(&mut f.delivered, wire);
+        if after == Ecn::Ce && before != Ecn::Ce {
+            count(&mut f.marked, wire);
+        }
+        f.queueing.record(queued_ns);
+        let from = f.active.map_or(offered, |(from, _)| from);
+        f.active = Some((from, at));
     }
 }
 
@@ -165,7 +303,7 @@ impl Direction {
 /// it closes the socket (datagrams still on their way to it are lost, as
 /// through a NAT that has forgotten the mapping).
 struct Upstream {
-    sock: Arc<UdpSocket>,
+    sock: Arc<Socket>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -180,7 +318,8 @@ impl Upstream {
     ) -> Result<Upstream, Error> {
         let sock = bind_udp(SocketAddr::new(local, 0))
             .map_err(|e| Error::Run(format!("cannot bind an upstream socket: {e}")))?;
-        sock.connect(to)
+        sock.io
+            .connect(to)
             .await
             .map_err(|e| Error::Run(format!("cannot reach {to}: {e}")))?;
         let sock = Arc::new(sock);
@@ -202,13 +341,15 @@ struct Inbound {
     from_client: bool,
     peer: SocketAddr,
     payload: Bytes,
+    /// The codepoint of its IP header's ECN field.
+    ecn: Ecn,
     at: Instant,
 }
 
 /// A bound relay, ready to run.
 pub struct Relay {
     cfg: RelayConfig,
-    listen: Arc<UdpSocket>,
+    listen: Arc<Socket>,
     rebind_every: Option<Duration>,
 }
 
@@ -242,7 +383,7 @@ impl Relay {
 
     /// The address clients send to.
     pub fn local_addr(&self) -> Result<SocketAddr, Error> {
-        self.listen.local_addr().map_err(|e| Error::Run(e.to_string()))
+        self.listen.io.local_addr().map_err(|e| Error::Run(e.to_string()))
     }
 
     /// Relays until `stop` completes, calling `report` every `interval`
@@ -298,16 +439,12 @@ impl Relay {
                         tracing::info!(client = %m.peer, "relay: new client");
                         slot.insert(up);
                     }
-                    let len = m.payload.len() as u64;
-                    let tag = PacketTag::new(0).with_hash(peer_hash(m.peer));
-                    let v = fwd.link.offer_tagged(t, len, tag, (m.peer, m.payload, t));
+                    let v = fwd.offer(t, m.peer, m.payload, m.ecn);
                     if v != Verdict::Accepted {
                         tracing::trace!(?v, "relay: forward drop");
                     }
                 } else {
-                    let len = m.payload.len() as u64;
-                    let tag = PacketTag::new(0).with_hash(peer_hash(m.peer));
-                    rev.link.offer_tagged(t, len, tag, (m.peer, m.payload, t));
+                    rev.offer(t, m.peer, m.payload, m.ecn);
                 }
             }
             // Send everything that is due.
@@ -318,24 +455,32 @@ impl Relay {
                     match out {
                         LinkOutput::Deliver { at, frame } => {
                             let late = st.as_nanos().saturating_sub(at.as_nanos());
-                            let (client, payload, offered) = frame.item;
-                            dir.record_queueing(offered, at, frame.wire);
+                            let Carried {
+                                client,
+                                payload,
+                                offered,
+                                ecn,
+                            } = frame.item;
+                            let queued = dir.record_queueing(offered, at, frame.wire);
                             if late > OVERLOAD_LAG.as_nanos() as u64 {
                                 count(&mut dir.overload, frame.wire);
                                 continue;
                             }
+                            // The codepoint the link gives back: CE if its
+                            // queue marked the datagram.
                             let sent = if name == "forward" {
                                 match upstream.get(&client) {
-                                    Some(up) => up.sock.try_send(&payload).is_ok(),
+                                    Some(up) => up.sock.try_send(cfg.to, &payload, frame.ecn),
                                     None => false,
                                 }
                             } else {
-                                listen.try_send_to(&payload, client).is_ok()
+                                listen.try_send(client, &payload, frame.ecn)
                             };
                             if sent {
                                 dir.late.record(late);
                                 let from = dir.active.map_or(offered, |(f, _)| f);
                                 dir.active = Some((from, at));
+                                dir.record_delivery(client, offered, at, frame.wire, queued, ecn, frame.ecn);
                             } else {
                                 count(&mut dir.overload, frame.wire);
                             }
@@ -498,16 +643,44 @@ impl RelayThread {
 /// Socket buffers: room for bursts that arrive while the relay is busy.
 const SOCKET_BUFFER: usize = 8 << 20;
 
+/// A relay socket: the runtime's socket and quinn-udp's state of it, which
+/// reads and writes the ECN field (and takes GRO batches in).
+struct Socket {
+    io: UdpSocket,
+    state: UdpSocketState,
+}
+
+impl Socket {
+    /// Sends `payload` to `to` with ECN codepoint `ecn`, without waiting;
+    /// `false` if the socket is full or the operating system refused.
+    fn try_send(&self, to: SocketAddr, payload: &[u8], ecn: Ecn) -> bool {
+        let transmit = Transmit {
+            destination: to,
+            ecn: quinn_udp::EcnCodepoint::from_bits(ecn.bits()),
+            contents: payload,
+            segment_size: None,
+            src_ip: None,
+        };
+        // quinn-udp logs and swallows other errors; "would block" comes back.
+        self.io
+            .try_io(Interest::WRITABLE, || self.state.send((&self.io).into(), &transmit))
+            .is_ok()
+    }
+}
+
 /// A non-blocking UDP socket with large buffers (the operating system may
-/// grant less), registered with the runtime.
-fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+/// grant less), registered with the runtime, that reports the ECN field of
+/// what it receives.
+fn bind_udp(addr: SocketAddr) -> std::io::Result<Socket> {
+    use socket2::{Domain, Protocol, Type};
+    let s = socket2::Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     let _ = s.set_recv_buffer_size(SOCKET_BUFFER);
     let _ = s.set_send_buffer_size(SOCKET_BUFFER);
     s.set_nonblocking(true)?;
     s.bind(&addr.into())?;
-    UdpSocket::from_std(s.into())
+    let io = UdpSocket::from_std(s.into())?;
+    let state = UdpSocketState::new((&io).into())?;
+    Ok(Socket { io, state })
 }
 
 fn count(c: &mut Counter, bytes: u64) {
@@ -518,11 +691,24 @@ fn count(c: &mut Counter, bytes: u64) {
 /// Reads datagrams from `sock` and hands them to the relay loop, stamped
 /// with the time they were read. `client` is `None` for the listening
 /// socket (datagrams from clients) and the client an upstream socket serves.
-async fn receive(sock: Arc<UdpSocket>, client: Option<SocketAddr>, tx: mpsc::UnboundedSender<Inbound>) {
-    let mut buf = vec![0u8; MAX_DATAGRAM];
+/// A GRO batch (datagrams of `stride` bytes, the last maybe shorter, that
+/// arrived together with one codepoint) is split into its datagrams.
+async fn receive(sock: Arc<Socket>, client: Option<SocketAddr>, tx: mpsc::UnboundedSender<Inbound>) {
+    let slots = RECV_SLOTS.clamp(1, quinn_udp::BATCH_SIZE);
+    let mut bufs = vec![0u8; RECV_SLOT * slots];
+    let mut metas = vec![RecvMeta::default(); slots];
     loop {
-        let (n, from) = match sock.recv_from(&mut buf).await {
-            Ok(r) => r,
+        if let Err(e) = sock.io.readable().await {
+            tracing::debug!("relay: receive error: {e}");
+            continue;
+        }
+        let mut slices: Vec<std::io::IoSliceMut<'_>> =
+            bufs.chunks_mut(RECV_SLOT).map(std::io::IoSliceMut::new).collect();
+        let n = match sock.io.try_io(Interest::READABLE, || {
+            sock.state.recv((&sock.io).into(), &mut slices, &mut metas)
+        }) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             // ICMP errors (the server not listening yet, say) surface on
             // connected sockets; keep reading.
             Err(e) => {
@@ -530,14 +716,22 @@ async fn receive(sock: Arc<UdpSocket>, client: Option<SocketAddr>, tx: mpsc::Unb
                 continue;
             }
         };
-        let m = Inbound {
-            from_client: client.is_none(),
-            peer: client.unwrap_or(from),
-            payload: Bytes::copy_from_slice(&buf[..n]),
-            at: Instant::now(),
-        };
-        if tx.send(m).is_err() {
-            return;
+        let at = Instant::now();
+        for (meta, slice) in metas.iter().zip(&slices).take(n) {
+            let data = &slice[..meta.len.min(slice.len())];
+            let ecn = meta.ecn.map_or(Ecn::NotEct, |e| Ecn::from_bits(e as u8));
+            for d in data.chunks(meta.stride.max(1)) {
+                let m = Inbound {
+                    from_client: client.is_none(),
+                    peer: client.unwrap_or(meta.addr),
+                    payload: Bytes::copy_from_slice(d),
+                    ecn,
+                    at,
+                };
+                if tx.send(m).is_err() {
+                    return;
+                }
+            }
         }
     }
 }
@@ -555,13 +749,13 @@ mod tests {
         // Three back to back at t = 0: they wait 0, 1 and 2 ms.
         for _ in 0..3 {
             let t = SimTime::ZERO;
-            d.link.offer(t, 1000, (addr, Bytes::from_static(&[0; 1000]), t));
+            d.offer(t, addr, Bytes::from_static(&[0; 1000]), Ecn::NotEct);
         }
         let mut due = Vec::new();
         while let Some(o) = d.link.poll(SimTime::from_nanos(1_000_000_000)) {
             if let LinkOutput::Deliver { at, frame } = o {
                 due.push(at.as_nanos());
-                d.record_queueing(frame.item.2, at, frame.wire);
+                d.record_queueing(frame.item.offered, at, frame.wire);
             }
         }
         assert_eq!(due, [11_000_000, 12_000_000, 13_000_000]);

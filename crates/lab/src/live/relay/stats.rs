@@ -19,8 +19,10 @@ pub struct DirectionStats {
     pub dropped_queue: Counter,
     /// Dropped by the queue discipline's AQM (CoDel, RED; 0 with DropTail).
     pub dropped_aqm: Counter,
-    /// Marked CE by the queue discipline (live datagrams are Not-ECT: the
-    /// relay does not read their ECN field, so 0 unless that changes).
+    /// Marked CE by the queue discipline instead of dropped: only
+    /// ECN-capable datagrams (`offered_ecn_capable`) on a discipline with
+    /// ECN marking on (`aqm.ecn`). Each leaves the relay with CE in its IP
+    /// header.
     pub marked: Counter,
     /// Lost to a cut-off.
     pub dropped_cutoff: Counter,
@@ -55,6 +57,36 @@ pub struct DirectionStats {
     /// own serialization at the link's rate when it arrived (a rate step
     /// while it waited moves it by the difference). The 50th percentile,
     /// in 10-µs buckets (the upper edge), as a share of datagrams, not of time.
+    pub queue_delay_p50_ms: f64,
+    /// 99th percentile.
+    pub queue_delay_p99_ms: f64,
+    /// Datagrams offered whose IP header said ECN-capable (ECT(0), ECT(1) or
+    /// CE): what an ECN queue may mark instead of dropping.
+    pub offered_ecn_capable: Counter,
+    /// The same per client address, in the order the clients appeared
+    /// (FQ-CoDel gives each its own queue).
+    pub flows: Vec<FlowStats>,
+}
+
+/// One client's datagrams in one direction (from it on the forward link,
+/// to it on the reverse one). Bytes are wire bytes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FlowStats {
+    /// The client's address and port.
+    pub client: String,
+    /// Datagrams handed to the link.
+    pub offered: Counter,
+    /// Of those, ECN-capable (ECT(0), ECT(1) or CE on arrival).
+    pub offered_ecn_capable: Counter,
+    /// Datagrams sent on.
+    pub delivered: Counter,
+    /// Delivered datagrams the link marked CE.
+    pub marked: Counter,
+    /// What was delivered, bits per second of wire bytes from the offer of
+    /// the first delivered datagram to the departure of the last.
+    pub delivered_bps: f64,
+    /// Queueing delay of the delivered datagrams, as the direction's
+    /// `queue_delay_p50_ms` but in 100-µs buckets: the 50th percentile.
     pub queue_delay_p50_ms: f64,
     /// 99th percentile.
     pub queue_delay_p99_ms: f64,
@@ -105,6 +137,11 @@ impl Histogram {
     /// Queueing delay: 10-µs buckets up to 2 s.
     pub(super) fn queueing() -> Self {
         Self::new(10_000, 200_001)
+    }
+
+    /// One client's queueing delay: 100-µs buckets up to 2 s (160 KB each).
+    pub(super) fn flow_queueing() -> Self {
+        Self::new(100_000, 20_001)
     }
 
     pub(super) fn record(&mut self, ns: u64) {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::scenario::serde_helpers::{human_duration, human_size};
 use tput_cc::ControllerSpec;
-use tput_tcp::{self as tcp, PrrBound, Profile, Recovery, TcpConfig};
+use tput_tcp::{self as tcp, Profile, PrrBound, Recovery, TcpConfig};
 
 /// The transport of a flow group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
