@@ -67,9 +67,6 @@ pub(super) struct Receiver {
     pub(super) side: ReceiverSide,
     pub(super) request: Request,
     pub(super) stream: StreamId,
-    /// Offset on `stream` of the payload's first byte: after the request on
-    /// an upload's stream, 0 on the server's half of a download's.
-    pub(super) payload_start: u64,
     pub(super) pattern: Pattern,
     pub(super) meter: ReceiveMeter,
     /// The next interval whose count is due, and when.
@@ -79,21 +76,13 @@ pub(super) struct Receiver {
     pub(super) phase: RecvPhase,
     pub(super) report: Option<ReceiverReport>,
     pub(super) cpu_start: Option<f64>,
-    /// Buffer streams being read: (stream, payload offset of its first
-    /// byte) (application-buffer model).
-    pub(super) bufs: Vec<(StreamId, u64)>,
+    /// Buffer streams being read: (stream, payload offset of its next byte,
+    /// bytes it may still carry) (application-buffer model).
+    pub(super) bufs: Vec<(StreamId, u64, u64)>,
 }
 
 impl Receiver {
-    /// The receiver of `request`'s payload, which starts at `payload_start`
-    /// on `stream`.
-    pub(super) fn new(
-        side: ReceiverSide,
-        request: Request,
-        stream: StreamId,
-        payload_start: u64,
-        now: Instant,
-    ) -> Self {
+    pub(super) fn new(side: ReceiverSide, request: Request, stream: StreamId, now: Instant) -> Self {
         let meter = ReceiveMeter::new(now, request.interval, request.eval_slot, request.target);
         Self {
             side,
@@ -101,7 +90,6 @@ impl Receiver {
             next_count: (!request.interval.is_zero()).then(|| (0, now + request.interval)),
             request,
             stream,
-            payload_start,
             meter,
             out: Outbox::default(),
             phase: RecvPhase::Receiving,
@@ -221,15 +209,6 @@ impl Node {
     }
 
     /// Read and verify payload; `(finished, by the time-up reset)`.
-    ///
-    /// Streams are read unordered: quinn-proto hands over each byte once, as
-    /// soon as it arrives, behind a loss as well as in order (RFC 9000 §2.2
-    /// lets a receiver take stream data out of order). Each chunk is
-    /// verified against the pattern at its own offset and counted in the
-    /// interval in which it arrived, so an interval's goodput is the new
-    /// payload the path delivered in it: a retransmission that fills a hole
-    /// counts its own bytes, not the bytes held behind it, and no interval
-    /// can show more than the link carried.
     pub(super) fn receive_payload(
         r: &mut Receiver,
         conn: &mut Connection,
@@ -245,7 +224,7 @@ impl Node {
         // Ended by the sender's time-up reset rather than a FIN.
         let mut time_up = false;
         let mut failure = None;
-        if let Ok(mut chunks) = conn.recv_stream(r.stream).read(false) {
+        if let Ok(mut chunks) = conn.recv_stream(r.stream).read(true) {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(_)) if r.request.buffers.is_some() => {
@@ -253,12 +232,7 @@ impl Node {
                         break;
                     }
                     Ok(Some(chunk)) => {
-                        // quinn-proto hands over no byte twice, and the
-                        // request before `payload_start` was read already.
-                        let Some(offset) = chunk.offset.checked_sub(r.payload_start) else {
-                            continue;
-                        };
-                        if let Err(at) = r.pattern.verify(offset, &chunk.bytes) {
+                        if let Err(at) = r.pattern.verify(r.meter.bytes, &chunk.bytes) {
                             failure = Some((CLOSE_CORRUPT, TransferError::Corrupt { offset: at }));
                             break;
                         }
@@ -313,16 +287,15 @@ impl Node {
                 .index()
                 .checked_mul(b.size)
                 .ok_or_else(|| protocol(Violation::BufferOffset(id).into()))?;
-            r.bufs.push((id, start));
+            r.bufs.push((id, start, b.size));
         }
         let mut failure = None;
-        r.bufs.retain_mut(|(id, start)| {
+        r.bufs.retain_mut(|(id, at, left)| {
             if failure.is_some() {
                 return true;
             }
             let mut stream = conn.recv_stream(*id);
-            // Unordered, as the payload stream (see `receive_payload`).
-            let Ok(mut chunks) = stream.read(false) else {
+            let Ok(mut chunks) = stream.read(true) else {
                 return false;
             };
             let mut keep = true;
@@ -330,17 +303,19 @@ impl Node {
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => {
                         let n = chunk.bytes.len() as u64;
-                        if chunk.offset.saturating_add(n) > b.size {
+                        if n > *left {
                             failure = Some((
                                 CLOSE_PROTOCOL_ERROR,
                                 Violation::BufferTooLong { id: *id, size: b.size }.into(),
                             ));
                             break;
                         }
-                        if let Err(off) = r.pattern.verify(*start + chunk.offset, &chunk.bytes) {
+                        if let Err(off) = r.pattern.verify(*at, &chunk.bytes) {
                             failure = Some((CLOSE_CORRUPT, TransferError::Corrupt { offset: off }));
                             break;
                         }
+                        *at += n;
+                        *left -= n;
                         r.meter.add(now, n);
                     }
                     Ok(None) => {
