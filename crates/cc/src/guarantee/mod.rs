@@ -334,6 +334,30 @@ impl Guarantee {
         }
     }
 
+    /// The pacing rate while the floor binds (see `floor.rs`, "Pacing at
+    /// the floor"), bytes per second: `max(cwnd, floor) / srtt` while
+    /// `cwnd < 2 * floor` (the next loss's halving would stop at the floor);
+    /// `None` otherwise, in paper mode, and before an RTT is known.
+    ///
+    /// Measured on the seed-000 dumbbell (100 Mbit/s, 5 ms, 30-packet
+    /// DropTail queue, 60 s), 50 Mbit/s against 30 NewReno flows, seeds
+    /// 1-3: bottleneck drops 8.4-10.2 % without it, 5.5-5.6 % with it
+    /// (2.75 % with NewReno in the seat), success 0.92-0.97 -> 0.98;
+    /// targets of 10-40 Mbit/s kept 0.98 at 3.0-4.6 % drops.
+    fn floor_pacing_rate(&self) -> Option<u64> {
+        let floor = self.floor_window();
+        let srtt = self.srtt.as_secs_f64();
+        if floor == 0 || srtt <= 0.0 {
+            return None;
+        }
+        let cwnd = self.window();
+        if cwnd >= Floor::PACE_BELOW * floor {
+            return None;
+        }
+        let rate = cwnd.max(floor) as f64 / srtt;
+        (rate.is_finite() && rate >= 1.0).then_some(rate as u64)
+    }
+
     /// The floor rate `f * bw`, bytes per second, within an [`Aggregate`]'s admission cap.
     fn admitted_floor_rate(&self, now: Instant) -> f64 {
         let Some(floor) = self.floor else { return 0.0 };
@@ -390,8 +414,11 @@ impl Guarantee {
             self.srtt = ack.rtt.smoothed;
         }
         if self.floor.is_some() {
-            self.floor_rate = self.admitted_floor_rate(now);
             let p = self.physical(now);
+            if let Some(floor) = self.floor.as_mut() {
+                floor.set_path(self.bw, p);
+            }
+            self.floor_rate = self.admitted_floor_rate(now);
             let min_rtt = ack.rtt.min.as_secs_f64();
             self.bdp = (p.is_finite() && min_rtt > 0.0).then_some((p * min_rtt) as u64);
             self.losses.on_ack(ack.bytes);
@@ -620,6 +647,10 @@ impl CongestionController for Guarantee {
 
     fn initial_window(&self) -> u64 {
         init_window(self.reno.mss())
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.floor_pacing_rate()
     }
 
     fn snapshot(&self) -> Snapshot {
