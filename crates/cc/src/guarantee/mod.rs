@@ -144,8 +144,11 @@ use slots::{MAX_EVAL_LOG2, OwnLoss, Slots};
 /// path"): a slot losing more than 15 % of the flow's own packets never
 /// raises `f` and counts twice toward the breaker, a retry's floor starts
 /// low and ramps (with `k = k_min` while it does), a retry comes early when
-/// the path's loss rate as Reno halves, and the floor window is at most
-/// `P * min_rtt`. In an [`Aggregate`] the members' floors together claim at most
+/// the path's loss rate as Reno halves, the floor window is at most
+/// `P * min_rtt`, a target above 0.6 of `P` is infeasible at
+/// once (no floor, plain Reno, until `P` grows), and while the floor binds
+/// the controller paces at `max(cwnd, floor) / srtt`
+/// ([`pacing_rate`](CongestionController::pacing_rate)). In an [`Aggregate`] the members' floors together claim at most
 /// [`Aggregate::FLOOR_SHARE`] of `P`.
 #[derive(Debug, Clone)]
 pub struct Guarantee {
