@@ -23,8 +23,8 @@ const SECS: u64 = 3;
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
     ("fq-codel-ecn", "24a873d755a8db74", 135840, 184664),
-    ("guarantee-fq-codel", "d0c441bb7116a9c6", 137866, 196005),
-    ("guarantee-n30", "4d57ceaee5516fe3", 137726, 199657),
+    ("guarantee-fq-codel", "e9244a514fe87d7d", 137758, 199043),
+    ("guarantee-n30", "8d9ec788c2f91dda", 138270, 203757),
     ("lte-trace", "88ad4ccd7ba61ee7", 12716, 18213),
     ("parking-lot", "2ce496eff75b3d0c", 80045, 108438),
     ("rtt-fairness", "3a7ed08dcf6433e7", 27278, 36954),
