@@ -929,7 +929,11 @@ fn the_floor_never_exceeds_the_paths_bandwidth_delay_product() {
     let mut h = harness(floor_config(1_400_000), Some(&bw));
     h.round();
     h.round();
-    assert!((27_990..=28_000).contains(&h.cc.floor_window()), "{}", h.cc.floor_window());
+    assert!(
+        (27_990..=28_000).contains(&h.cc.floor_window()),
+        "{}",
+        h.cc.floor_window()
+    );
     h.srtt = Some(RTT * 3);
     h.rtt = RTT * 3;
     h.round();
@@ -960,7 +964,11 @@ fn the_flow_paces_at_the_floor_while_the_floor_binds() {
     // Two floor windows and more: the next halving would not reach the
     // floor, which does not bind, and the transport's own pacing stands.
     floor.round();
-    assert!(floor.cc.window() >= 2 * floor.cc.floor_window(), "{}", floor.cc.window());
+    assert!(
+        floor.cc.window() >= 2 * floor.cc.floor_window(),
+        "{}",
+        floor.cc.window()
+    );
     assert_eq!(floor.cc.pacing_rate(), None);
 }
 
