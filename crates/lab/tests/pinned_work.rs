@@ -22,17 +22,17 @@ const SECS: u64 = 3;
 
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
-    ("fq-codel-ecn", "d97de6ae956959fb", 135633, 184427),
-    ("guarantee-fq-codel", "2a5b7f5ce58e4bfa", 137737, 195870),
-    ("guarantee-n30", "c7725b28c97deb22", 144014, 207031),
-    ("lte-trace", "c245c8f59809727c", 12736, 18253),
-    ("parking-lot", "a67fa9b0d0c39747", 78785, 106977),
-    ("rtt-fairness", "22c686c55439edc6", 27245, 36883),
-    ("seed000-fig4", "d9d6e4ac2aea195b", 550052, 765590),
-    ("seed000-fig6-n30", "bbcce68ee6a21abc", 142043, 204721),
-    ("seed001-cutoff", "6eaa4affe70153cf", 12877, 31369),
-    ("seed002-buffers", "7d7e708af09b97e0", 37089, 52233),
-    ("seed003-files", "e3df0b22bd06131c", 65914, 91283),
+    ("fq-codel-ecn", "24a873d755a8db74", 135840, 184664),
+    ("guarantee-fq-codel", "e9244a514fe87d7d", 137758, 199043),
+    ("guarantee-n30", "8d9ec788c2f91dda", 138270, 203757),
+    ("lte-trace", "88ad4ccd7ba61ee7", 12716, 18213),
+    ("parking-lot", "2ce496eff75b3d0c", 80045, 108438),
+    ("rtt-fairness", "3a7ed08dcf6433e7", 27278, 36954),
+    ("seed000-fig4", "c2003930daa261da", 561347, 781708),
+    ("seed000-fig6-n30", "a25a1d5f6e29552a", 136514, 198260),
+    ("seed001-cutoff", "4a969f0268dcc559", 13698, 32458),
+    ("seed002-buffers", "6b68673770c84e62", 36981, 52168),
+    ("seed003-files", "1e03b9b2944e0bfb", 65973, 91579),
 ];
 
 fn repo() -> PathBuf {

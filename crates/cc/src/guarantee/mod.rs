@@ -144,8 +144,11 @@ use slots::{MAX_EVAL_LOG2, OwnLoss, Slots};
 /// path"): a slot losing more than 15 % of the flow's own packets never
 /// raises `f` and counts twice toward the breaker, a retry's floor starts
 /// low and ramps (with `k = k_min` while it does), a retry comes early when
-/// the path's loss rate as Reno halves, and the floor window is at most
-/// `P * min_rtt`. In an [`Aggregate`] the members' floors together claim at most
+/// the path's loss rate as Reno halves, the floor window is at most
+/// `P * min_rtt`, a target above 0.6 of `P` is infeasible at
+/// once (no floor, plain Reno, until `P` grows), and while the floor binds
+/// the controller paces at `max(cwnd, floor) / srtt`
+/// ([`pacing_rate`](CongestionController::pacing_rate)). In an [`Aggregate`] the members' floors together claim at most
 /// [`Aggregate::FLOOR_SHARE`] of `P`.
 #[derive(Debug, Clone)]
 pub struct Guarantee {
@@ -334,6 +337,30 @@ impl Guarantee {
         }
     }
 
+    /// The pacing rate while the floor binds (see `floor.rs`, "Pacing at
+    /// the floor"), bytes per second: `max(cwnd, floor) / srtt` while
+    /// `cwnd < 2 * floor` (the next loss's halving would stop at the floor);
+    /// `None` otherwise, in paper mode, and before an RTT is known.
+    ///
+    /// Measured on the seed-000 dumbbell (100 Mbit/s, 5 ms, 30-packet
+    /// DropTail queue, 60 s), 50 Mbit/s against 30 NewReno flows, seeds
+    /// 1-3: bottleneck drops 8.4-10.2 % without it, 5.5-5.6 % with it
+    /// (2.75 % with NewReno in the seat), success 0.92-0.97 -> 0.98;
+    /// targets of 10-40 Mbit/s kept 0.98 at 3.0-4.6 % drops.
+    fn floor_pacing_rate(&self) -> Option<u64> {
+        let floor = self.floor_window();
+        let srtt = self.srtt.as_secs_f64();
+        if floor == 0 || srtt <= 0.0 {
+            return None;
+        }
+        let cwnd = self.window();
+        if cwnd >= Floor::PACE_BELOW * floor {
+            return None;
+        }
+        let rate = cwnd.max(floor) as f64 / srtt;
+        (rate.is_finite() && rate >= 1.0).then_some(rate as u64)
+    }
+
     /// The floor rate `f * bw`, bytes per second, within an [`Aggregate`]'s admission cap.
     fn admitted_floor_rate(&self, now: Instant) -> f64 {
         let Some(floor) = self.floor else { return 0.0 };
@@ -390,8 +417,11 @@ impl Guarantee {
             self.srtt = ack.rtt.smoothed;
         }
         if self.floor.is_some() {
-            self.floor_rate = self.admitted_floor_rate(now);
             let p = self.physical(now);
+            if let Some(floor) = self.floor.as_mut() {
+                floor.set_path(self.bw, p);
+            }
+            self.floor_rate = self.admitted_floor_rate(now);
             let min_rtt = ack.rtt.min.as_secs_f64();
             self.bdp = (p.is_finite() && min_rtt > 0.0).then_some((p * min_rtt) as u64);
             self.losses.on_ack(ack.bytes);
@@ -620,6 +650,10 @@ impl CongestionController for Guarantee {
 
     fn initial_window(&self) -> u64 {
         init_window(self.reno.mss())
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.floor_pacing_rate()
     }
 
     fn snapshot(&self) -> Snapshot {

@@ -786,10 +786,11 @@ fn an_easy_target_lowers_the_floor_to_its_minimum() {
 
 #[test]
 fn aggregate_floors_share_half_the_physical_bandwidth() {
-    // Two members, 1.8e6 acknowledged B/s each (f = 1); P = 2.4e6 B/s:
-    // floors may claim 1.2e6 together, 0.6e6 each: 12 000 bytes at 20 ms.
+    // Two members, 1.8e6 acknowledged B/s each (f = 1); P = 3.2e6 B/s
+    // (each target within 0.6 P): floors may claim 1.6e6 together, 0.8e6
+    // each: 16 000 bytes at 20 ms.
     let bw = SharedBandwidth::new();
-    bw.set_physical(bits(2_400_000));
+    bw.set_physical(bits(3_200_000));
     let group = Aggregate::new();
     let mut a = harness(floor_config(1_800_000), Some(&bw));
     a.cc = a.cc.with_aggregate(&group);
@@ -799,14 +800,14 @@ fn aggregate_floors_share_half_the_physical_bandwidth() {
     b.round();
     a.round();
     assert!(
-        (11_990..=12_000).contains(&a.cc.floor_window()),
+        (15_990..=16_000).contains(&a.cc.floor_window()),
         "{}",
         a.cc.floor_window()
     );
     drop(b);
-    a.round(); // alone: 1.8e6 > 1.2e6 still, the cap binds at 24 000
+    a.round(); // alone: 1.8e6 > 1.6e6 still, the cap binds at 32 000
     assert!(
-        (23_990..=24_000).contains(&a.cc.floor_window()),
+        (31_990..=32_000).contains(&a.cc.floor_window()),
         "{}",
         a.cc.floor_window()
     );
@@ -920,20 +921,74 @@ fn a_feasible_target_still_holds_on_the_path() {
 
 #[test]
 fn the_floor_never_exceeds_the_paths_bandwidth_delay_product() {
-    // P = 1 MB/s at a 20 ms minimum RTT: 20 000 bytes, whatever the target
-    // and the smoothed RTT (which the queue inflates).
+    // P = 2.5 MB/s at a 20 ms minimum RTT: 50 000 bytes, whatever the
+    // smoothed RTT (which the queue inflates). The target, 1.4e6 B/s, is
+    // within 0.6 P: a floor of 28 000 bytes at 20 ms, 84 000 at 60 ms.
     let bw = SharedBandwidth::new();
-    bw.set_physical(bits(1_000_000));
-    let mut h = harness(floor_config(3_000_000), Some(&bw));
+    bw.set_physical(bits(2_500_000));
+    let mut h = harness(floor_config(1_400_000), Some(&bw));
     h.round();
     h.round();
-    assert_eq!(h.cc.floor_window(), 20_000);
+    assert!(
+        (27_990..=28_000).contains(&h.cc.floor_window()),
+        "{}",
+        h.cc.floor_window()
+    );
     h.srtt = Some(RTT * 3);
     h.rtt = RTT * 3;
     h.round();
-    assert_eq!(h.cc.floor_window(), 20_000);
+    assert_eq!(h.cc.floor_window(), 50_000);
     // Without P: f * bw * srtt.
     let mut h = harness(floor_config(3_000_000), None);
     h.round();
     assert!(h.cc.floor_window() >= 59_990, "{}", h.cc.floor_window());
+}
+
+#[test]
+fn the_flow_paces_at_the_floor_while_the_floor_binds() {
+    // bw = 1.8e6 acknowledged B/s, srtt 20 ms, f = 1: floor = 36 000 bytes.
+    let mut floor = harness(floor_config(1_800_000), None);
+    let mut paper = harness(config(1_800_000, EvalSlot::Rtts(4), Some(2)), None);
+    assert_eq!(floor.cc.pacing_rate(), None, "no RTT yet");
+    floor.round(); // cwnd 24 000 < 2 x floor: paced at floor / srtt
+    paper.round();
+    assert_eq!(paper.cc.pacing_rate(), None, "the paper's mode never paces");
+    let w = floor.cc.floor_window();
+    let rate = floor.cc.pacing_rate().expect("paced below two floor windows");
+    let want = w as f64 / RTT.as_secs_f64();
+    assert!((rate as f64 - want).abs() <= 1.0, "{rate} vs {want}");
+    floor.round(); // 48 000: max(cwnd, floor) / srtt
+    let rate = floor.cc.pacing_rate().expect("still below two floor windows");
+    let want = floor.cc.window() as f64 / RTT.as_secs_f64();
+    assert!((rate as f64 - want).abs() <= 1.0, "{rate} vs {want}");
+    // Two floor windows and more: the next halving would not reach the
+    // floor, which does not bind, and the transport's own pacing stands.
+    floor.round();
+    assert!(
+        floor.cc.window() >= 2 * floor.cc.floor_window(),
+        "{}",
+        floor.cc.window()
+    );
+    assert_eq!(floor.cc.pacing_rate(), None);
+}
+
+#[test]
+fn a_target_above_the_path_share_is_declared_infeasible_and_runs_as_reno() {
+    // P = 2.4e6 B/s; 0.6 P = 1.44e6 < bw = 1.8e6: infeasible from the first ACK on.
+    let bw = SharedBandwidth::new();
+    bw.set_physical(bits(2_400_000));
+    let mut h = harness(floor_config(1_800_000), Some(&bw));
+    h.round();
+    h.round();
+    assert_eq!(floor_bytes(&h.cc), (0, true));
+    assert_eq!((h.cc.k(), h.cc.pacing_rate()), (1.0, None));
+    let w = h.cc.window();
+    h.lose(h.now - RTT / 2, CongestionKind::Loss);
+    assert_eq!(h.cc.window(), w / 2, "Reno's halving, no floor");
+    // The path grows: the floor is back, the verdict gone.
+    bw.set_physical(bits(4_000_000));
+    h.advance(RTT);
+    h.round();
+    let (floor, infeasible) = floor_bytes(&h.cc);
+    assert!(floor > 0 && !infeasible, "{floor} {infeasible}");
 }
