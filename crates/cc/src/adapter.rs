@@ -533,8 +533,7 @@ pub struct QuinnController {
     /// Whether the window is used (RFC 9002 §7.8): quinn-proto's
     /// `app_limited` is false for a sender held back by the CPU or its own
     /// rate limit, so an ACK is also marked application-limited when the
-    /// flight before it, or what was sent in the last smoothed RTT, was
-    /// under half the window (see [`WindowUse`]).
+    /// flight before it was under half the window.
     usage: WindowUse,
 }
 
@@ -576,7 +575,7 @@ impl QuinnController {
 impl Controller for QuinnController {
     fn on_sent(&mut self, now: Instant, bytes: u64, _last_packet_number: u64) {
         self.switch();
-        self.usage.on_sent(now, bytes);
+        self.usage.on_sent(bytes);
         self.inner.on_sent(now, bytes);
         self.report_pacing();
     }
@@ -593,7 +592,7 @@ impl Controller for QuinnController {
         };
         // RFC 9002 §7.8: no growth while the window is not used.
         let inner = &self.inner;
-        let used = self.usage.window_used(now, inner.window(), rtt.smoothed, || {
+        let used = self.usage.window_used(inner.window(), || {
             matches!(inner.snapshot().phase, Phase::SlowStart | Phase::ConservativeSlowStart)
         });
         let app_limited = app_limited || !used;

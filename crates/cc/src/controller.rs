@@ -4,7 +4,6 @@
 //! Windows and sizes are in bytes, times are [`Instant`]/[`Duration`] (the
 //! simulator maps virtual time onto `Instant`, exactly as quinn-proto expects).
 
-use std::collections::VecDeque;
 use std::fmt;
 use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
@@ -104,20 +103,10 @@ impl Ack {
 /// and quinn-proto's pacer (1.25 x cwnd / srtt, which it does not report)
 /// lets the flight of a bulk sender fall to about 0.6 of a window that
 /// doubles every round trip, and at times under half of it (with a half,
-/// bulk senders' slow starts were judged unused now and then). The flight
-/// measured is the one just before an ACK batch: bytes in
+/// the shipped bulk scenarios' slow starts changed; with a third they do
+/// not). The flight measured is the one just before an ACK batch: bytes in
 /// flight at the end of the previous batch, plus bytes sent since, minus
 /// bytes declared lost since.
-///
-/// The same share must also hold for the bytes *sent* in the last smoothed
-/// RTT before the batch (RFC 7661's pipeACK is a volume per RTT, not a
-/// flight). A window-limited or pacing-limited sender sends about a window
-/// per RTT, so this changes nothing for it; but a flight can also grow
-/// because acknowledgements stopped coming (a receiver the CPU did not run,
-/// a stalled return path) while the sender kept to its own rate, and such a
-/// flight says nothing about the window: with the flight alone as the
-/// measure, each such stall let a rate-limited sender's window grow by the
-/// stall's flight, so the window crept up with the longest stall of the run.
 ///
 /// A transport calls [`on_sent`](Self::on_sent),
 /// [`on_lost`](Self::on_lost) and [`on_end_acks`](Self::on_end_acks) as it
@@ -125,23 +114,16 @@ impl Ack {
 /// [`window_used`](Self::window_used) says no; quinn-proto's adapter does.
 ///
 /// ```
-/// use std::time::{Duration, Instant};
 /// use tput_cc::WindowUse;
-/// let (t0, srtt) = (Instant::now(), Duration::from_millis(10));
 /// let mut usage = WindowUse::new();
-/// usage.on_sent(t0, 12_000);
-/// // 12 kB in flight of a 20 kB window, all sent in the last RTT.
-/// assert!(usage.window_used(t0 + srtt, 20_000, srtt, || false));
+/// usage.on_sent(12_000);
+/// assert!(usage.window_used(20_000, || false)); // 12 kB in flight of a 20 kB window
 /// usage.on_end_acks(6_000); // that ACK batch left 6 kB in flight
-/// assert!(!usage.window_used(t0 + srtt, 20_000, srtt, || false)); // under half of the window
+/// assert!(!usage.window_used(20_000, || false)); // under half of the window
 /// usage.on_end_acks(7_000);
-/// assert!(usage.window_used(t0 + srtt, 20_000, srtt, || true)); // over a third, in slow start
-/// usage.on_end_acks(12_000);
-/// // The same flight, but sent more than an RTT ago: acknowledgements
-/// // stopped, not the window.
-/// assert!(!usage.window_used(t0 + 3 * srtt, 20_000, srtt, || true));
+/// assert!(usage.window_used(20_000, || true)); // over a third, in slow start
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WindowUse {
     /// Bytes in flight at the end of the last ACK batch, plus bytes sent
     /// since, minus bytes declared lost since.
@@ -149,13 +131,6 @@ pub struct WindowUse {
     /// The verdict for the ACK batch under way, fixed at its first
     /// acknowledgement (the flight then is the flight before the batch).
     batch: Option<bool>,
-    /// Recent sends, oldest first: (when, bytes), one entry per instant.
-    sends: VecDeque<(Instant, u64)>,
-    /// The sum of `sends`' bytes.
-    sent_recently: u64,
-    /// The smoothed RTT of the last verdict: sends older than it are
-    /// forgotten as they are made, so `sends` stays about one RTT long.
-    srtt: Duration,
 }
 
 impl WindowUse {
@@ -164,27 +139,9 @@ impl WindowUse {
         Self::default()
     }
 
-    /// `bytes` were sent at `now`.
-    pub fn on_sent(&mut self, now: Instant, bytes: u64) {
+    /// `bytes` were sent.
+    pub fn on_sent(&mut self, bytes: u64) {
         self.in_flight = self.in_flight.saturating_add(bytes);
-        match self.sends.back_mut() {
-            Some((at, b)) if *at == now => *b = b.saturating_add(bytes),
-            _ => self.sends.push_back((now, bytes)),
-        }
-        self.sent_recently = self.sent_recently.saturating_add(bytes);
-        if !self.srtt.is_zero() {
-            self.forget_before(now, self.srtt);
-        }
-    }
-
-    /// Drop the sends made more than `srtt` before `now`.
-    fn forget_before(&mut self, now: Instant, srtt: Duration) {
-        while let Some(&(at, bytes)) = self.sends.front()
-            && now.saturating_duration_since(at) > srtt
-        {
-            self.sends.pop_front();
-            self.sent_recently -= bytes;
-        }
     }
 
     /// `bytes` were declared lost (no longer in flight).
@@ -193,28 +150,15 @@ impl WindowUse {
     }
 
     /// Whether the sender used a congestion window of `window` bytes before
-    /// the ACK batch under way, which began at `now` with a smoothed RTT of
-    /// `srtt`: its flight then, and what it sent in the last `srtt`, were
-    /// each at least half of the window (RFC 7661 §4.3), or a third while
-    /// `slow_start()` says the controller is in slow start (asked only when
-    /// needed). Every call until [`on_end_acks`](Self::on_end_acks) gives
-    /// the first call's answer.
-    pub fn window_used(
-        &mut self,
-        now: Instant,
-        window: u64,
-        srtt: Duration,
-        slow_start: impl FnOnce() -> bool,
-    ) -> bool {
-        if let Some(verdict) = self.batch {
-            return verdict;
-        }
-        self.srtt = srtt;
-        self.forget_before(now, srtt);
-        let least = self.in_flight.min(self.sent_recently);
-        let verdict = least.saturating_mul(2) >= window || (least.saturating_mul(3) >= window && slow_start());
-        self.batch = Some(verdict);
-        verdict
+    /// the ACK batch under way: its flight then was at least half of it
+    /// (RFC 7661 §4.3), or a third while `slow_start()` says the controller
+    /// is in slow start (asked only when needed). Every call until
+    /// [`on_end_acks`](Self::on_end_acks) gives the first call's answer.
+    pub fn window_used(&mut self, window: u64, slow_start: impl FnOnce() -> bool) -> bool {
+        let in_flight = self.in_flight;
+        *self.batch.get_or_insert_with(|| {
+            in_flight.saturating_mul(2) >= window || (in_flight.saturating_mul(3) >= window && slow_start())
+        })
     }
 
     /// The ACK batch ended with `bytes_in_flight` still unacknowledged.

@@ -22,17 +22,17 @@ const SECS: u64 = 3;
 
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
-    ("fq-codel-ecn", "d97de6ae956959fb", 135633, 184427),
-    ("guarantee-fq-codel", "c7772a6968940d38", 137632, 198588),
-    ("guarantee-n30", "4eda4a15ad204976", 143850, 210248),
-    ("lte-trace", "3bcf93a7ed662f50", 12729, 18250),
-    ("parking-lot", "a1352fc60502bfef", 78805, 107024),
-    ("rtt-fairness", "d1b2644af25ca68f", 27245, 36878),
-    ("seed000-fig4", "0aee05a10d31d2e8", 559219, 778000),
-    ("seed000-fig6-n30", "c8742b14cfb25ba1", 144324, 207775),
-    ("seed001-cutoff", "381c5cf8a57d6b3d", 13493, 32195),
-    ("seed002-buffers", "7d7e708af09b97e0", 37089, 52233),
-    ("seed003-files", "d1188a07b36d9b91", 65915, 91275),
+    ("fq-codel-ecn", "24a873d755a8db74", 135840, 184664),
+    ("guarantee-fq-codel", "e9244a514fe87d7d", 137758, 199043),
+    ("guarantee-n30", "8d9ec788c2f91dda", 138270, 203757),
+    ("lte-trace", "88ad4ccd7ba61ee7", 12716, 18213),
+    ("parking-lot", "2ce496eff75b3d0c", 80045, 108438),
+    ("rtt-fairness", "3a7ed08dcf6433e7", 27278, 36954),
+    ("seed000-fig4", "c2003930daa261da", 561347, 781708),
+    ("seed000-fig6-n30", "a25a1d5f6e29552a", 136514, 198260),
+    ("seed001-cutoff", "4a969f0268dcc559", 13698, 32458),
+    ("seed002-buffers", "6b68673770c84e62", 36981, 52168),
+    ("seed003-files", "1e03b9b2944e0bfb", 65973, 91579),
 ];
 
 fn repo() -> PathBuf {
