@@ -521,7 +521,7 @@ pub fn csv<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> Result<
     String::from_utf8(out).map_err(|e| Error::Run(format!("CSV: {e}")))
 }
 
-/// [`csv`] written to `w` row by row, without holding the text.
+/// [`csv()`] written to `w` row by row, without holding the text.
 pub fn write_csv<R: Serialize + Default>(w: impl Write, rows: impl IntoIterator<Item = R>) -> Result<(), Error> {
     let err = |e: &dyn std::fmt::Display| Error::Run(format!("CSV: {e}"));
     let mut rows = rows.into_iter().peekable();
