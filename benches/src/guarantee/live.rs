@@ -77,11 +77,6 @@ fn node_config() -> NodeConfig {
         .with_mtu_discovery(false)
 }
 
-/// `count` uploads of `cc` for `duration`, judged against the target over 1-s slots.
-fn specs(cc: &str, count: u32, duration: Duration) -> Result<Vec<TransferSpec>, String> {
-    specs_for(cc, count, duration, Rate::from_bits_per_sec(TARGET_BPS))
-}
-
 /// `count` uploads of `cc` for `duration`, judged against `target` over 1-s slots.
 fn specs_for(cc: &str, count: u32, duration: Duration, target: Rate) -> Result<Vec<TransferSpec>, String> {
     let cc: ControllerSpec = cc.parse().map_err(|e: tput_cc::SpecError| e.to_string())?;
@@ -137,48 +132,31 @@ pub fn run(
     let mut rows = Vec::new();
     for &comp in kinds {
         for &(variant, cc) in tested {
-            let load = load_average();
-            let relay = crate::LiveRelay::start(
-                server,
-                RelayLinks {
-                    forward: link.clone(),
-                    reverse: None,
-                },
-                1,
-            )?;
-            let limit = duration + Duration::from_secs(40);
-            let others = client(relay.addr, trust.clone(), specs(comp, competitors, duration)?, limit);
-            let tested = client(relay.addr, trust.clone(), specs(cc, 1, duration)?, limit);
-            let joined = |h: std::thread::JoinHandle<_>| h.join().unwrap_or_else(|_| Err("a client panicked".into()));
-            let (tested, others) = (joined(tested), joined(others));
-            let stats = relay.finish()?;
-            let mut row = LiveRow {
+            let case = LiveCase {
+                name: variant.into(),
+                link: link.clone(),
+                tested_cc: cc.into(),
+                tested: 1,
+                target: Rate::from_bits_per_sec(TARGET_BPS),
+                competitor_cc: comp.into(),
+                competitors,
+                duration,
+            };
+            let r = run_on(server, &trust, &case)?;
+            let row = LiveRow {
                 variant: variant.into(),
                 competitor: comp.into(),
                 competitors,
-                load,
-                queue_drops: stats.forward.dropped_queue.packets,
-                overload_drops: stats.forward.dropped_overload.packets,
-                ..LiveRow::default()
+                load: r.load,
+                success: r.success.unwrap_or(f64::NAN),
+                tested_mbps: r.tested_mbps,
+                competitor_mbps: r.competitor_mbps,
+                infeasible_intervals: r.infeasible_intervals,
+                verified: r.verified,
+                queue_drops: r.queue_drops,
+                overload_drops: r.overload_drops,
+                error: r.error,
             };
-            match (tested, others) {
-                (Ok(t), Ok(o)) => {
-                    let ts = TransferSummary::new(&t, None);
-                    let os = TransferSummary::new(&o, None);
-                    row.success = ts.success_ratio.unwrap_or(f64::NAN);
-                    row.tested_mbps = ts.goodput_bps / 1e6;
-                    row.competitor_mbps = os.goodput_bps / 1e6 / f64::from(competitors.max(1));
-                    row.infeasible_intervals = ts.infeasible_intervals;
-                    row.verified = ts.ok && os.ok;
-                    if !row.verified {
-                        row.error = t
-                            .iter()
-                            .chain(&o)
-                            .find_map(|x| x.error.as_ref().map(ToString::to_string));
-                    }
-                }
-                (Err(e), _) | (_, Err(e)) => row.error = Some(e),
-            }
             progress(&format!(
                 "[live] {variant} vs {competitors} {comp}: success {:.2}, {:.2} Mbit/s, competitors {:.2} Mbit/s each, {}{}",
                 row.success,
@@ -353,6 +331,12 @@ pub fn run_case(case: &LiveCase) -> Result<LiveCaseRow, String> {
     let id = Identity::self_signed(&["localhost"]).map_err(|e| e.to_string())?;
     let trust = ServerTrust::Pinned(id.fingerprint());
     let (server, _failed) = crate::spawn_server(id, node_config(), |_| {})?;
+    run_on(server, &trust, case)
+}
+
+/// Run `case` through a relay of its own in front of `server`, which
+/// `trust` trusts.
+fn run_on(server: std::net::SocketAddr, trust: &ServerTrust, case: &LiveCase) -> Result<LiveCaseRow, String> {
     let load = load_average();
     let relay = crate::LiveRelay::start(
         server,
