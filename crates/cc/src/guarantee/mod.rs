@@ -626,7 +626,7 @@ impl CongestionController for Guarantee {
         // where the paper's Reno drops to 1 packet), then slow start again.
         // In floor mode the halving stops at the floor (see `floor.rs`).
         if self.floor.is_some() {
-            self.losses.on_congestion(event);
+            self.losses.on_congestion(event, self.reno.mss());
         }
         self.reno.on_congestion_above(now, event, self.floor_window());
     }
