@@ -94,6 +94,14 @@
 //!   feasible against 30 NewReno (up to 50 % of the link, 0.52 `P` in
 //!   acknowledged bytes) and the 70 % target that no rule made feasible.
 //!   Without a known `P` (no source and no `physical=`) it never applies.
+//! - **A slot that saw the path too small is not judged**: an evaluation
+//!   slot in which the target was above `PATH_SHARE` of `P` at any ACK
+//!   (the slot in which capacity comes back) changes neither `f` nor the
+//!   breaker (`Floor::judges_slot`, with its measurement).
+//! - **ECN marks are evidence like losses**: the own loss rate of a slot
+//!   counts one datagram per ECN congestion event (`OwnLoss::on_congestion`
+//!   in `slots.rs`, with its measurement), so a floor that overloads a
+//!   marking AQM queue is as lossy as one that overloads a dropping one.
 //!
 //! # Pacing at the floor
 //!
@@ -134,8 +142,9 @@ use std::time::Duration;
 pub(crate) struct SlotReport {
     /// The slot's throughput `x`, bytes per second (acknowledged bytes).
     pub x: f64,
-    /// The flow's own loss rate over the slot: bytes declared lost over
-    /// bytes acknowledged plus lost (0 when nothing was sent).
+    /// The flow's own loss rate over the slot: bytes declared lost, plus
+    /// one datagram per ECN congestion event, over bytes acknowledged plus
+    /// lost (0 when nothing was sent; see `OwnLoss::end_evaluation`).
     pub loss: f64,
     /// Persistent congestion (the retransmission-timeout analogue) was declared in the slot.
     pub persistent: bool,
