@@ -585,9 +585,10 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
          a window (min over seeds); worst comp: the lowest single competitor's share of its NewReno-seat goodput\n\
          (min over seeds); drops (overflow and AQM) and utilisation: tested (NewReno seat); CE: marked packets, %;\n\
          queue delay p50/p99: every packet's sojourn in the bottleneck queue (mean over seeds); infeasible: when\n\
-         first declared (s of simulated time, 1-s evaluation slots from a start in [0, 0.1 s); min-max over seeds\n\
-         that declared it, k/seeds); recovery: seconds from capacity's return to the first whole second at the target\n\
-         (max over seeds), and the mean afterwards over the target.",
+         first declared (s of simulated time: the end of the first 1-s interval record that says so, not a count of\n\
+         the controller's own 32-RTT evaluation slots; min-max over seeds that declared it, k/seeds); recovery:\n\
+         seconds from capacity's return to the first whole second at the target (max over seeds), and the mean\n\
+         goodput over the whole seconds from the return to the end of the run over the target (mean over seeds).",
         o.duration.as_secs(),
         o.seeds
     );

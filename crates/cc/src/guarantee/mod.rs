@@ -146,7 +146,9 @@ use slots::{MAX_EVAL_LOG2, OwnLoss, Slots};
 /// low and ramps (with `k = k_min` while it does), a retry comes early when
 /// the path's loss rate as Reno halves, the floor window is at most
 /// `P * min_rtt`, a target above 0.6 of `P` is infeasible at
-/// once (no floor, plain Reno, until `P` grows), and while the floor binds
+/// once (no floor, plain Reno, until `P` grows) and a slot that saw it so
+/// is not judged, ECN congestion events count toward a slot's loss rate as
+/// one datagram each, and while the floor binds
 /// the controller paces at `max(cwnd, floor) / srtt`
 /// ([`pacing_rate`](CongestionController::pacing_rate)). In an [`Aggregate`] the members' floors together claim at most
 /// [`Aggregate::FLOOR_SHARE`] of `P`.
@@ -626,7 +628,7 @@ impl CongestionController for Guarantee {
         // where the paper's Reno drops to 1 packet), then slow start again.
         // In floor mode the halving stops at the floor (see `floor.rs`).
         if self.floor.is_some() {
-            self.losses.on_congestion(event);
+            self.losses.on_congestion(event, self.reno.mss());
         }
         self.reno.on_congestion_above(now, event, self.floor_window());
     }

