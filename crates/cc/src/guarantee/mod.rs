@@ -24,6 +24,7 @@ use crate::units::Rate;
 
 mod config;
 mod floor;
+mod overbooked;
 mod slots;
 pub use config::{AbwSource, GuaranteeConfig, GuaranteeMode, QUIC_OVERHEAD};
 use floor::Floor;

@@ -890,8 +890,9 @@ fn path_config(acked_bytes_per_sec: u64) -> GuaranteeConfig {
 fn an_infeasible_target_is_declared_after_two_slots() {
     // The path carries 1 MB/s for this flow (20 ms, a 10-packet queue); the
     // target is twice that. The floor holds more than fits and loses about
-    // half its packets in every round it binds: the second slot is lossy
-    // and counts twice, so the breaker trips after two slots, not three.
+    // half its packets in every round it binds: the second slot loses more
+    // than 8 % of them, evidence of an overbooked path (overbooked.rs), and
+    // the breaker trips after two slots, not three.
     let path = Path {
         share: 1_000_000.0,
         base: RTT,
