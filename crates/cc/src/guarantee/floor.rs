@@ -137,6 +137,8 @@
 
 use std::time::Duration;
 
+use super::overbooked::Overbooking;
+
 /// What the controller saw over one evaluation slot, for [`Floor::on_evaluation_end`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SlotReport {
@@ -199,6 +201,8 @@ pub(crate) struct Floor {
     /// The target was above [`Floor::PATH_SHARE`] of `P` at some ACK of the
     /// running evaluation slot (see [`Floor::judges_slot`]).
     over_path_in_slot: bool,
+    /// Evidence of an overbooked path and its back-off (`overbooked.rs`).
+    pub(super) overbooking: Overbooking,
 }
 
 impl Floor {
@@ -251,6 +255,7 @@ impl Floor {
             started: false,
             over_path: false,
             over_path_in_slot: false,
+            overbooking: Overbooking::new(),
         }
     }
 
@@ -350,10 +355,14 @@ impl Floor {
             if met {
                 self.clear();
                 self.ceiling = f64::INFINITY;
+                self.overbooking.off_period_over();
             } else {
                 // The path changed (its loss rate as Reno fell to half the
                 // highest of this off period): retry now, the back-off reset.
-                if reference >= Self::LOSS_LIMIT / 2.0 && slot.loss < reference / 2.0 {
+                if self.overbooking.allows_early_retry()
+                    && reference >= Self::LOSS_LIMIT / 2.0
+                    && slot.loss < reference / 2.0
+                {
                     self.off_slots = 1;
                     self.backoff = Self::FIRST_BACKOFF;
                 }
@@ -363,8 +372,16 @@ impl Floor {
                     // target, else at RAMP times what Reno got, and ramps.
                     let start = (Self::RAMP * self.off_throughput).max(Self::RETRY_MIN * bw);
                     self.ceiling = self.last_met.map_or(start, |m| m.min(self.factor * bw).max(start));
+                    self.overbooking.off_period_over();
                 }
             }
+            return;
+        }
+        // An overbooked path (`overbooked.rs`): yield at once, for long.
+        if self.started
+            && let Some(off) = self.overbooking.on_engaged_slot(&slot)
+        {
+            self.yield_overbooked(off);
             return;
         }
         let lossy = self.started && (slot.loss > self.loss_limit() || slot.persistent);
@@ -416,6 +433,18 @@ impl Floor {
             self.off_reference = None;
             self.factor = Self::ENGAGE_FACTOR;
         }
+    }
+
+    /// Evidence of an overbooked path (`overbooked.rs`): the breaker opens
+    /// for `off` evaluation slots, and the retry starts low.
+    fn yield_overbooked(&mut self, off: u32) {
+        self.misses = 0;
+        self.off_slots = off;
+        self.infeasible = true;
+        self.trips += 1;
+        self.off_reference = None;
+        self.factor = Self::ENGAGE_FACTOR;
+        self.last_met = None;
     }
 
     /// A slot met the target: the verdict, the miss count and the back-off reset.
@@ -558,14 +587,14 @@ mod tests {
 
     #[test]
     fn a_lossy_slot_never_raises_f_and_counts_twice_toward_the_breaker() {
-        // 20 % own loss is above the 15 % limit: the miss is the floor's own doing.
+        // 20 % own loss is above the 15 % limit, and above the overbooked
+        // path's 8 % (overbooked.rs), whose rule now answers first: the
+        // breaker opens at once.
         let mut f = started();
         f.on_evaluation_end(lossy(0.5 * BW, 0.2), BW);
         assert_eq!(f.factor(), 1.0, "not raised to 2.2");
-        assert!(f.engaged());
-        f.on_evaluation_end(lossy(0.5 * BW, 0.2), BW);
-        assert!(!f.engaged() && f.infeasible(), "infeasible after two lossy slots");
-        // Persistent congestion is as lossy as a high loss rate.
+        assert!(!f.engaged() && f.infeasible());
+        // Persistent congestion is lossy too.
         let mut f = started();
         f.on_evaluation_end(
             SlotReport {
@@ -579,21 +608,28 @@ mod tests {
         // A lossy slot that met the target: f may fall, never rise; the
         // ceiling falls below the floor in force.
         let mut f = started();
-        f.on_evaluation_end(lossy(1.05 * BW, 0.2), BW);
+        f.on_evaluation_end(
+            SlotReport {
+                x: 1.05 * BW,
+                loss: 0.0,
+                persistent: true,
+            },
+            BW,
+        );
         assert_eq!(f.factor(), 1.0);
         assert!((f.rate(BW) - Floor::RAMP_DOWN * BW).abs() < 1e-6, "{}", f.rate(BW));
         assert!(!f.infeasible());
-        // Within the limit: as before.
+        // Within the limits: as before.
         let mut f = started();
-        f.on_evaluation_end(lossy(0.5 * BW, 0.14), BW);
+        f.on_evaluation_end(lossy(0.5 * BW, 0.07), BW);
         assert_eq!((f.factor(), f.misses), (2.0, 1));
     }
 
     #[test]
     fn a_retry_starts_low_and_ramps() {
         let mut f = started();
-        for _ in 0..2 {
-            f.on_evaluation_end(lossy(0.3 * BW, 0.2), BW);
+        for _ in 0..Floor::TRIP_AFTER {
+            f.on_evaluation_end(lossy(0.3 * BW, 0.02), BW);
         }
         assert!(!f.engaged());
         for _ in 0..Floor::FIRST_BACKOFF {
@@ -610,7 +646,14 @@ mod tests {
         assert_eq!((f.factor(), f.misses), (1.0, 0));
         // A lossy slot (even one that met the target) cuts the ceiling
         // below the floor in force.
-        f.on_evaluation_end(lossy(1.2 * BW, 0.2), BW);
+        f.on_evaluation_end(
+            SlotReport {
+                x: 1.2 * BW,
+                loss: 0.0,
+                persistent: true,
+            },
+            BW,
+        );
         assert!((f.rate(BW) - Floor::RAMP_DOWN * Floor::RAMP * start).abs() < 1e-6);
     }
 
@@ -620,8 +663,8 @@ mod tests {
         let mut f = started();
         f.on_evaluation_end(lossy(1.1 * BW, 0.01), BW);
         let met = f.rate(BW);
-        for _ in 0..2 {
-            f.on_evaluation_end(lossy(0.3 * BW, 0.3), BW);
+        for _ in 0..Floor::TRIP_AFTER {
+            f.on_evaluation_end(lossy(0.3 * BW, 0.02), BW);
         }
         assert!(!f.engaged());
         for _ in 0..Floor::FIRST_BACKOFF {
@@ -634,8 +677,8 @@ mod tests {
     #[test]
     fn a_path_that_recovers_ends_the_off_period_early() {
         let mut f = started();
-        for _ in 0..2 {
-            f.on_evaluation_end(lossy(0.3 * BW, 0.3), BW);
+        for _ in 0..Floor::TRIP_AFTER {
+            f.on_evaluation_end(lossy(0.3 * BW, 0.02), BW);
         }
         assert_eq!((f.trips(), f.off_slots), (1, Floor::FIRST_BACKOFF));
         // As Reno the loss rate stays near what the breaker found: keep off.
@@ -648,8 +691,9 @@ mod tests {
         assert_eq!(f.backoff, Floor::FIRST_BACKOFF);
         // A steady, low Reno loss rate (an infeasible target on a calm path) never does.
         let mut f = started();
-        f.on_evaluation_end(lossy(0.3 * BW, 0.3), BW);
-        f.on_evaluation_end(lossy(0.3 * BW, 0.3), BW);
+        for _ in 0..Floor::TRIP_AFTER {
+            f.on_evaluation_end(lossy(0.3 * BW, 0.02), BW);
+        }
         f.on_evaluation_end(lossy(0.3 * BW, 0.03), BW);
         f.on_evaluation_end(lossy(0.3 * BW, 0.005), BW);
         assert!(!f.engaged());

@@ -24,6 +24,7 @@ use crate::units::Rate;
 
 mod config;
 mod floor;
+mod overbooked;
 mod slots;
 pub use config::{AbwSource, GuaranteeConfig, GuaranteeMode, QUIC_OVERHEAD};
 use floor::Floor;
@@ -151,7 +152,10 @@ use slots::{MAX_EVAL_LOG2, OwnLoss, Slots};
 /// one datagram each, and while the floor binds
 /// the controller paces at `max(cwnd, floor) / srtt`
 /// ([`pacing_rate`](CongestionController::pacing_rate)). In an [`Aggregate`] the members' floors together claim at most
-/// [`Aggregate::FLOOR_SHARE`] of `P`.
+/// [`Aggregate::FLOOR_SHARE`] of `P`. An engaged slot losing more than 8 %
+/// of the flow's own packets is evidence of an overbooked path: the breaker
+/// opens at once, for an off period that doubles per such trip and that a
+/// met retry does not shorten (see `overbooked.rs`).
 #[derive(Debug, Clone)]
 pub struct Guarantee {
     config: GuaranteeConfig,

@@ -890,8 +890,9 @@ fn path_config(acked_bytes_per_sec: u64) -> GuaranteeConfig {
 fn an_infeasible_target_is_declared_after_two_slots() {
     // The path carries 1 MB/s for this flow (20 ms, a 10-packet queue); the
     // target is twice that. The floor holds more than fits and loses about
-    // half its packets in every round it binds: the second slot is lossy
-    // and counts twice, so the breaker trips after two slots, not three.
+    // half its packets in every round it binds: the second slot loses more
+    // than 8 % of them, evidence of an overbooked path (overbooked.rs), and
+    // the breaker trips after two slots, not three.
     let path = Path {
         share: 1_000_000.0,
         base: RTT,
@@ -1064,15 +1065,20 @@ fn ecn_marks_count_as_evidence_of_an_infeasible_target_like_losses() {
     // 20 % of what was sent, above the 15 % loss limit. The second slot
     // (the first holds slow start) is lossy and counts twice: two slots.
     assert_eq!(slots_to_infeasible(1), 2);
-    // A mark every other ACK (10 %) is within the limit: three slots, as
-    // without marks.
-    assert_eq!(slots_to_infeasible(2), 3);
+    // A mark every other ACK (10 %) is within the 15 % loss limit but above
+    // the overbooked path's 8 % (`overbooked.rs`): the breaker opens at the
+    // second slot too.
+    assert_eq!(slots_to_infeasible(2), 2);
+    // A mark every fourth ACK (5 %) is within both: three slots, as without
+    // marks.
+    assert_eq!(slots_to_infeasible(4), 3);
 }
 
 /// `f` before and after a slot that misses (0.7 bw), `f` having come down
-/// to about 1.2 through met slots; with `ecn`, four ECN events after each
-/// of its ACKs (22 % of the datagrams it acknowledged).
-fn f_around_a_missed_slot(ecn: bool) -> (f64, f64) {
+/// to about 1.2 through met slots, and the breaker trips by then; with
+/// `ecn`, four ECN events after each of its ACKs (22 % of the datagrams it
+/// acknowledged).
+fn f_around_a_missed_slot(ecn: bool) -> (f64, Option<f64>, u64) {
     let mut h = harness(floor_config(1_200_000), None);
     let t0 = h.now;
     // The first slot misses at 0.5 bw: f = 2.
@@ -1101,16 +1107,19 @@ fn f_around_a_missed_slot(ecn: bool) -> (f64, f64) {
             }
         }
     }
-    assert_eq!(h.cc.breaker_trips(), 0);
-    (f, h.cc.floor_factor().unwrap())
+    (f, h.cc.floor_factor(), h.cc.breaker_trips())
 }
 
 #[test]
 fn an_ecn_marked_slot_never_raises_the_floor() {
-    // Clean, the miss raises f (to its cap); marked, it does not, as after
-    // a slot that lost as much.
-    let (f, after) = f_around_a_missed_slot(false);
+    // Clean, the miss raises f (to its cap); marked, it does not: 22 %
+    // marked is evidence of an overbooked path (`overbooked.rs`), which
+    // opens the breaker at once instead, as a slot that lost as much does.
+    let (f, after, trips) = f_around_a_missed_slot(false);
+    assert_eq!(trips, 0);
+    let after = after.expect("clean: still engaged");
     assert!(after > 1.5 * f, "clean: {f} -> {after}");
-    let (f, after) = f_around_a_missed_slot(true);
-    assert_eq!(after, f, "marked");
+    let (f, after, trips) = f_around_a_missed_slot(true);
+    assert_eq!(trips, 1, "marked: the breaker opens");
+    assert!(after.is_none_or(|a| a <= f), "marked: {f} -> {after:?}");
 }
