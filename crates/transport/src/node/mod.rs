@@ -45,6 +45,7 @@ mod limits;
 mod pacer;
 mod pool;
 mod protocol;
+mod ranges;
 mod receiver;
 mod sender;
 
