@@ -46,6 +46,7 @@ mod pacer;
 mod pool;
 mod protocol;
 mod ranges;
+mod ratelimit;
 mod receiver;
 mod sender;
 
