@@ -63,7 +63,7 @@ pub(crate) struct SendOpts {
     reverse: bool,
     /// Application rate limit of each sender, e.g. 50Mbit/s or 50M (the server, with -R).
     ///
-    /// A token bucket 2 ms of the rate deep (at least 4 KiB): the sender
+    /// A token bucket 10 ms of the rate deep (at least 4 KiB): the sender
     /// writes at most that much at once, and after a stall catches up at no
     /// more than twice the rate on a backlog of at most 100 ms of the rate,
     /// so the congestion window it leaves unused does not grow (RFC 9002
