@@ -47,6 +47,12 @@ pub(crate) struct SendOpts {
     #[arg(long, default_value = "1s", value_parser = parse_eval_slot)]
     eval_slot: EvalSlot,
     /// Statistics interval, e.g. 1s or 0.5.
+    ///
+    /// An interval line's goodput is the new payload that arrived at the
+    /// receiver in that interval, each byte counted once at its first
+    /// arrival (out of order too, behind a loss), over the interval's
+    /// length: it cannot exceed what the path delivered. The [SUM] line's
+    /// rate is the verified total over the transfer's own time.
     #[arg(short = 'i', long, default_value = "1s", value_parser = parse_secs)]
     interval: Duration,
     /// Parallel connections.
@@ -56,6 +62,12 @@ pub(crate) struct SendOpts {
     #[arg(short = 'R', long)]
     reverse: bool,
     /// Application rate limit of each sender, e.g. 50Mbit/s or 50M (the server, with -R).
+    ///
+    /// A token bucket 10 ms of the rate deep (at least 4 KiB): the sender
+    /// writes at most that much at once, and after a stall catches up at no
+    /// more than twice the rate on a backlog of at most 100 ms of the rate,
+    /// so the congestion window it leaves unused does not grow (RFC 9002
+    /// §7.7, §7.8).
     #[arg(short = 'b', long, value_parser = parse_rate)]
     rate_limit: Option<Rate>,
     /// Print one JSON document at the end (schema: docs/cli.md) instead of text.

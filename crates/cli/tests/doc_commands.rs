@@ -1,4 +1,5 @@
-//! Every fenced shell command of README.md and docs/cli.md that needs no
+//! Every fenced shell command of README.md and docs/cli.md (a ```sh block's
+//! lines, a text block's `$ `-prompted ones) that needs no
 //! second host runs as written, with shortened durations: scenarios cut to
 //! 0.3 s, live transfers to 1 s, sweeps to one seed, a relay to 0.3 s on a
 //! port of the system's choosing (no test binds a fixed port).
@@ -13,19 +14,29 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The commands of the ```sh blocks of `md`, continuation lines joined and
-/// trailing comments removed.
+/// The commands of the ```sh blocks of `md`, and of the `$ `-prompted
+/// lines of its other fenced blocks (an example's command above its
+/// output), continuation lines joined and trailing comments removed.
 fn shell_commands(md: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_sh = false;
+    let mut in_other = false;
     let mut pending = String::new();
     for line in md.lines() {
         let t = line.trim();
         if t.starts_with("```") {
-            in_sh = !in_sh && (t == "```sh" || t == "```bash" || t == "```shell");
+            let opening = !in_sh && !in_other;
+            in_sh = opening && (t == "```sh" || t == "```bash" || t == "```shell");
+            in_other = opening && !in_sh;
             continue;
         }
-        if !in_sh || t.starts_with('#') {
+        let t = match (in_other, t.strip_prefix("$ ")) {
+            (true, Some(cmd)) => cmd.trim(),
+            (true, None) if pending.is_empty() => continue,
+            (true, None) => t,
+            (false, _) => t,
+        };
+        if !(in_sh || in_other) || t.starts_with('#') {
             continue;
         }
         let code = t.find(" #").map_or(t, |i| &t[..i]).trim();
@@ -132,6 +143,7 @@ fn runnable(cmd: &str, dir: &Path) -> Option<(Vec<String>, Option<String>)> {
 fn the_documented_commands_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut ran = Vec::new();
+    let mut from_cli_md = Vec::new();
     for doc in ["README.md", "docs/cli.md"] {
         let md = std::fs::read_to_string(repo().join(doc)).unwrap();
         for cmd in shell_commands(&md) {
@@ -154,8 +166,16 @@ fn the_documented_commands_run() {
                 std::fs::write(dir.path().join(file), &o.stdout).unwrap();
             }
             ran.push(args[0].clone());
+            if doc == "docs/cli.md" {
+                from_cli_md.push(cmd);
+            }
         }
     }
+    // docs/cli.md's example (`sim --harm`, in a text block with its output).
+    assert!(
+        from_cli_md.iter().any(|c| c.contains("sim ") && c.contains("--harm")),
+        "docs/cli.md's examples did not run: {from_cli_md:?}"
+    );
     // The quick start's simulation and loopback, the sweep's three steps, the relay.
     for sub in ["sim", "loopback", "sweep", "relay"] {
         assert!(ran.iter().any(|r| r == sub), "no `{sub}` command ran: {ran:?}");
@@ -168,6 +188,12 @@ fn the_documented_commands_run() {
 fn commands_are_read_as_a_shell_reads_them() {
     let md = "```sh\ntputctl a 'x y' \\\n    \"z\"   # note\n# comment\n```\n```toml\ntputctl no\n```\n";
     assert_eq!(shell_commands(md), vec!["tputctl a 'x y' \"z\"".to_string()]);
+    // A prompted line of a text block is a command; its output is not.
+    let md = "```text\n$ tputctl sim a.toml \\\n    --harm\n...\nharm 1.0\n```\n```sh\ntputctl b\n```\n";
+    assert_eq!(
+        shell_commands(md),
+        vec!["tputctl sim a.toml --harm".to_string(), "tputctl b".to_string()]
+    );
     assert_eq!(words("tputctl a 'x y' \"z\""), vec!["tputctl", "a", "x y", "z"]);
 }
 

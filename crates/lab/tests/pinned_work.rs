@@ -23,16 +23,16 @@ const SECS: u64 = 3;
 /// (scenario file stem, trace hash, link packets, events processed).
 const PINS: &[(&str, &str, u64, u64)] = &[
     ("fq-codel-ecn", "24a873d755a8db74", 135840, 184664),
-    ("guarantee-fq-codel", "e9244a514fe87d7d", 137758, 199043),
-    ("guarantee-n30", "8d9ec788c2f91dda", 138270, 203757),
-    ("lte-trace", "88ad4ccd7ba61ee7", 12716, 18213),
-    ("parking-lot", "2ce496eff75b3d0c", 80045, 108438),
-    ("rtt-fairness", "3a7ed08dcf6433e7", 27278, 36954),
-    ("seed000-fig4", "c2003930daa261da", 561347, 781708),
-    ("seed000-fig6-n30", "a25a1d5f6e29552a", 136514, 198260),
-    ("seed001-cutoff", "4a969f0268dcc559", 13698, 32458),
+    ("guarantee-fq-codel", "68cd26af09a7b04a", 137710, 198911),
+    ("guarantee-n30", "319e7b7ba61c0f89", 138364, 203911),
+    ("lte-trace", "59d7383e27a26528", 12710, 18136),
+    ("parking-lot", "8a7a2ba4327f2a49", 79999, 108394),
+    ("rtt-fairness", "8ec33dd93496c189", 27275, 36934),
+    ("seed000-fig4", "bcd32ec0703e734a", 538080, 750870),
+    ("seed000-fig6-n30", "39f99c7d78df4fea", 136816, 198571),
+    ("seed001-cutoff", "1ea333d754245242", 14684, 33791),
     ("seed002-buffers", "6b68673770c84e62", 36981, 52168),
-    ("seed003-files", "1e03b9b2944e0bfb", 65973, 91579),
+    ("seed003-files", "607d37fe0c165d96", 65973, 91556),
 ];
 
 fn repo() -> PathBuf {

@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tput_lab::live::faults::{Options, faults, run, table};
-use tput_lab::live::relay::{RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list, probe};
+use tput_lab::live::interval_line;
+use tput_lab::live::relay::{OVERLOAD_LAG, RelayConfig, RelayLinks, RelayStats, RelayThread, parse_link_list, probe};
 use tput_lab::scenario::{self, FlowGroup, Scenario, TopologySpec};
 use tput_transport::{Identity, NodeConfig, ServerTrust, TransferSpec, udp};
 
@@ -210,24 +211,46 @@ fn start_server() -> (SocketAddr, Identity) {
     (addr, id)
 }
 
+/// What a live receiver may count beyond the link's rate in a stretch of
+/// time, as time at the link's rate: the relay sends a datagram up to
+/// [`OVERLOAD_LAG`] late (later, it drops it), so that much of the link's
+/// time can land after a boundary it was due before. The payload is at most
+/// 0.95 of the wire bytes (35 bytes of QUIC and 28 of IP and UDP per
+/// 1228-byte datagram), which leaves about 50 ms of a second for a receiver
+/// the machine runs late at an interval's edge if the link was full all the
+/// interval; a link that loses is not (this test's runs at about 0.9 of its
+/// rate in the simulator, which would leave about 150 ms, and slower live).
+const EDGE: Duration = OVERLOAD_LAG;
+
 #[test]
 fn live_and_simulated_transfers_stay_within_the_link_rate() {
-    let link = "rate=36.864Mbit/s,delay=50ms,queue_packets=400";
+    // A shallow queue (10 packets, an eighth of the path's BDP): CUBIC
+    // overflows it again and again (in the simulator about once a second,
+    // keeping the link at about 0.9 of its rate between losses; live, with
+    // the bursts of a real sender, more often).
+    let link = "rate=36.864Mbit/s,delay=10ms,queue_packets=10";
     let secs = 4;
     let spec = parse_link_list(link, "link").unwrap();
     let mut sc = Scenario::new(
         Duration::from_secs(secs),
         TopologySpec::chain(vec![spec]),
-        vec![FlowGroup::new("newreno".parse().unwrap())],
+        vec![FlowGroup::new("cubic".parse().unwrap())],
     );
     sc.seed = 3;
     let sim = scenario::run(&sc, |_| {}).unwrap();
-    assert!(sim.flows[0].errors.is_empty(), "{:?}", sim.flows[0].errors);
-    let sim_bps = sim.flows[0].goodput_bps();
+    let f = &sim.flows[0];
+    assert!(f.errors.is_empty(), "{:?}", f.errors);
+    // Virtual time: no interval, and not the whole, beats the link.
+    assert!(f.intervals.len() >= 4, "{:?}", f.intervals);
+    for i in &f.intervals {
+        assert!(i.goodput_bps <= RATE_BPS, "simulated {}", interval_line(0, i, None));
+    }
+    let sim_bps = f.goodput_bps();
+    assert!(sim_bps > 0.0 && sim_bps <= RATE_BPS, "simulated {sim_bps} bit/s");
 
     let (server, id) = start_server();
     let relay = start_relay(server, link);
-    let mut t = TransferSpec::upload(0, "newreno".parse().unwrap());
+    let mut t = TransferSpec::upload(0, "cubic".parse().unwrap());
     t.bytes = None;
     t.duration = Some(Duration::from_secs(secs));
     let trust = ServerTrust::Pinned(id.fingerprint());
@@ -244,30 +267,38 @@ fn live_and_simulated_transfers_stay_within_the_link_rate() {
     let s = relay.stop().unwrap();
     let o = &out[0];
     assert!(o.ok(), "{:?}", o.error);
+    assert!(s.forward.dropped_queue.packets > 0, "a lossy link: {s:?}");
     let r = o.receiver.as_ref().unwrap();
     assert_eq!(r.bytes, o.bytes, "every byte sent was verified");
-    let live_bps = r.bytes as f64 * 8.0 / r.duration_secs;
-    // Verified payload never beats the wire rate. The live receiver's clock
-    // starts when the request arrives, which a loaded machine may see late
-    // while data already waits in the socket: 10 % of room for that.
-    assert!(sim_bps > 0.0 && sim_bps <= RATE_BPS, "simulated {sim_bps} bit/s");
-    assert!(
-        live_bps > 0.0 && live_bps <= RATE_BPS * 1.1,
-        "live {live_bps} bit/s, relay {s:?}"
-    );
     assert!(s.forward.delivered.packets > 0 && s.clients == 1, "{s:?}");
-    // The [SUM] line stays within the link's rate (with the same room as
-    // above). An interval may not: bytes held behind a loss are delivered
-    // in order at once when the retransmission arrives.
+    // Every interval line: what arrived in the interval, over its length,
+    // within the link's rate (and `EDGE` at its edges; see there).
+    assert!(o.intervals.len() >= 4, "{:?}", o.intervals);
+    for i in &o.intervals {
+        let secs = i.end_secs - i.start_secs;
+        let bound = RATE_BPS * (secs + EDGE.as_secs_f64()) / secs;
+        assert!(
+            i.goodput_bps <= bound,
+            "live {} above {:.2} Mbit/s; relay {s:?}",
+            interval_line(0, i, None),
+            bound / 1e6
+        );
+    }
+    // The [SUM] line: the verified total over the transfer's own time. The
+    // receiver's clock starts when it has the request, which a loaded
+    // machine may read late while data already waits behind it: `EDGE`
+    // again.
     let sum = tput_lab::live::TransferSummary::new(&out, None);
+    let bound = RATE_BPS * (r.duration_secs + EDGE.as_secs_f64()) / r.duration_secs;
     assert!(
-        sum.goodput_bps > 0.0 && sum.goodput_bps <= RATE_BPS * 1.1,
-        "{}",
-        sum.lines()
+        sum.goodput_bps > 0.0 && sum.goodput_bps <= bound,
+        "{} above {:.2} Mbit/s",
+        sum.lines(),
+        bound / 1e6
     );
     // The relay's delivered rate is over the time it carried traffic (the
-    // relay's life is longer), and within its link's rate; no floor, as a loaded
-    // machine may carry little.
+    // relay's life is longer), and within its link's rate. (How close it
+    // comes to the rate depends on the machine's load: not judged.)
     assert_eq!(s.forward.rate_bps as f64, RATE_BPS);
     assert!(
         s.forward.delivered_bps > 0.0 && s.forward.delivered_bps <= RATE_BPS * 1.01,

@@ -300,9 +300,10 @@ impl Request {
 /// One message on a report stream (steps 3 and 4).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
-    /// Receiver to sender: payload bytes received and verified in the
-    /// receiver's reporting interval `index` (complete: later arrivals count
-    /// in later intervals).
+    /// Receiver to sender: new payload bytes that arrived and were verified
+    /// in the receiver's reporting interval `index`, each counted once at
+    /// its first arrival, out-of-order arrivals included (complete: later
+    /// arrivals count in later intervals).
     Delivered {
         /// Interval number, from 0.
         index: u64,

@@ -44,9 +44,13 @@ pub struct IntervalStats {
     pub start_secs: f64,
     /// End of the interval, seconds since the sender began sending.
     pub end_secs: f64,
-    /// Payload bytes the receiver received and verified in its interval of
-    /// the same number; the last record also counts every later arrival, so
-    /// the records add up to the receiver's total.
+    /// New payload bytes that arrived at the receiver, and were verified,
+    /// in its interval of the same number: each byte counts once, when it
+    /// first arrives, whether or not an earlier byte is still missing (a
+    /// retransmission that fills a hole counts its own bytes, not those
+    /// held behind it), so no interval shows more than the path delivered
+    /// in it. The last record also counts every later arrival, so the
+    /// records add up to the receiver's total.
     pub bytes: u64,
     /// `bytes * 8 / (end_secs - start_secs)`, bits per second.
     pub goodput_bps: f64,
@@ -128,7 +132,8 @@ pub struct ReceiverReport {
     pub bytes: u64,
     /// Seconds from the request to the last byte.
     pub duration_secs: f64,
-    /// Payload bytes per reporting interval, measured on arrival.
+    /// New payload bytes per reporting interval, counted at their first
+    /// arrival (out-of-order arrivals included; see [`IntervalStats::bytes`]).
     pub interval_bytes: Vec<u64>,
     /// Every complete evaluation slot (empty without a target).
     pub slots: Vec<SlotStats>,

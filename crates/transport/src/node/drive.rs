@@ -1,6 +1,5 @@
 //! The drive loop: timers, quinn-proto's events and transmits for each connection.
 
-use std::time::Duration;
 use std::time::Instant;
 
 use quinn_proto::ConnectionError;
@@ -153,11 +152,12 @@ impl Node {
                 // Only a sender waiting for the rate limiter (not for
                 // flow-control credit, which an ACK brings) needs a timer;
                 // otherwise the wake-up would lie in the past and spin.
-                let paced = s.rate_limit().filter(|_| s.pending.is_empty()).and_then(|rate| {
-                    // Next moment the rate limit lets one more chunk go.
-                    let secs = (s.sent + CHUNK as u64) as f64 * 8.0 / rate as f64;
-                    s.start.checked_add(Duration::try_from_secs_f64(secs).ok()?)
-                });
+                let paced = s
+                    .limiter
+                    .as_ref()
+                    .filter(|_| s.pending.is_empty())
+                    // Next moment the rate limit lets one more quantum go.
+                    .and_then(|l| l.ready_at(l.quantum(CHUNK as u64)));
                 let app = [s.deadline(), paced].into_iter().flatten().min();
                 [next_sample, app]
             }

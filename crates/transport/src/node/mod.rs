@@ -45,6 +45,8 @@ mod limits;
 mod pacer;
 mod pool;
 mod protocol;
+mod ranges;
+mod ratelimit;
 mod receiver;
 mod sender;
 

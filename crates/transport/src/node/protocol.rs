@@ -202,7 +202,7 @@ impl Node {
                     records: Vec::new(),
                     sender: None,
                 };
-                let mut r = Receiver::new(side, req, stream, now);
+                let mut r = Receiver::new(side, req, stream, 0, now);
                 r.cpu_start = cpu_start;
                 Role::Receiver(Box::new(r))
             }
@@ -296,7 +296,7 @@ impl Node {
         let cpu_start = c.cpu_now();
         c.role = match req.direction {
             Direction::Upload => {
-                let mut r = Receiver::new(ReceiverSide::Server, req, id, now);
+                let mut r = Receiver::new(ReceiverSide::Server, req, id, want as u64, now);
                 r.cpu_start = cpu_start;
                 Role::Receiver(Box::new(r))
             }

@@ -20,6 +20,7 @@ use super::buffers::Outbox;
 use super::buffers::read_into;
 use super::protocol::cpu_since;
 use super::protocol::frame_name;
+use super::ranges::RangeSet;
 use crate::failure::End;
 use crate::failure::TransferError;
 use crate::failure::TransferStream;
@@ -67,6 +68,13 @@ pub(super) struct Receiver {
     pub(super) side: ReceiverSide,
     pub(super) request: Request,
     pub(super) stream: StreamId,
+    /// Offset on `stream` of the payload's first byte: after the request on
+    /// an upload's stream, 0 on the server's half of a download's.
+    pub(super) payload_start: u64,
+    /// Payload offsets counted so far (see [`Node::receive_payload`]).
+    pub(super) received: RangeSet,
+    /// Whether `stream` is read out of order yet (see [`Node::receive_payload`]).
+    pub(super) unordered: bool,
     pub(super) pattern: Pattern,
     pub(super) meter: ReceiveMeter,
     /// The next interval whose count is due, and when.
@@ -76,13 +84,21 @@ pub(super) struct Receiver {
     pub(super) phase: RecvPhase,
     pub(super) report: Option<ReceiverReport>,
     pub(super) cpu_start: Option<f64>,
-    /// Buffer streams being read: (stream, payload offset of its next byte,
-    /// bytes it may still carry) (application-buffer model).
-    pub(super) bufs: Vec<(StreamId, u64, u64)>,
+    /// Buffer streams being read: (stream, payload offset of its first
+    /// byte) (application-buffer model).
+    pub(super) bufs: Vec<(StreamId, u64)>,
 }
 
 impl Receiver {
-    pub(super) fn new(side: ReceiverSide, request: Request, stream: StreamId, now: Instant) -> Self {
+    /// The receiver of `request`'s payload, which starts at `payload_start`
+    /// on `stream` (everything before it is read already, in order).
+    pub(super) fn new(
+        side: ReceiverSide,
+        request: Request,
+        stream: StreamId,
+        payload_start: u64,
+        now: Instant,
+    ) -> Self {
         let meter = ReceiveMeter::new(now, request.interval, request.eval_slot, request.target);
         Self {
             side,
@@ -90,6 +106,9 @@ impl Receiver {
             next_count: (!request.interval.is_zero()).then(|| (0, now + request.interval)),
             request,
             stream,
+            payload_start,
+            received: RangeSet::default(),
+            unordered: false,
             meter,
             out: Outbox::default(),
             phase: RecvPhase::Receiving,
@@ -209,6 +228,26 @@ impl Node {
     }
 
     /// Read and verify payload; `(finished, by the time-up reset)`.
+    ///
+    /// Each payload byte is counted once, in the interval in which it first
+    /// arrives, whether or not an earlier byte is still missing: the stream
+    /// is read out of order (RFC 9000 §2.2 lets a receiver take stream data
+    /// as it arrives), every chunk is verified against the pattern at its
+    /// own offset, and [`RangeSet`] keeps what is counted, so a
+    /// retransmission that fills a hole counts its own bytes, not the bytes
+    /// held behind it, and no interval shows more than the path delivered.
+    ///
+    /// quinn-proto 0.11 hands over each byte exactly once only if a stream
+    /// is read out of order with nothing below its read offset still
+    /// buffered: when a stream turns unordered its duplicate set is seeded
+    /// with the bytes read so far and the chunks buffered, and a buffered
+    /// chunk that starts below the read offset (a stale duplicate an
+    /// ordered read drops only when it reaches it) is handed over again,
+    /// counted twice in its own read count, and the stream's end is never
+    /// seen. So an upload's stream, whose request was read in order, first
+    /// goes on in order until the read blocks (then every buffered chunk
+    /// lies above the read offset) and only then turns unordered; a stream
+    /// with nothing read yet turns unordered at once.
     pub(super) fn receive_payload(
         r: &mut Receiver,
         conn: &mut Connection,
@@ -220,11 +259,44 @@ impl Node {
             // acknowledged, so its bytes are all here (protocol step 2).
             Self::receive_buffers(r, b, conn, now)?;
         }
-        let mut finished = false;
-        // Ended by the sender's time-up reset rather than a FIN.
-        let mut time_up = false;
+        if !r.unordered && r.payload_start == 0 {
+            r.unordered = true;
+        }
+        let mut end = None;
+        while end.is_none() {
+            let ordered = !r.unordered;
+            end = Self::read_payload(r, conn, now, pool, ordered)?;
+            if !ordered {
+                break;
+            }
+            // The ordered read blocked or ended: from here on, out of order.
+            r.unordered = true;
+        }
+        let Some(time_up) = end else {
+            return Ok((false, false));
+        };
+        // A stream that ended by its FIN carried every byte once, from the
+        // first: one range from 0 (and the request's count, if it set one).
+        let (got, held) = (r.received.prefix(), r.received.len());
+        let expected = r.request.bytes.unwrap_or(got);
+        if !time_up && (got != held || got != expected) {
+            return Err((CLOSE_PROTOCOL_ERROR, Violation::ShortPayload { got, expected }.into()));
+        }
+        Ok((true, time_up))
+    }
+
+    /// One pass over the payload stream, in order or not: `Some(time_up)`
+    /// once it has ended (by its FIN, or by the time-up reset).
+    fn read_payload(
+        r: &mut Receiver,
+        conn: &mut Connection,
+        now: Instant,
+        pool: Option<&BufferPool>,
+        ordered: bool,
+    ) -> Result<Option<bool>, (u32, TransferError)> {
+        let mut end = None;
         let mut failure = None;
-        if let Ok(mut chunks) = conn.recv_stream(r.stream).read(true) {
+        if let Ok(mut chunks) = conn.recv_stream(r.stream).read(ordered) {
             loop {
                 match chunks.next(usize::MAX) {
                     Ok(Some(_)) if r.request.buffers.is_some() => {
@@ -232,17 +304,23 @@ impl Node {
                         break;
                     }
                     Ok(Some(chunk)) => {
-                        if let Err(at) = r.pattern.verify(r.meter.bytes, &chunk.bytes) {
-                            failure = Some((CLOSE_CORRUPT, TransferError::Corrupt { offset: at }));
+                        // The request before `payload_start` was read already.
+                        let len = chunk.bytes.len() as u64;
+                        if chunk.offset + len <= r.payload_start {
+                            continue;
+                        }
+                        let skip = r.payload_start.saturating_sub(chunk.offset);
+                        let offset = chunk.offset + skip - r.payload_start;
+                        if let Err(e) = Self::take(r, now, offset, &chunk.bytes[skip as usize..]) {
+                            failure = Some(e);
                             break;
                         }
-                        r.meter.add(now, chunk.bytes.len() as u64);
                         if let Some(pool) = pool {
                             pool.recycle(chunk.bytes);
                         }
                     }
                     Ok(None) => {
-                        finished = true;
+                        end = Some(false);
                         break;
                     }
                     Err(quinn_proto::ReadError::Blocked) => break,
@@ -250,8 +328,7 @@ impl Node {
                         if code == VarInt::from_u32(RESET_TIME_UP) && r.request.duration.is_some() =>
                     {
                         // A transfer for a duration ends this way (protocol step 2).
-                        finished = true;
-                        time_up = true;
+                        end = Some(true);
                         break;
                     }
                     Err(e) => {
@@ -270,8 +347,21 @@ impl Node {
         }
         match failure {
             Some(f) => Err(f),
-            None => Ok((finished, time_up)),
+            None => Ok(end),
         }
+    }
+
+    /// Verify payload bytes at payload offset `offset` and count those not
+    /// counted before, as arrived at `now`.
+    fn take(r: &mut Receiver, now: Instant, offset: u64, bytes: &[u8]) -> Result<(), (u32, TransferError)> {
+        r.pattern
+            .verify(offset, bytes)
+            .map_err(|at| (CLOSE_CORRUPT, TransferError::Corrupt { offset: at }))?;
+        let meter = &mut r.meter;
+        r.received.insert(offset..offset + bytes.len() as u64, |new| {
+            meter.add(now, new.end - new.start)
+        });
+        Ok(())
     }
 
     /// Accept, read and verify the buffer streams (application-buffer model).
@@ -287,15 +377,18 @@ impl Node {
                 .index()
                 .checked_mul(b.size)
                 .ok_or_else(|| protocol(Violation::BufferOffset(id).into()))?;
-            r.bufs.push((id, start, b.size));
+            r.bufs.push((id, start));
         }
         let mut failure = None;
-        r.bufs.retain_mut(|(id, at, left)| {
+        let mut bufs = std::mem::take(&mut r.bufs);
+        bufs.retain_mut(|(id, start)| {
             if failure.is_some() {
                 return true;
             }
             let mut stream = conn.recv_stream(*id);
-            let Ok(mut chunks) = stream.read(true) else {
+            // Out of order from the first byte, as the payload stream (see
+            // `receive_payload`).
+            let Ok(mut chunks) = stream.read(false) else {
                 return false;
             };
             let mut keep = true;
@@ -303,20 +396,17 @@ impl Node {
                 match chunks.next(usize::MAX) {
                     Ok(Some(chunk)) => {
                         let n = chunk.bytes.len() as u64;
-                        if n > *left {
+                        if chunk.offset.saturating_add(n) > b.size {
                             failure = Some((
                                 CLOSE_PROTOCOL_ERROR,
                                 Violation::BufferTooLong { id: *id, size: b.size }.into(),
                             ));
                             break;
                         }
-                        if let Err(off) = r.pattern.verify(*at, &chunk.bytes) {
-                            failure = Some((CLOSE_CORRUPT, TransferError::Corrupt { offset: off }));
+                        if let Err(e) = Self::take(r, now, *start + chunk.offset, &chunk.bytes) {
+                            failure = Some(e);
                             break;
                         }
-                        *at += n;
-                        *left -= n;
-                        r.meter.add(now, n);
                     }
                     Ok(None) => {
                         keep = false;
@@ -344,6 +434,7 @@ impl Node {
             let _ = chunks.finalize();
             keep
         });
+        r.bufs = bufs;
         match failure {
             Some(f) => Err(f),
             None => Ok(()),

@@ -23,6 +23,7 @@ use super::buffers::SendBuf;
 use super::buffers::read_into;
 use super::protocol::cpu_since;
 use super::protocol::frame_name;
+use super::ratelimit::RateLimiter;
 use crate::failure::End;
 use crate::failure::TransferError;
 use crate::failure::TransferStream;
@@ -83,6 +84,17 @@ pub(super) fn write_ahead(conn: &Connection) -> u64 {
         .saturating_add(WRITE_AHEAD_BYTES)
 }
 
+/// The size of the next chunk under the rate limit (at most `n`), taken
+/// from the limiter; `None` if it allows nothing yet.
+fn limited(l: &mut RateLimiter, now: Instant, n: u64) -> Option<u64> {
+    let n = n.min(l.allowance(now));
+    if n == 0 {
+        return None;
+    }
+    l.spend(n);
+    Some(n)
+}
+
 /// Where the sending node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum SendPhase {
@@ -116,6 +128,8 @@ pub(super) struct Sender {
     pub(super) cc: String,
     pub(super) pattern: Pattern,
     pub(super) start: Instant,
+    /// The application rate limit, if the request set one.
+    pub(super) limiter: Option<RateLimiter>,
     pub(super) sent: u64,
     pub(super) pending: Bytes,
     /// Size of the next chunk of payload to write, bytes.
@@ -156,7 +170,14 @@ impl Sender {
         now: Instant,
     ) -> Self {
         let stats = c.stats();
+        // Saturating: the rate comes from the network (a download's request).
+        let limiter = request
+            .rate_limit
+            .map(Rate::bits_per_sec)
+            .filter(|&r| r > 0)
+            .map(|r| RateLimiter::new(r, now));
         Self {
+            limiter,
             side,
             pattern: Pattern::new(request.key),
             next_sample: (!request.interval.is_zero()).then(|| now + request.interval),
@@ -183,10 +204,6 @@ impl Sender {
             bufs: VecDeque::new(),
             next_buf: 0,
         }
-    }
-
-    pub(super) fn rate_limit(&self) -> Option<u64> {
-        self.request.rate_limit.map(Rate::bits_per_sec).filter(|&r| r > 0)
     }
 
     pub(super) fn deadline(&self) -> Option<Instant> {
@@ -326,14 +343,11 @@ impl Node {
                 if let Some(b) = s.request.bytes {
                     n = n.min(b - s.sent);
                 }
-                if let Some(rate) = s.rate_limit() {
-                    // Saturating: the rate comes from the network (a download's request).
-                    let allowed = ((now.saturating_duration_since(s.start).as_secs_f64() * rate as f64 / 8.0) as u64)
-                        .saturating_add(CHUNK as u64);
-                    n = n.min(allowed.saturating_sub(s.sent));
-                    if n == 0 {
-                        return Ok(());
-                    }
+                if let Some(l) = &mut s.limiter {
+                    n = match limited(l, now, n) {
+                        Some(n) => n,
+                        None => return Ok(()),
+                    };
                 }
                 s.pending = s.pool.cut(&s.pattern, s.sent, n as usize);
             }
@@ -394,20 +408,17 @@ impl Node {
                 });
                 s.next_buf = start + len;
             }
-            let (rate, sent) = (s.rate_limit(), s.sent);
             let Some(buf) = s.bufs.iter_mut().find(|x| x.written < x.len) else {
                 // Every open buffer is written: wait for acknowledgements.
                 return Ok(());
             };
             if s.pending.is_empty() {
                 let mut n = s.chunk.min(buf.len - buf.written);
-                if let Some(rate) = rate {
-                    let allowed = ((now.saturating_duration_since(s.start).as_secs_f64() * rate as f64 / 8.0) as u64)
-                        .saturating_add(CHUNK as u64);
-                    n = n.min(allowed.saturating_sub(sent));
-                    if n == 0 {
-                        return Ok(());
-                    }
+                if let Some(l) = &mut s.limiter {
+                    n = match limited(l, now, n) {
+                        Some(n) => n,
+                        None => return Ok(()),
+                    };
                 }
                 s.pending = s.pool.cut(&s.pattern, buf.start + buf.written, n as usize);
             }
