@@ -14,6 +14,18 @@
 //! - `TPUT_BENCH_COMPETITORS=quic-bbr,quic-newreno`: the grid against only
 //!   these kinds (`quic-newreno`, `quic-cubic`, `quic-bbr`, `tcp-reno`,
 //!   `tcp-cubic`, `tcp-bbr`);
+//! - `TPUT_BENCH_N=30,40`: the competitor counts of `grid`, `fig7` and
+//!   `overbooked` instead of 1, 2, 5, 10, 15, 20, 30, 40;
+//! - `TPUT_BENCH_VARIANTS=tcp-default`: the grid's tested variants, of
+//!   `default`, `paper`, `newreno`, `fixed`, `default-inline`,
+//!   `tcp-default`, `tcp-paper`, `tcp-newreno` (a cost table needs its
+//!   three: `default,paper,newreno` or `tcp-default,tcp-paper,tcp-newreno`);
+//! - `TPUT_BENCH_TCP_PROFILE=linux`: every TCP-model flow of the grid,
+//!   tested and competing, in the Linux profile (`tcp = { profile =
+//!   "linux" }`, 1000-byte segments: RACK-TLP over SACK, PRR, timestamps,
+//!   40 ms delayed ACKs, IW 10 and HyStart++; TCP Reno competitors then run
+//!   `newreno`) instead of `ns2` (the default: ns-2 2.35's defaults, SACK
+//!   or Reno recovery, no delayed ACKs, Limited Transmit);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/guarantee`;
 //! - the `safety` figure (RFC 9743's evaluation, `tput_benches::guarantee::safety`;
 //!   1 255 runs of 60 s at full size, 38 of 15 s in short mode):
@@ -44,6 +56,7 @@ fn main() {
                 tput_benches::guarantee::competitors_from(&list).map_err(|e| format!("TPUT_BENCH_COMPETITORS: {e}"))?;
         }
         options.safety = options.safety.with_env(|k| std::env::var(k).ok())?;
+        let options = options.with_env(|k| std::env::var(k).ok())?;
         let g = Guarantee { options };
         let sizes = g.plan_sizes()?;
         eprintln!(

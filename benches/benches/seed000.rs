@@ -11,6 +11,14 @@
 //! - `TPUT_BENCH_FIGURES=fig6,fig7`: only these (`fig4`, `fig6`,
 //!   `fig6-inline`, `fig6-eq45`, `fig7`, `fig6-tcp`; Fig. 6's guarantee curve
 //!   is the baseline of the inline and eq. 4/5 variants);
+//! - `TPUT_BENCH_N=10,30`: the x axis (numbers of Reno flows) instead of
+//!   1, 2, 5, 10, 15, 20, 25, 30, 35, 40;
+//! - `TPUT_BENCH_TCP_PROFILE=linux`: `fig6-tcp`'s TCP-model flows (the
+//!   guarantee flow over TCP and the TCP competitors) in the Linux profile
+//!   (`tcp = { profile = "linux" }`, 1000-byte segments: RACK-TLP over
+//!   SACK, PRR, timestamps, 40 ms delayed ACKs, IW 10, HyStart++; the
+//!   competitors run `newreno`) instead of `ns2` (the default: ns-2 2.35's
+//!   `Agent/TCP/Reno` with its defaults);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed000`.
 //!
 //! Tables go to stdout and `target/repro/seed000/tables.txt`; CSV and SVG
@@ -38,6 +46,7 @@ fn main() {
         if let Some(f) = &env.figures {
             options.figures = f.clone();
         }
+        let options = options.with_env(|k| std::env::var(k).ok())?;
         Ok(Seed000 { options })
     })
 }

@@ -12,6 +12,13 @@
 //!   available cores; the live transfers run one at a time);
 //! - `TPUT_BENCH_FIGURES=rtt,ber,live`: only these (`live` also runs the
 //!   simulated RTT points it is compared with);
+//! - `TPUT_BENCH_TCP_PROFILE=linux`: the TCP model's flows in the Linux
+//!   profile (`tcp = { profile = "linux" }`: RACK-TLP over SACK, PRR,
+//!   timestamps, 40 ms delayed ACKs, IW 10, HyStart++; go-back-N keeps its
+//!   recovery; receive windows and segments as with `ns2`) instead of `ns2`
+//!   (the default; `tput_benches::seed002::tcp_spec`);
+//! - `TPUT_BENCH_TCP_ONLY=1`: only the TCP model's points of `rtt` and `ber`
+//!   (the QUIC columns, bounds and plateaus then show `-`);
 //! - `TPUT_BENCH_OUT=DIR`: write there instead of `target/repro/seed002`.
 //!
 //! Tables go to stdout and `target/repro/seed002/tables.txt`; CSV and SVG
@@ -43,6 +50,7 @@ fn main() {
         if let Some(f) = &env.figures {
             options.figures = f.clone();
         }
+        let options = options.with_env(|k| std::env::var(k).ok())?;
         Ok(Seed002 { options })
     })
 }

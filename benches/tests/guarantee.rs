@@ -93,6 +93,74 @@ fn competitor_lists_keep_table_order_and_name_unknown_kinds() {
     assert!(competitors_from(" , ").unwrap_err().contains("no competitor"));
 }
 
+/// `TPUT_BENCH_N`, `TPUT_BENCH_VARIANTS` and `TPUT_BENCH_TCP_PROFILE`:
+/// what they select reaches the plan (the Linux profile in every TCP flow,
+/// tested and competing; none in the QUIC ones), and a bad value is a
+/// one-line error naming the variable.
+#[test]
+fn environment_selects_counts_variants_and_the_tcp_profile() {
+    use tput_benches::repro::Reproduction;
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+    let base = Options {
+        competitors: vec!["quic-newreno", "tcp-cubic"],
+        targets_pct: vec![10],
+        seeds: vec![1],
+        figures: vec!["grid".into()],
+        ..Options::full()
+    };
+    let o = base
+        .clone()
+        .with_env(env(&[
+            ("TPUT_BENCH_N", "40, 30"),
+            ("TPUT_BENCH_VARIANTS", "tcp-default,default"),
+            ("TPUT_BENCH_TCP_PROFILE", "linux"),
+        ]))
+        .unwrap();
+    assert_eq!(o.counts, [40, 30]);
+    assert_eq!(o.variants, ["default", "tcp-default"]);
+    assert_eq!(o.tcp_profile, tput_tcp::Profile::Linux);
+    let points = Guarantee { options: o }.points().unwrap();
+    // default against both kinds, tcp-default against both: 4 x 2 counts.
+    assert_eq!(points.len(), 8);
+    let mut tcp_flows = 0;
+    for p in &points {
+        for g in &p.scenario.flows {
+            let profile = g.tcp.as_ref().and_then(|t| t.profile.as_deref());
+            match g.transport {
+                tput_lab::scenario::Transport::Tcp => {
+                    tcp_flows += 1;
+                    assert_eq!(profile, Some("linux"), "{}", p.point.variant);
+                }
+                _ => assert_eq!(profile, None),
+            }
+        }
+    }
+    assert!(tcp_flows > 0);
+    // Without the variable: ns-2's defaults, no profile named.
+    let ns2 = Guarantee {
+        options: base.clone().with_env(env(&[])).unwrap(),
+    };
+    assert_eq!(ns2.options.tcp_profile, tput_tcp::Profile::Ns2);
+    assert_eq!(ns2.options.variants.len(), 8);
+    for p in ns2.points().unwrap() {
+        for g in &p.scenario.flows {
+            assert!(g.tcp.as_ref().is_none_or(|t| t.profile.is_none()));
+        }
+    }
+    for (pairs, named) in [
+        (&[("TPUT_BENCH_TCP_PROFILE", "bsd")][..], "TPUT_BENCH_TCP_PROFILE"),
+        (&[("TPUT_BENCH_N", "10,many")][..], "TPUT_BENCH_N"),
+        (&[("TPUT_BENCH_N", " , ")][..], "TPUT_BENCH_N"),
+        (&[("TPUT_BENCH_VARIANTS", "tcp-vegas")][..], "TPUT_BENCH_VARIANTS"),
+    ] {
+        let e = base.clone().with_env(env(pairs)).unwrap_err();
+        assert!(e.starts_with(named) && !e.contains('\n'), "{e}");
+    }
+}
+
 fn toy_link(mbit_per_sec: u64, steps: &[(u64, u64)]) -> tput_lab::scenario::LinkSpec {
     let mut l = tput_lab::scenario::LinkSpec::new(
         tput_cc::units::Rate::from_bits_per_sec(mbit_per_sec * 1_000_000),

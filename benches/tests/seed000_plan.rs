@@ -17,6 +17,7 @@ fn options() -> Options {
         targets_pct: vec![10],
         seeds: vec![1],
         figures: ["fig4", "fig6", "fig7", "fig6-tcp"].map(String::from).to_vec(),
+        ..Options::full()
     }
 }
 
@@ -100,4 +101,64 @@ fn the_arguments_choose_plan_from_or_a_local_run() {
     assert!(parse(&["--plan", "--plan"]).unwrap_err().contains("once"));
     assert!(parse(&["--from", "x", "--from", "y"]).unwrap_err().contains("once"));
     assert!(parse(&["--plans"]).unwrap_err().contains("`--plans`"));
+}
+
+/// `TPUT_BENCH_N` and `TPUT_BENCH_TCP_PROFILE`: the counts become the x
+/// axis, the Linux profile reaches every TCP-model flow of `fig6-tcp`
+/// (tested and competing) and no QUIC flow, and a bad value is a one-line
+/// error naming the variable.
+#[test]
+fn environment_selects_counts_and_the_tcp_profile() {
+    use tput_benches::repro::Reproduction;
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+    let base = Options {
+        figures: vec!["fig6-tcp".into()],
+        ..options()
+    };
+    let o = base
+        .clone()
+        .with_env(env(&[("TPUT_BENCH_N", "10,30"), ("TPUT_BENCH_TCP_PROFILE", "linux")]))
+        .unwrap();
+    assert_eq!(o.reno_counts, [10, 30]);
+    assert_eq!(o.tcp_profile, tput_tcp::Profile::Linux);
+    let points = Seed000 { options: o }.points().unwrap();
+    // The 2 x 2 at two counts.
+    assert_eq!(points.len(), 8);
+    let (mut tcp, mut quic) = (0, 0);
+    for p in &points {
+        for g in &p.scenario.flows {
+            let profile = g.tcp.as_ref().and_then(|t| t.profile.as_deref());
+            if g.transport == tput_lab::scenario::Transport::Tcp {
+                tcp += 1;
+                assert_eq!(profile, Some("linux"));
+            } else {
+                quic += 1;
+                assert_eq!(profile, None);
+            }
+        }
+    }
+    assert!(tcp > 0 && quic > 0);
+    let ns2 = Seed000 {
+        options: base.clone().with_env(env(&[])).unwrap(),
+    };
+    assert_eq!(ns2.options.tcp_profile, tput_tcp::Profile::Ns2);
+    for p in ns2.points().unwrap() {
+        assert!(
+            p.scenario
+                .flows
+                .iter()
+                .all(|g| g.tcp.as_ref().is_none_or(|t| t.profile.is_none()))
+        );
+    }
+    for (k, v) in [
+        ("TPUT_BENCH_TCP_PROFILE", "freebsd"),
+        ("TPUT_BENCH_N", "ten"),
+        ("TPUT_BENCH_N", ","),
+    ] {
+        let e = base.clone().with_env(env(&[(k, v)])).unwrap_err();
+        assert!(e.starts_with(k) && !e.contains('\n'), "{e}");
+    }
 }

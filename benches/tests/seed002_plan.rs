@@ -81,3 +81,56 @@ fn from_results_run_elsewhere_gives_the_local_run_s_files_byte_for_byte() {
     let e = repro::run(&other, &from, 1, Some(&results)).expect_err("other RTTs, another plan");
     assert!(e.contains("not of this plan"), "{e}");
 }
+
+/// `TPUT_BENCH_TCP_PROFILE` and `TPUT_BENCH_TCP_ONLY`: the Linux profile
+/// reaches every TCP-model point with the variant's receive window and
+/// window scaling (go-back-N keeping its recovery), `TCP_ONLY` leaves the
+/// QUIC points out, and a bad value is a one-line error naming the variable.
+#[test]
+fn environment_selects_the_tcp_profile_and_tcp_only() {
+    use tput_benches::repro::Reproduction;
+    use tput_benches::seed002::{Variant, tcp_spec};
+    use tput_tcp::{Profile, Recovery};
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+    let o = options()
+        .with_env(env(&[
+            ("TPUT_BENCH_TCP_PROFILE", "linux"),
+            ("TPUT_BENCH_TCP_ONLY", "1"),
+        ]))
+        .unwrap();
+    assert_eq!(o.tcp_profile, Profile::Linux);
+    assert!(o.tcp_only);
+    let points = Seed002 { options: o }.points().unwrap();
+    // rtt: the 53 KiB TCP at two RTTs; ber: SACK and go-back-N at two RTTs.
+    assert_eq!(points.len(), 2 + 4);
+    for p in &points {
+        let g = &p.scenario.flows[0];
+        assert_eq!(g.transport, tput_lab::scenario::Transport::Tcp);
+        let t = g.tcp.as_ref().unwrap();
+        assert_eq!(t.profile.as_deref(), Some("linux"));
+        let c = t.config().unwrap();
+        assert!(c.timestamps && c.delayed_ack.is_some());
+        match p.point.variant {
+            Variant::TcpWindowLimited => {
+                assert_eq!(c.receive_window, 53 * 1024);
+                assert_eq!(c.recovery, Recovery::Rack);
+            }
+            Variant::TcpSack => assert!(c.recovery == Recovery::Rack && c.prr),
+            Variant::TcpGbn => assert!(c.recovery == Recovery::Gbn && !c.sack && !c.prr),
+            v => panic!("{v:?} is not a TCP point"),
+        }
+    }
+    // The default: every point, ns-2's settings as before.
+    let all = options().with_env(env(&[])).unwrap();
+    assert_eq!(all.tcp_profile, Profile::Ns2);
+    assert!(Seed002 { options: all }.points().unwrap().len() > points.len());
+    let ns2 = tcp_spec(Variant::TcpSack, Profile::Ns2);
+    assert!(ns2.profile.is_none() && ns2.config().unwrap().recovery == Recovery::Sack);
+    for (k, v) in [("TPUT_BENCH_TCP_PROFILE", "aix"), ("TPUT_BENCH_TCP_ONLY", "yes")] {
+        let e = options().with_env(env(&[(k, v)])).unwrap_err();
+        assert!(e.starts_with(k) && !e.contains('\n'), "{e}");
+    }
+}

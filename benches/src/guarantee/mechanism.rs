@@ -13,6 +13,7 @@ use tput_lab::plot::{Series, line_chart};
 use tput_lab::scenario::{FlowResult, run};
 
 use super::{competitor, mbit, scenario, tested};
+use tput_tcp::Profile;
 
 /// Competing NewReno flows.
 const N: u32 = 30;
@@ -93,7 +94,13 @@ fn halvings_per_rtt(f: &FlowResult, end: f64) -> f64 {
 pub fn traced(duration: Duration) -> Result<Mechanism, String> {
     let mut modes = Vec::new();
     for (mode, variant) in [("paper", "paper"), ("default", "default")] {
-        let s = scenario(tested(variant, PCT), N, &competitor("quic-newreno"), 1, duration);
+        let s = scenario(
+            tested(variant, PCT, Profile::Ns2),
+            N,
+            &competitor("quic-newreno", Profile::Ns2),
+            1,
+            duration,
+        );
         let r = run(&s, |_| {}).map_err(|e| format!("{mode}: {e}"))?;
         let f = &r.flows[0];
         let end = duration.as_secs_f64();

@@ -70,7 +70,7 @@ use tput_lab::scenario::{
     AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, TcpSpec, TopologySpec,
 };
 use tput_netsim::Rng;
-use tput_tcp::Recovery;
+use tput_tcp::{Profile, Recovery};
 
 use crate::repro::{Built, Measurements, Planned, Reproduction};
 use tput_lab::report::Table;
@@ -159,6 +159,11 @@ pub struct Options {
     pub live_competitors: u32,
     /// The `safety` figure's size.
     pub safety: safety::SafetyOptions,
+    /// Tested variants of the grid (a subset of [`VARIANTS`], in its order).
+    pub variants: Vec<&'static str>,
+    /// The TCP model's profile for every TCP flow of the grid, tested and
+    /// competing ([`tcp_spec`]).
+    pub tcp_profile: Profile,
 }
 
 impl Options {
@@ -174,6 +179,8 @@ impl Options {
             live_duration: Duration::from_secs(60),
             live_competitors: 10,
             safety: safety::SafetyOptions::full(),
+            variants: VARIANTS.to_vec(),
+            tcp_profile: Profile::Ns2,
         }
     }
 
@@ -192,6 +199,51 @@ impl Options {
 
     fn wants(&self, figure: &str) -> bool {
         self.figures.iter().any(|f| f == figure)
+    }
+
+    /// `self` with what the environment sets: `TPUT_BENCH_N` (the grid's,
+    /// Fig. 7's and the cost tables' competitor counts, e.g. `30,40`),
+    /// `TPUT_BENCH_VARIANTS` (the grid's tested variants, e.g.
+    /// `tcp-default`; [`VARIANTS`]) and `TPUT_BENCH_TCP_PROFILE` (`ns2`,
+    /// the default, or `linux`: the TCP model's profile for every TCP flow
+    /// of the grid). A value that does not parse is a one-line error naming
+    /// the variable.
+    pub fn with_env(mut self, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        if let Some(v) = var("TPUT_BENCH_N") {
+            let counts: Result<Vec<u32>, String> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(|n| {
+                    n.parse::<u32>()
+                        .map_err(|_| format!("TPUT_BENCH_N: `{n}` is not a number of competing flows"))
+                })
+                .collect();
+            self.counts = counts?;
+            if self.counts.is_empty() {
+                return Err("TPUT_BENCH_N: no count named".into());
+            }
+        }
+        if let Some(v) = var("TPUT_BENCH_VARIANTS") {
+            let wanted: Vec<&str> = v.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
+            if let Some(bad) = wanted.iter().find(|w| !VARIANTS.contains(w)) {
+                return Err(format!(
+                    "TPUT_BENCH_VARIANTS: unknown variant {bad:?} (known: {})",
+                    VARIANTS.join(", ")
+                ));
+            }
+            if wanted.is_empty() {
+                return Err("TPUT_BENCH_VARIANTS: no variant named".into());
+            }
+            self.variants = VARIANTS.into_iter().filter(|v| wanted.contains(v)).collect();
+        }
+        if let Some(v) = var("TPUT_BENCH_TCP_PROFILE") {
+            self.tcp_profile = v
+                .trim()
+                .parse()
+                .map_err(|e: String| format!("TPUT_BENCH_TCP_PROFILE: {e}"))?;
+        }
+        Ok(self)
     }
 }
 
@@ -260,32 +312,49 @@ fn mbit(pct: f64) -> Rate {
     Rate::from_bits_per_sec((BOTTLENECK_BPS as f64 * pct / 100.0).round() as u64)
 }
 
-/// The TCP model with ns-2 2.35's defaults and the given recovery.
-fn tcp_spec(recovery: Recovery) -> TcpSpec {
-    TcpSpec {
-        recovery: Some(recovery),
-        segment: Some(1000),
-        delayed_ack: Some(DelayedAck::Switch(false)),
-        limited_transmit: Some(true),
-        ..TcpSpec::default()
+/// The TCP model with 1000-byte segments in `profile`: with
+/// [`Profile::Ns2`] ns-2 2.35's defaults and the given recovery (no delayed
+/// ACKs, Limited Transmit); with [`Profile::Linux`] the Linux profile as it
+/// is (RACK-TLP over SACK, PRR, timestamps, 40 ms delayed ACKs, IW 10 and
+/// HyStart++ on NewReno and CUBIC), whatever `recovery` says.
+fn tcp_spec(recovery: Recovery, profile: Profile) -> TcpSpec {
+    match profile {
+        Profile::Linux => TcpSpec {
+            profile: Some(profile.to_string()),
+            segment: Some(1000),
+            ..TcpSpec::default()
+        },
+        _ => TcpSpec {
+            recovery: Some(recovery),
+            segment: Some(1000),
+            delayed_ack: Some(DelayedAck::Switch(false)),
+            limited_transmit: Some(true),
+            ..TcpSpec::default()
+        },
     }
 }
 
-/// A competitor of kind `competitor`.
-fn competitor(kind: &str) -> FlowGroup {
+/// A competitor of kind `competitor`, its TCP flows in `profile` (TCP Reno
+/// with the Linux profile: `newreno` with the profile's initial window).
+fn competitor(kind: &str, profile: Profile) -> FlowGroup {
+    let reno = match profile {
+        Profile::Linux => "newreno",
+        _ => "newreno:iw=2,lw=1",
+    };
     match kind {
         "quic-newreno" => FlowGroup::new(spec("newreno")),
         "quic-cubic" => FlowGroup::new(spec("cubic")),
         "quic-bbr" => FlowGroup::new(spec("bbr")),
-        "tcp-reno" => FlowGroup::new(spec("newreno:iw=2,lw=1")).over_tcp(tcp_spec(Recovery::Reno)),
-        "tcp-cubic" => FlowGroup::new(spec("cubic")).over_tcp(tcp_spec(Recovery::Sack)),
-        "tcp-bbr" => FlowGroup::new(spec("bbr")).over_tcp(tcp_spec(Recovery::Sack)),
+        "tcp-reno" => FlowGroup::new(spec(reno)).over_tcp(tcp_spec(Recovery::Reno, profile)),
+        "tcp-cubic" => FlowGroup::new(spec("cubic")).over_tcp(tcp_spec(Recovery::Sack, profile)),
+        "tcp-bbr" => FlowGroup::new(spec("bbr")).over_tcp(tcp_spec(Recovery::Sack, profile)),
         other => panic!("unknown competitor {other}"),
     }
 }
 
-/// The tested flow `variant` with a target of `pct` percent, judged over 1-s slots.
-fn tested(variant: &str, pct: f64) -> FlowGroup {
+/// The tested flow `variant` with a target of `pct` percent, judged over
+/// 1-s slots; a TCP variant in `profile`.
+fn tested(variant: &str, pct: f64, profile: Profile) -> FlowGroup {
     let t = mbit(pct);
     let paper = format!("guarantee:target={t},eval=32rtt,slot=16rtt,mode=paper");
     let g = match variant {
@@ -294,9 +363,11 @@ fn tested(variant: &str, pct: f64) -> FlowGroup {
         "newreno" => FlowGroup::new(spec("newreno")),
         "fixed" => FlowGroup::new(spec(&format!("fixed:rate={t}"))),
         "default-inline" => FlowGroup::new(spec(&format!("guarantee:target={t},abw=inline"))),
-        "tcp-default" => FlowGroup::new(spec(&format!("guarantee:target={t}"))).over_tcp(tcp_spec(Recovery::Sack)),
-        "tcp-paper" => FlowGroup::new(spec(&paper)).over_tcp(tcp_spec(Recovery::Sack)),
-        "tcp-newreno" => FlowGroup::new(spec("newreno")).over_tcp(tcp_spec(Recovery::Sack)),
+        "tcp-default" => {
+            FlowGroup::new(spec(&format!("guarantee:target={t}"))).over_tcp(tcp_spec(Recovery::Sack, profile))
+        }
+        "tcp-paper" => FlowGroup::new(spec(&paper)).over_tcp(tcp_spec(Recovery::Sack, profile)),
+        "tcp-newreno" => FlowGroup::new(spec("newreno")).over_tcp(tcp_spec(Recovery::Sack, profile)),
         other => panic!("unknown variant {other}"),
     };
     let mut g = g.with_target(t);
@@ -391,19 +462,25 @@ impl Guarantee {
         }
         let pct = f64::from(p.target_pct);
         let (group, comp) = match p.figure {
-            "grid" => (tested(&p.variant, pct), competitor(p.competitor)),
+            "grid" => (
+                tested(&p.variant, pct, o.tcp_profile),
+                competitor(p.competitor, o.tcp_profile),
+            ),
             "fig7" => {
                 let (mode, aggregate) = match p.variant.strip_suffix("-aggregate") {
                     Some(m) => (m, true),
                     None => (p.variant.as_str(), false),
                 };
-                let mut g = tested(mode, pct / 5.0).times(5);
+                let mut g = tested(mode, pct / 5.0, o.tcp_profile).times(5);
                 if aggregate {
                     g = g.aggregated();
                 }
-                (g, competitor(p.competitor))
+                (g, competitor(p.competitor, o.tcp_profile))
             }
-            _ => (tested(&p.variant, pct).times(6), competitor(p.competitor)),
+            _ => (
+                tested(&p.variant, pct, o.tcp_profile).times(6),
+                competitor(p.competitor, o.tcp_profile),
+            ),
         };
         let labels = [
             ("figure", p.figure.to_string()),
@@ -491,7 +568,7 @@ impl Reproduction for Guarantee {
         if o.wants("grid") {
             for comp in o.competitors.iter().copied() {
                 for &pct in &o.targets_pct {
-                    for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
+                    for v in o.variants.iter().copied().filter(|v| runs_against(v, comp)) {
                         for &n in &o.counts {
                             for &seed in &o.seeds {
                                 add("grid", v, comp, pct, n, seed);
@@ -583,9 +660,10 @@ impl Reproduction for Guarantee {
         if ["grid", "fig7", "overbooked"].iter().any(|f| o.wants(f)) {
             let _ = writeln!(
                 built.text,
-                "Guarantee: {} s runs, seeds {:?}, 1-s slots, targets in goodput (docs/guarantee.md)",
+                "Guarantee: {} s runs, seeds {:?}, 1-s slots, targets in goodput, TCP model profile {} (docs/guarantee.md)",
                 o.duration.as_secs(),
-                o.seeds
+                o.seeds,
+                o.tcp_profile
             );
         }
         let mut files: Vec<(String, String)> = Vec::new();
@@ -744,7 +822,7 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
             );
             let mut table = header();
             let mut series = Vec::new();
-            for v in VARIANTS.into_iter().filter(|v| runs_against(v, comp)) {
+            for v in o.variants.iter().copied().filter(|v| runs_against(v, comp)) {
                 let mut cells = vec![v.to_string()];
                 let mut points = Vec::new();
                 for &n in &o.counts {
@@ -778,10 +856,11 @@ fn grid_tables(o: &Options, ok: &[(&Point, &Measured)], text: &mut String, files
                     &series,
                 ),
             ));
-            if runs_against("default", comp) {
+            let run = |trio: [&str; 3]| trio.iter().all(|v| o.variants.contains(v));
+            if runs_against("default", comp) && run(["default", "paper", "newreno"]) {
                 cost_table(o, ok, comp, pct, ["default", "paper", "newreno"], text, files);
             }
-            if comp.starts_with("tcp") {
+            if comp.starts_with("tcp") && run(["tcp-default", "tcp-paper", "tcp-newreno"]) {
                 cost_table(
                     o,
                     ok,

@@ -54,6 +54,7 @@ use tput_netsim::Rng;
 
 use super::{BOTTLENECK_BPS, MTU, Measured, Point, spec, tested};
 use tput_lab::stats::mean_or_nan as mean;
+use tput_tcp::Profile;
 
 /// Every row [`cases`] knows, in table order.
 pub const ROWS: [char; 9] = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'];
@@ -433,7 +434,7 @@ pub fn scenario(case: &Case, variant: &str, seed: u64, duration: Duration) -> Sc
         )
         .with_queue_packets(1000)
     };
-    let mut g = tested(variant, each).with_start_jitter(Duration::ZERO);
+    let mut g = tested(variant, each, Profile::Ns2).with_start_jitter(Duration::ZERO);
     if let Some(rtt) = case.seat_rtt_ms {
         g = g.with_access(access_for(rtt));
     }

@@ -79,6 +79,11 @@
 //!   at 10% with many Reno flows; none of the four cells does (best: 0.23 at
 //!   x = 40).
 //!
+//!   `TPUT_BENCH_TCP_PROFILE=linux` runs the TCP-model flows of the 2 x 2
+//!   in the TCP model's Linux profile instead (RACK-TLP, PRR, timestamps,
+//!   40 ms delayed ACKs, IW 10, HyStart++; the competitors `newreno`);
+//!   docs/seed000.md has both profiles' cells at x = 10 and 30, 3 seeds.
+//!
 //! # Why a TCP-model NewReno flow loses to a QUIC NewReno flow
 //!
 //! One TCP-model NewReno flow (NewReno recovery, min RTO 200 ms, the
@@ -159,7 +164,7 @@ use tput_lab::plan::Keep;
 use tput_lab::scenario::{
     AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec,
 };
-use tput_tcp::Recovery;
+use tput_tcp::{Profile, Recovery};
 
 mod tables;
 mod timeline;
@@ -187,6 +192,9 @@ pub struct Options {
     pub seeds: Vec<u64>,
     /// Figures to run, by name: see [`FIGURES`].
     pub figures: Vec<String>,
+    /// The TCP model's profile in `fig6-tcp`, for the guarantee flow over
+    /// TCP and the TCP competitors ([`tcp_spec`]).
+    pub tcp_profile: Profile,
 }
 
 /// Every figure name [`Options::figures`] accepts.
@@ -203,6 +211,7 @@ impl Options {
             targets_pct: vec![10, 20],
             seeds: vec![1, 2, 3],
             figures: FIGURES.iter().map(|s| s.to_string()).collect(),
+            tcp_profile: Profile::Ns2,
         }
     }
 
@@ -220,6 +229,36 @@ impl Options {
 
     fn wants(&self, figure: &str) -> bool {
         self.figures.iter().any(|f| f == figure)
+    }
+
+    /// `self` with what the environment sets: `TPUT_BENCH_N` (the x axis,
+    /// numbers of Reno flows, e.g. `10,30`) and `TPUT_BENCH_TCP_PROFILE`
+    /// (`ns2`, the default, or `linux`: the TCP model's profile in
+    /// `fig6-tcp`). A value that does not parse is a one-line error naming
+    /// the variable.
+    pub fn with_env(mut self, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        if let Some(v) = var("TPUT_BENCH_N") {
+            let counts: Result<Vec<u32>, String> = v
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(|n| {
+                    n.parse::<u32>()
+                        .map_err(|_| format!("TPUT_BENCH_N: `{n}` is not a number of Reno flows"))
+                })
+                .collect();
+            self.reno_counts = counts?;
+            if self.reno_counts.is_empty() {
+                return Err("TPUT_BENCH_N: no count named".into());
+            }
+        }
+        if let Some(v) = var("TPUT_BENCH_TCP_PROFILE") {
+            self.tcp_profile = v
+                .trim()
+                .parse()
+                .map_err(|e: String| format!("TPUT_BENCH_TCP_PROFILE: {e}"))?;
+        }
+        Ok(self)
     }
 }
 
@@ -315,23 +354,37 @@ fn quic_reno() -> FlowGroup {
     FlowGroup::new(spec("newreno"))
 }
 
-/// Fig. 6 over TCP: the TCP model as ns-2 2.35's `Agent/TCP/Reno` with its
-/// defaults (1000-byte segments, initial window 2, loss window 1, `minrto_`
-/// 200 ms, no delayed ACKs, Limited Transmit as `singledup_`), the paper's
-/// competitors.
-fn tcp_spec() -> TcpSpec {
-    TcpSpec {
-        recovery: Some(Recovery::Reno),
-        segment: Some(1000),
-        delayed_ack: Some(DelayedAck::Switch(false)),
-        limited_transmit: Some(true),
-        ..TcpSpec::default()
+/// Fig. 6 over TCP: with [`Profile::Ns2`] the TCP model as ns-2 2.35's
+/// `Agent/TCP/Reno` with its defaults (1000-byte segments, initial window
+/// 2, loss window 1, `minrto_` 200 ms, no delayed ACKs, Limited Transmit as
+/// `singledup_`), the paper's competitors; with [`Profile::Linux`] the
+/// Linux profile with 1000-byte segments (RACK-TLP over SACK, PRR,
+/// timestamps, 40 ms delayed ACKs, IW 10 and HyStart++ on NewReno).
+fn tcp_spec(profile: Profile) -> TcpSpec {
+    match profile {
+        Profile::Linux => TcpSpec {
+            profile: Some(profile.to_string()),
+            segment: Some(1000),
+            ..TcpSpec::default()
+        },
+        _ => TcpSpec {
+            recovery: Some(Recovery::Reno),
+            segment: Some(1000),
+            delayed_ack: Some(DelayedAck::Switch(false)),
+            limited_transmit: Some(true),
+            ..TcpSpec::default()
+        },
     }
 }
 
-/// A TCP Reno competitor with ns-2's defaults (see [`tcp_spec`]).
-fn tcp_reno() -> FlowGroup {
-    FlowGroup::new(spec("newreno:iw=2,lw=1")).over_tcp(tcp_spec())
+/// A TCP Reno competitor in `profile` (see [`tcp_spec`]): `newreno:iw=2,lw=1`
+/// with ns-2's defaults, `newreno` (Linux's `reno`) with the Linux profile.
+fn tcp_reno(profile: Profile) -> FlowGroup {
+    let cc = match profile {
+        Profile::Linux => "newreno",
+        _ => "newreno:iw=2,lw=1",
+    };
+    FlowGroup::new(spec(cc)).over_tcp(tcp_spec(profile))
 }
 
 /// Who competes in a `fig6-tcp` cell.
@@ -448,7 +501,7 @@ fn points(o: &Options) -> Vec<Point> {
         });
     };
     let quic = quic_reno();
-    let tcp = tcp_reno();
+    let tcp = tcp_reno(o.tcp_profile);
     for &pct in &o.targets_pct {
         let p = f64::from(pct);
         for &n in &o.reno_counts {
@@ -485,7 +538,7 @@ fn points(o: &Options) -> Vec<Point> {
                         // has no handshake RTT to count slots in.
                         g.eval_slot = Some(EvalSlot::Time(FIG6_TCP_SLOT));
                         if over_tcp {
-                            g = g.over_tcp(tcp_spec());
+                            g = g.over_tcp(tcp_spec(o.tcp_profile));
                         }
                         let c = if competitor == Competitor::Tcp { &tcp } else { &quic };
                         add_vs("fig6-tcp", variant, pct, n, seed, g, c);

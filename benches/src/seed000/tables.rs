@@ -140,7 +140,12 @@ pub(super) fn tables(o: &Options, points: &[PointResult]) -> String {
                 points,
                 &format!(
                     "Fig. 6 over TCP, target {pct}%: success ratio of the guarantee flow (640 ms slots), {note}\n\
-                     (guarantee flow over QUIC or the TCP model vs QUIC NewReno or TCP Reno with ns-2's defaults)"
+                     (guarantee flow over QUIC or the TCP model vs QUIC NewReno or TCP Reno; TCP model profile {}{})",
+                    o.tcp_profile,
+                    match o.tcp_profile {
+                        tput_tcp::Profile::Linux => ": RACK-TLP, PRR, timestamps, 40 ms delayed ACKs, IW 10, HyStart++",
+                        _ => ", ns-2's defaults",
+                    }
                 ),
                 pct,
                 &columns,
@@ -233,11 +238,13 @@ fn fig6_tcp_note(o: &Options, points: &[PointResult], pct: u32) -> String {
                 "low from ~15 flows on"
             }
         );
-        let _ = writeln!(
-            t,
-            "Over the TCP model the guarantee flow recovers with Reno (one resent segment per fast recovery): \
+        if o.tcp_profile == tput_tcp::Profile::Ns2 {
+            let _ = writeln!(
+                t,
+                "Over the TCP model the guarantee flow recovers with Reno (one resent segment per fast recovery): \
              several losses in one of its large windows end in a timeout, which `QUIC vs TCP Reno` does not suffer.\n"
-        );
+            );
+        }
     }
     t
 }

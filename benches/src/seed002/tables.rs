@@ -8,6 +8,7 @@ use super::{
     BOTTLENECK_BPS, BUFFER_BYTES, Options, PointResult, QUEUE_PACKETS, TCP_SEGMENT, TCP_WINDOW, Variant, WIRE_BYTES,
 };
 use crate::repro::Csv;
+use tput_tcp::Profile;
 
 /// The N-buffer bound (the paper's own arithmetic): a buffer of `b` bytes
 /// is written in `b / R` and reusable one RTT after its last byte, so `n`
@@ -77,11 +78,12 @@ pub(super) fn rtt_tables(o: &Options, points: &[PointResult]) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "\n== Throughput vs RTT (simulated): 36.864 Mbit/s bottleneck, {}-packet queue, {} KiB buffers, goodput after {} s of {} s, Mbit/s ==",
+        "\n== Throughput vs RTT (simulated): 36.864 Mbit/s bottleneck, {}-packet queue, {} KiB buffers, goodput after {} s of {} s, Mbit/s; TCP model profile {} ==",
         QUEUE_PACKETS,
         BUFFER_BYTES / 1024,
         o.warmup.as_secs(),
-        o.duration.as_secs()
+        o.duration.as_secs(),
+        o.tcp_profile
     );
     for normalised in [false, true] {
         if normalised {
@@ -361,7 +363,14 @@ pub(super) fn ber_table(o: &Options, points: &[PointResult]) -> String {
          (1228-byte packets; errors on the data direction only, ACKs see none; QUIC with 4 x 512 KiB buffers,\n\
          TCP model with a 2 MiB window = 4 x 512 KiB; a 2000-packet queue, more than the window (queue drops in\n\
          points.csv: QUIC and TCP SACK none; TCP go-back-N below 113 ms, its resends joining their queued originals); GBN/SACK = go-back-N over selective repeat in the same model; drops = bit errors per flow;\n\
-         NR bound = 1.22 MSS / (RTT sqrt(p)), Mathis et al. 1997: what NewReno's halving per loss allows)"
+         NR bound = 1.22 MSS / (RTT sqrt(p)), Mathis et al. 1997: what NewReno's halving per loss allows;\n\
+         TCP model profile {}{})",
+        o.tcp_profile,
+        match o.tcp_profile {
+            Profile::Linux =>
+                ": TCP SACK = RACK-TLP with PRR, timestamps and 40 ms delayed ACKs; GBN with timestamps and delayed ACKs",
+            _ => "",
+        }
     );
     for &ber in &o.bers {
         let _ = writeln!(t, "\nBER {ber:e}: packet loss p = {:.2e}", packet_loss(ber));
