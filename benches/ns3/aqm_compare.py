@@ -5,14 +5,26 @@ The same dumbbell as `tput_benches::aqm_check`: a 20 Mbit/s bottleneck with
 20 ms of delay, 1 Gbit/s access links of 2.5 ms on each side (a 50 ms RTT),
 its queue disc `CoDelQueueDisc` or `FqCoDelQueueDisc` (target 5 ms, interval
 100 ms, limit 1000 packets, no ECN; FQ-CoDel with 1024 flows and a quantum of
-1514 bytes; the device behind it holds the one packet being sent, as in
-ns-3's own examples), 1228-byte packets (a 1188-byte TCP segment with IPv4
+1514 bytes; the device behind it holds only the packet being sent, as our
+link does: ns-3's own device queue, even of one packet, would take the next
+packet from the queue disc a packet time early, so the script keeps the
+device's transmit queue stopped while it sends), 1228-byte packets (a 1188-byte TCP segment with IPv4
 and TCP headers: no timestamps), TCP with SACK, an initial window of 10, no
 delayed ACKs, a minimum RTO of 200 ms and ns-3's default PRR recovery. The
 flows start uniformly in [0, 1) s and send until the end. Mixes: 1 and 10
 TcpNewReno flows, and one TcpCubic (HyStart off) beside one TcpBbr.
 
-Usage: python3 benches/ns3/aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS
+Usage: python3 benches/ns3/aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue]
+
+--device-queue: ns-3's stock set-up instead, a 1-packet device queue beside
+the one being sent. --diag: also print `diag` lines (after the first 5 s
+unless said): each packet's wait from its arrival at the queue disc to the
+start of its transmission; the queue disc's and the device queue's
+occupancy every 1 ms; the senders' mean congestion window every 10 ms;
+their entries into fast recovery and timeouts; per FQ-CoDel flow queue the
+packets received and dropped, and FQ-CoDel's new-flow entries and packets
+sent from new and from old flows (RFC 8290 §4.1-4.4, watched from outside
+after every enqueue and dequeue).
 
 Prints one record (the Rust bench parses it):
   result <aqm> <mix> <seed> <secs> <util> <sojourn p50 ms> <sojourn p99 ms>
