@@ -5,14 +5,26 @@ The same dumbbell as `tput_benches::aqm_check`: a 20 Mbit/s bottleneck with
 20 ms of delay, 1 Gbit/s access links of 2.5 ms on each side (a 50 ms RTT),
 its queue disc `CoDelQueueDisc` or `FqCoDelQueueDisc` (target 5 ms, interval
 100 ms, limit 1000 packets, no ECN; FQ-CoDel with 1024 flows and a quantum of
-1514 bytes; the device behind it holds the one packet being sent, as in
-ns-3's own examples), 1228-byte packets (a 1188-byte TCP segment with IPv4
+1514 bytes; the device behind it holds only the packet being sent, as our
+link does: ns-3's own device queue, even of one packet, would take the next
+packet from the queue disc a packet time early, so the script keeps the
+device's transmit queue stopped while it sends), 1228-byte packets (a 1188-byte TCP segment with IPv4
 and TCP headers: no timestamps), TCP with SACK, an initial window of 10, no
 delayed ACKs, a minimum RTO of 200 ms and ns-3's default PRR recovery. The
 flows start uniformly in [0, 1) s and send until the end. Mixes: 1 and 10
 TcpNewReno flows, and one TcpCubic (HyStart off) beside one TcpBbr.
 
-Usage: python3 benches/ns3/aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS
+Usage: python3 benches/ns3/aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue]
+
+--device-queue: ns-3's stock set-up instead, a 1-packet device queue beside
+the one being sent. --diag: also print `diag` lines (after the first 5 s
+unless said): each packet's wait from its arrival at the queue disc to the
+start of its transmission; the queue disc's and the device queue's
+occupancy every 1 ms; the senders' mean congestion window every 10 ms;
+their entries into fast recovery and timeouts; per FQ-CoDel flow queue the
+packets received and dropped, and FQ-CoDel's new-flow entries and packets
+sent from new and from old flows (RFC 8290 §4.1-4.4, watched from outside
+after every enqueue and dequeue).
 
 Prints one record (the Rust bench parses it):
   result <aqm> <mix> <seed> <secs> <util> <sojourn p50 ms> <sojourn p99 ms>
@@ -50,16 +62,168 @@ std::vector<double> g_sojourn_ms;
 uint64_t g_tx_bytes = 0, g_tx_packets = 0;
 
 void OnSojourn(Time t) { g_sojourn_ms.push_back(t.GetSeconds() * 1e3); }
-void OnTx(Ptr<const Packet> p) { g_tx_bytes += p->GetSize(); g_tx_packets++; }
+
+// The device holds only the packet it is sending, as our link does: its
+// transmit queue stays stopped while it sends, so the queue disc gives up
+// its next packet when that packet's transmission can start, not a packet
+// time earlier into the device's own queue. ns-3 wakes the queue (a
+// scheduled Wake) as soon as the device takes a packet from its own queue,
+// at the start of the transmission; the wake callback below, in place of
+// the traffic-control layer's (which runs the queue disc), stops the queue
+// again while a transmission is under way.
+Ptr<NetDeviceQueue> g_txq;
+Ptr<QueueDisc> g_root;
+bool g_sending = false;
+void OnWake() {
+    if (g_sending) {
+        g_txq->Stop();
+    } else {
+        g_root->Run();
+    }
+}
+void OnTxBegin(Ptr<const Packet>) {
+    g_sending = true;
+    g_txq->Stop();
+}
+void WakeTxQueue() { g_txq->Wake(); }
+// After TransmitComplete has returned (it looks at its own queue first).
+void OnTxEnd(Ptr<const Packet>) {
+    g_sending = false;
+    Simulator::ScheduleNow(&WakeTxQueue);
+}
+// After the traffic-control layer has set its own callback (at initialisation).
+void TakeOverWake() { g_txq->SetWakeCallback(MakeCallback(&OnWake)); }
+
+// Diagnostics (--diag): each packet's wait from its arrival at the queue
+// disc to the start of its transmission (keyed by the Packet object, which
+// the queue disc hands to the device), the occupancy of the queue disc and
+// of the device's own queue every millisecond, and each sender's congestion
+// window every 10 ms, after the first 5 s.
+bool g_diag = false;
+std::map<const Packet*, Time> g_arrived;
+std::vector<double> g_wait_ms;
+std::map<uint32_t, uint64_t> g_qd_hist, g_dev_hist;
+Ptr<QueueDisc> g_qd;
+Ptr<Queue<Packet>> g_devq;
+std::vector<Ptr<Node>> g_senders;
+std::vector<uint32_t> g_cwnd;
+std::vector<double> g_cwnd_sum;
+uint64_t g_cwnd_samples = 0;
+
+void OnTx(Ptr<const Packet> p) {
+    g_tx_bytes += p->GetSize();
+    g_tx_packets++;
+    if (g_diag) {
+        auto it = g_arrived.find(PeekPointer(p));
+        if (it != g_arrived.end()) {
+            if (Simulator::Now() > Seconds(5)) {
+                g_wait_ms.push_back((Simulator::Now() - it->second).GetSeconds() * 1e3);
+            }
+            g_arrived.erase(it);
+        }
+    }
+}
+// FQ-CoDel's lists, seen from outside: after every enqueue and dequeue,
+// each flow queue's status (inactive, new, old) and length. A queue that
+// was inactive and is not is a new-flow entry (RFC 8290 §4.1.1, only an
+// arrival makes one); the queue whose length fell at a dequeue sent the
+// packet, from the list its status names.
+std::vector<int> g_status;
+std::vector<uint32_t> g_len;
+uint64_t g_new_entries = 0, g_served_new = 0, g_served_old = 0;
+
+void ScanFlows(bool dequeue) {
+    Ptr<FqCoDelQueueDisc> fq = DynamicCast<FqCoDelQueueDisc>(g_qd);
+    if (!fq) {
+        return;
+    }
+    for (uint32_t i = 0; i < fq->GetNQueueDiscClasses(); i++) {
+        Ptr<FqCoDelFlow> flow = StaticCast<FqCoDelFlow>(fq->GetQueueDiscClass(i));
+        int status = flow->GetStatus();
+        uint32_t len = flow->GetQueueDisc()->GetNPackets();
+        if (i >= g_status.size()) {
+            g_status.push_back(FqCoDelFlow::INACTIVE);
+            g_len.push_back(0);
+        }
+        if (g_status[i] == FqCoDelFlow::INACTIVE && status != FqCoDelFlow::INACTIVE) {
+            g_new_entries++;
+        }
+        if (dequeue && len < g_len[i]) {
+            (status == FqCoDelFlow::NEW_FLOW ? g_served_new : g_served_old)++;
+        }
+        g_status[i] = status;
+        g_len[i] = len;
+    }
+}
+
+void OnEnqueue(Ptr<const QueueDiscItem> item) {
+    g_arrived[PeekPointer(item->GetPacket())] = Simulator::Now();
+    ScanFlows(false);
+}
+void OnDequeue(Ptr<const QueueDiscItem>) { ScanFlows(true); }
+void OnDrop(Ptr<const QueueDiscItem> item) { g_arrived.erase(PeekPointer(item->GetPacket())); }
+void OnDropReason(Ptr<const QueueDiscItem> item, const char*) { OnDrop(item); }
+
+void OnCwnd(size_t* i, uint32_t, uint32_t now) { g_cwnd[*i] = now; }
+// Entries into fast recovery and into loss recovery (a timeout), all senders.
+uint64_t g_recoveries = 0, g_timeouts = 0;
+void OnCongState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to) {
+    if (to == TcpSocketState::CA_RECOVERY && from != TcpSocketState::CA_RECOVERY) {
+        g_recoveries++;
+    }
+    if (to == TcpSocketState::CA_LOSS && from != TcpSocketState::CA_LOSS) {
+        g_timeouts++;
+    }
+}
+// Every sender's one socket exists once its application started (by 1 s).
+void HookCwnd() {
+    for (size_t i = 0; i < g_senders.size(); i++) {
+        ObjectVectorValue socks;
+        g_senders[i]->GetObject<TcpL4Protocol>()->GetAttribute("SocketList", socks);
+        if (socks.GetN() == 0) {
+            NS_FATAL_ERROR("sender " << i << " has no socket");
+        }
+        socks.Get(0)->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, new size_t(i)));
+        socks.Get(0)->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
+    }
+}
+
+void Sample(uint64_t tick) {
+    if (Simulator::Now() > Seconds(5)) {
+        g_qd_hist[g_qd->GetNPackets()]++;
+        g_dev_hist[g_devq->GetNPackets()]++;
+        if (tick % 10 == 0) {
+            for (size_t i = 0; i < g_cwnd.size(); i++) {
+                g_cwnd_sum[i] += g_cwnd[i];
+            }
+            g_cwnd_samples++;
+        }
+    }
+    Simulator::Schedule(MilliSeconds(1), &Sample, tick + 1);
+}
 
 // Returns: utilisation, aqm drops, overflow drops, marks, packets sent, then
 // per flow its received payload bytes; the sojourn times stay in g_sojourn_ms.
-std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t seed, double secs) {
+std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t seed, double secs, bool diag,
+                        bool device_queue) {
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(1);
     g_sojourn_ms.clear();
     g_tx_bytes = g_tx_packets = 0;
     size_t n = tcps.size();
+    g_diag = diag;
+    g_arrived.clear();
+    g_wait_ms.clear();
+    g_qd_hist.clear();
+    g_dev_hist.clear();
+    g_senders.clear();
+    g_cwnd.assign(n, 0);
+    g_cwnd_sum.assign(n, 0.0);
+    g_cwnd_samples = 0;
+    g_recoveries = g_timeouts = 0;
+    g_status.clear();
+    g_len.clear();
+    g_new_entries = g_served_new = g_served_old = 0;
 
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1188));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
@@ -131,6 +295,26 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
     }
     Ptr<PointToPointNetDevice> dev = DynamicCast<PointToPointNetDevice>(bottleneck.Get(0));
     dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnTx));
+    if (!device_queue) {
+        g_txq = dev->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
+        g_root = q;
+        g_sending = false;
+        Simulator::Schedule(Seconds(0), &TakeOverWake);
+        dev->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnTxBegin));
+        dev->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnTxEnd));
+    }
+    if (diag) {
+        q->TraceConnectWithoutContext("Enqueue", MakeCallback(&OnEnqueue));
+        q->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+        q->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDequeue));
+        g_qd = q;
+        g_devq = dev->GetQueue();
+        for (size_t i = 0; i < n; i++) {
+            g_senders.push_back(left.Get(i));
+        }
+        Simulator::Schedule(Seconds(1.5), &HookCwnd);
+        Simulator::Schedule(MilliSeconds(1), &Sample, uint64_t(1));
+    }
 
     Ptr<UniformRandomVariable> jitter = CreateObject<UniformRandomVariable>();
     std::vector<Ptr<PacketSink>> sinkApps;
@@ -180,6 +364,21 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
     for (size_t i = 0; i < n; i++) {
         out.push_back(sinkApps[i]->GetTotalRx());
     }
+    if (diag) {
+        // Per flow queue (FQ-CoDel's classes, in order of creation): packets
+        // received and dropped (CoDel's drops inside the class).
+        std::cout << "diag classes " << q->GetNQueueDiscClasses();
+        for (uint32_t i = 0; i < q->GetNQueueDiscClasses(); i++) {
+            const QueueDisc::Stats& cs = q->GetQueueDiscClass(i)->GetQueueDisc()->GetStats();
+            std::cout << " " << cs.nTotalReceivedPackets << "/" << cs.nTotalDroppedPackets;
+        }
+        std::cout << std::endl;
+        std::cout << "diag tcp fast recoveries " << g_recoveries << ", timeouts " << g_timeouts << " (from 1.5 s)" << std::endl;
+        if (aqm == "fq_codel") {
+            std::cout << "diag fq_codel new-flow entries " << g_new_entries << ", packets sent from new flows "
+                      << g_served_new << ", from old flows " << g_served_old << std::endl;
+        }
+    }
     Simulator::Destroy();
     return out;
 }
@@ -197,15 +396,38 @@ def quantile(sorted_values, q):
     return sorted_values[rank - 1]
 
 
+def histogram_summary(hist):
+    """Mean, and the shares of samples at 0, <= 5, <= 10 and <= 20 packets."""
+    total = sum(hist.values()) or 1
+    mean = sum(k * v for k, v in hist.items()) / total
+    share = lambda most: sum(v for k, v in hist.items() if k <= most) / total  # noqa: E731
+    return f"mean {mean:.2f} P(0) {share(0):.3f} P(<=5) {share(5):.3f} P(<=10) {share(10):.3f} P(<=20) {share(20):.3f}"
+
+
 def main():
     args = sys.argv[1:]
+    diag = "--diag" in args
+    device_queue = "--device-queue" in args
+    args = [a for a in args if a not in ("--diag", "--device-queue")]
     if len(args) != 4 or args[0] not in ("codel", "fq_codel") or args[1] not in MIXES:
-        sys.exit("usage: aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS")
+        sys.exit("usage: aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue]")
     aqm, mix, seed, secs = args[0], args[1], int(args[2]), float(args[3])
-    out = list(ns.cppyy.gbl.aqmcmp.Run(aqm, MIXES[mix], seed, secs))
-    sojourn = sorted(ns.cppyy.gbl.aqmcmp.g_sojourn_ms)
+    g = ns.cppyy.gbl.aqmcmp
+    out = list(g.Run(aqm, MIXES[mix], seed, secs, diag, device_queue))
+    sojourn = sorted(g.g_sojourn_ms)
     util, aqm_drops, overflow, marks, sent = out[:5]
     flows = " ".join(str(int(b)) for b in out[5:])
+    if diag:
+        wait = sorted(g.g_wait_ms)
+        print(
+            f"diag wait from queue-disc arrival to transmission (after 5 s): p50 {quantile(wait, 0.5):.3f} "
+            f"p99 {quantile(wait, 0.99):.3f} mean {sum(wait) / max(len(wait), 1):.3f} ms, {len(wait)} packets"
+        )
+        print("diag queue disc, packets (1-ms samples after 5 s):", histogram_summary(dict(g.g_qd_hist)))
+        print("diag device queue, packets (1-ms samples after 5 s):", histogram_summary(dict(g.g_dev_hist)))
+        samples = max(g.g_cwnd_samples, 1)
+        cwnd = [c / samples / 1188 for c in g.g_cwnd_sum]
+        print("diag mean cwnd, segments (10-ms samples after 5 s):", " ".join(f"{c:.1f}" for c in cwnd), f"sum {sum(cwnd):.1f}")
     print(
         f"result {aqm} {mix} {seed} {secs:g} {util:.5f} {quantile(sojourn, 0.5):.4f} {quantile(sojourn, 0.99):.4f} "
         f"{int(aqm_drops)} {int(overflow)} {int(marks)} {int(sent)} {flows}",

@@ -128,7 +128,7 @@ pub use link::{
     CutMode, CutOff, DEFAULT_OVERHEAD_BYTES, LinkConfig, PAUSE_MAX_FRAME_BYTES, QueueLimit, RandomLoss, RateStep,
     serialization_ns,
 };
-pub use metrics::{Counter, FlowSample, FlowStats, LinkStats, Metrics, QueueSample};
+pub use metrics::{Counter, FlowQueueStats, FlowSample, FlowStats, FqCodelStats, LinkStats, Metrics, QueueSample};
 pub use model::{Frame, LinkDriver, LinkEvent, LinkModel, LinkOutput, LinkRunner, LinkTrace, PacketTag, Verdict};
 pub use oracle::OracleHandle;
 pub use rate::Rate;

@@ -94,6 +94,67 @@ pub struct LinkStats {
     /// its own maximum): the queue's high-water mark.
     #[cfg_attr(feature = "serde", serde(default))]
     pub queued_max: Counter,
+    /// FQ-CoDel's scheduler and flow-queue counters (RFC 8290), on an
+    /// FQ-CoDel link only.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub fq_codel: Option<FqCodelStats>,
+}
+
+/// What an FQ-CoDel link's scheduler did (RFC 8290 §4), since the start of
+/// the run.
+///
+/// A flow queue is on the list of new flows, on the list of old flows, or
+/// on neither (§4.1-4.2). An arrival into a queue on neither list makes it
+/// a new flow (`new_flow_entries`, the sparse-flow optimisation of §4.4:
+/// its packets go before the old flows'); a new flow that spends its
+/// quantum moves to the old list (`new_to_old`); a new flow found empty
+/// moves to the old list when that list is not empty
+/// (`emptied_new_to_old`), and otherwise, like an old flow found empty,
+/// leaves the lists (`left_lists`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub struct FqCodelStats {
+    /// Flow queues that have held at least one packet.
+    pub flow_queues_used: u64,
+    /// Arrivals that made their queue a new flow (it was on no list).
+    pub new_flow_entries: u64,
+    /// New flows moved to the old list for having spent their quantum.
+    pub new_to_old: u64,
+    /// New flows found empty and moved to the old list.
+    pub emptied_new_to_old: u64,
+    /// Flows found empty that left the lists.
+    pub left_lists: u64,
+    /// Packets sent from a flow on the new list.
+    pub served_new: u64,
+    /// Packets sent from a flow on the old list.
+    pub served_old: u64,
+    /// The flow queues that took the most packets (at most 8), most first
+    /// (ties: the lower index first).
+    pub busiest: Vec<FlowQueueStats>,
+}
+
+/// One FQ-CoDel flow queue's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
+pub struct FlowQueueStats {
+    /// The queue's index (the flow hash modulo the number of queues).
+    pub index: u32,
+    /// Packets (and wire bytes) that entered it.
+    pub enqueued: Counter,
+    /// Packets its CoDel dropped.
+    pub dropped_aqm: u64,
+    /// Packets its CoDel marked CE.
+    pub marked: u64,
+    /// Packets dropped from it because the link's queue was full (it was
+    /// the fattest flow, RFC 8290 §4.1.2).
+    pub dropped_overflow: u64,
+    /// Times an arrival made it a new flow.
+    pub new_entries: u64,
+    /// The most packets and the most bytes it has held (each its own
+    /// maximum).
+    pub max_backlog: Counter,
 }
 
 impl LinkStats {

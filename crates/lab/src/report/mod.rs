@@ -121,6 +121,10 @@ pub struct BottleneckSummary {
     pub dropped_cutoff: u64,
     /// Packets lost to random loss in the window.
     pub dropped_random: u64,
+    /// FQ-CoDel's scheduler and busiest flow queues over the window (an
+    /// FQ-CoDel bottleneck only; see [`tput_netsim::FqCodelStats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<tput_netsim::FqCodelStats>,
 }
 
 /// One hop over the measured window, and the flow groups that cross it.
@@ -315,6 +319,7 @@ impl Summary {
                 sojourn_p99_ms: r.window.bottleneck.sojourn_p99_ns as f64 / 1e6,
                 dropped_cutoff: r.window.bottleneck.dropped_cutoff.packets,
                 dropped_random: r.window.bottleneck.dropped_random.packets,
+                fq_codel: r.window.bottleneck.fq_codel.clone(),
             },
             flows,
             aggregates: r
@@ -397,6 +402,9 @@ impl Summary {
             self.bottleneck.dropped_aqm,
             self.bottleneck.marked
         );
+        if let Some(fq) = &self.bottleneck.fq_codel {
+            out += &fq_codel_text(fq);
+        }
         let success_of = |f: &FlowSummary| {
             f.success_ratio
                 .map_or("-".to_string(), |x| format!("{:.2} ({}/{})", x, f.slots_met, f.slots))
@@ -869,6 +877,51 @@ pub fn write_outputs(dir: &Path, s: &Scenario, r: &ScenarioResult, summary: &Sum
             Ok(path)
         })
         .collect()
+}
+
+/// The FQ-CoDel lines of the printed summary (RFC 8290's lists and the
+/// busiest flow queues).
+fn fq_codel_text(fq: &tput_netsim::FqCodelStats) -> String {
+    let served = fq.served_new + fq.served_old;
+    let share_new = if served == 0 {
+        0.0
+    } else {
+        fq.served_new as f64 / served as f64
+    };
+    let mut out = format!(
+        "fq_codel: {} flow queues used; {} new-flow entries, {} new->old on quantum, {} emptied new->old, {} left the lists; \
+         {:.1} % of packets sent from new flows\n",
+        fq.flow_queues_used,
+        fq.new_flow_entries,
+        fq.new_to_old,
+        fq.emptied_new_to_old,
+        fq.left_lists,
+        share_new * 100.0
+    );
+    if !fq.busiest.is_empty() {
+        let mut t = Table::new()
+            .right("queue", 5)
+            .right("packets", 7)
+            .right("AQM drops", 9)
+            .right("marks", 5)
+            .right("overflow", 8)
+            .right("new entries", 11)
+            .right("max backlog", 11);
+        for q in &fq.busiest {
+            t.row([
+                q.index.to_string(),
+                q.enqueued.packets.to_string(),
+                q.dropped_aqm.to_string(),
+                q.marked.to_string(),
+                q.dropped_overflow.to_string(),
+                q.new_entries.to_string(),
+                format!("{} pkts", q.max_backlog.packets),
+            ]);
+        }
+        out += "fq_codel busiest flow queues:\n";
+        out += &t.text();
+    }
+    out
 }
 
 #[cfg(test)]

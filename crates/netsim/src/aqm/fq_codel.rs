@@ -17,7 +17,11 @@ use std::collections::VecDeque;
 use super::codel::{Params, Vars};
 use super::{DropCause, Fifo, Limits, Out};
 use crate::FqCodelConfig;
+use crate::metrics::{FlowQueueStats, FqCodelStats};
 use crate::model::Frame;
+
+/// How many flow queues [`FqCodel::stats`] reports one by one.
+pub(crate) const BUSIEST_REPORTED: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum List {
@@ -32,6 +36,8 @@ struct Flow<P> {
     codel: Vars,
     deficit: i64,
     list: List,
+    /// This queue's counters (RFC 8290 §4: what happened in it).
+    stats: FlowQueueStats,
 }
 
 /// FQ-CoDel's state.
@@ -46,6 +52,27 @@ pub(crate) struct FqCodel<P> {
     bytes: u64,
     maxpacket: u64,
     limits: Limits,
+    /// Counters of the scheduler as a whole (the per-queue ones are in
+    /// each [`Flow`]).
+    counts: FqCodelStats,
+}
+
+/// Counts what the discipline reports for one flow queue while passing it on.
+struct Counting<'a, O> {
+    out: &'a mut O,
+    dropped: u64,
+    marked: u64,
+}
+
+impl<P, O: Out<P>> Out<P> for Counting<'_, O> {
+    fn dropped(&mut self, f: Frame<P>, cause: DropCause) {
+        self.dropped += 1;
+        self.out.dropped(f, cause);
+    }
+    fn marked(&mut self, wire: u64) {
+        self.marked += 1;
+        self.out.marked(wire);
+    }
 }
 
 impl<P> FqCodel<P> {
@@ -54,11 +81,15 @@ impl<P> FqCodel<P> {
             params: Params::new(c.target, c.interval, c.ecn),
             quantum: c.quantum as i64,
             flows: (0..c.flows)
-                .map(|_| Flow {
+                .map(|i| Flow {
                     q: Fifo::default(),
                     codel: Vars::default(),
                     deficit: 0,
                     list: List::None,
+                    stats: FlowQueueStats {
+                        index: i,
+                        ..FlowQueueStats::default()
+                    },
                 })
                 .collect(),
             new_flows: VecDeque::new(),
@@ -67,6 +98,24 @@ impl<P> FqCodel<P> {
             bytes: 0,
             maxpacket: 0,
             limits,
+            counts: FqCodelStats::default(),
+        }
+    }
+
+    /// The scheduler's counters and the [`BUSIEST_REPORTED`] flow queues
+    /// that took the most packets (ties: the lower index first).
+    pub fn stats(&self) -> FqCodelStats {
+        let mut busiest: Vec<&Flow<P>> = self.flows.iter().filter(|f| f.stats.enqueued.packets > 0).collect();
+        busiest.sort_by(|a, b| {
+            b.stats
+                .enqueued
+                .packets
+                .cmp(&a.stats.enqueued.packets)
+                .then(a.stats.index.cmp(&b.stats.index))
+        });
+        FqCodelStats {
+            busiest: busiest.iter().take(BUSIEST_REPORTED).map(|f| f.stats).collect(),
+            ..self.counts.clone()
         }
     }
 
@@ -84,11 +133,22 @@ impl<P> FqCodel<P> {
         self.packets += 1;
         self.bytes += f.wire;
         let flow = &mut self.flows[idx];
+        if flow.stats.enqueued.packets == 0 {
+            self.counts.flow_queues_used += 1;
+        }
+        flow.stats.enqueued.add(f.wire);
         flow.q.push(f);
+        let backlog = &mut flow.stats.max_backlog;
+        backlog.packets = backlog.packets.max(flow.q.q.len() as u64);
+        backlog.bytes = backlog.bytes.max(flow.q.bytes);
         if flow.list == List::None {
             flow.list = List::New;
             flow.deficit = self.quantum;
             self.new_flows.push_back(idx as u32);
+            // §4.1.1 / §4.4: a queue that was on no list becomes a new
+            // (sparse) flow.
+            flow.stats.new_entries += 1;
+            self.counts.new_flow_entries += 1;
         }
         while self.limits.exceeded(self.packets, self.bytes) {
             // The flow queue with the largest byte count (the first of
@@ -102,6 +162,7 @@ impl<P> FqCodel<P> {
             let Some(victim) = self.flows[fattest].q.pop() else {
                 break;
             };
+            self.flows[fattest].stats.dropped_overflow += 1;
             self.packets -= 1;
             self.bytes -= victim.wire;
             out.dropped(victim, DropCause::Overflow);
@@ -121,17 +182,34 @@ impl<P> FqCodel<P> {
             if flow.deficit <= 0 {
                 // Out of credit: a new quantum and to the tail of the old list.
                 flow.deficit += self.quantum;
+                if from_new {
+                    self.counts.new_to_old += 1;
+                }
                 flow.list = List::Old;
                 self.pop_front(from_new);
                 self.old_flows.push_back(idx as u32);
                 continue;
             }
             let (p0, b0) = (flow.q.q.len() as u64, flow.q.bytes);
-            let got = flow.codel.dequeue(now, &self.params, &mut flow.q, self.maxpacket, out);
+            let mut counting = Counting {
+                out: &mut *out,
+                dropped: 0,
+                marked: 0,
+            };
+            let got = flow
+                .codel
+                .dequeue(now, &self.params, &mut flow.q, self.maxpacket, &mut counting);
+            flow.stats.dropped_aqm += counting.dropped;
+            flow.stats.marked += counting.marked;
             self.packets -= p0 - flow.q.q.len() as u64;
             self.bytes -= b0 - flow.q.bytes;
             if let Some(f) = got {
                 flow.deficit -= f.wire as i64;
+                if from_new {
+                    self.counts.served_new += 1;
+                } else {
+                    self.counts.served_old += 1;
+                }
                 return Some(f);
             }
             // An empty new flow goes to the old list (so that it cannot
@@ -141,8 +219,10 @@ impl<P> FqCodel<P> {
             if from_new && !self.old_flows.is_empty() {
                 self.flows[idx].list = List::Old;
                 self.old_flows.push_back(idx as u32);
+                self.counts.emptied_new_to_old += 1;
             } else {
                 self.flows[idx].list = List::None;
+                self.counts.left_lists += 1;
             }
         }
     }
@@ -160,7 +240,7 @@ impl<P> FqCodel<P> {
 mod tests {
     use super::super::testutil::{Record, frame};
     use super::*;
-    use crate::Ecn;
+    use crate::{Counter, Ecn};
 
     const MS: u64 = 1_000_000;
 
@@ -222,6 +302,61 @@ mod tests {
         // CoDel held the bulk flow's queue near target by dropping its packets only.
         assert!(!rec.dropped.is_empty());
         assert!(rec.dropped.iter().all(|&(i, c)| !sent_at[&i].1 && c == DropCause::Aqm));
+    }
+
+    /// The counters of the bulk-and-sparse mix above: every sparse packet
+    /// finds its queue on no list and enters as a new flow (RFC 8290 §4.4),
+    /// the bulk queue is the busiest and holds all of CoDel's drops, and
+    /// every packet sent was sent from one list or the other.
+    #[test]
+    fn counts_new_flow_entries_and_per_queue_drops() {
+        let mut q = fq(false, 1000);
+        let mut rec = Record::default();
+        let mut item = 0u32;
+        let mut sent = 0u64;
+        for t in 0..800u64 {
+            let now = t * MS;
+            for _ in 0..2 {
+                q.enqueue(now, frame(item, 1000, 1, Ecn::NotEct, now), &mut rec);
+                item += 1;
+            }
+            if t % 20 == 0 {
+                q.enqueue(now, frame(item, 200, 2, Ecn::NotEct, now), &mut rec);
+                item += 1;
+            }
+            for _ in 0..2 {
+                if let Some(f) = q.dequeue(now, &mut rec) {
+                    sent += 1;
+                    if f.wire == 1000 {
+                        break;
+                    }
+                }
+            }
+        }
+        let s = q.stats();
+        assert_eq!(s.flow_queues_used, 2);
+        assert_eq!(s.served_new + s.served_old, sent);
+        let (bulk, sparse) = (s.busiest[0], s.busiest[1]);
+        assert_eq!((bulk.index, sparse.index), (1, 2));
+        assert_eq!(bulk.enqueued.packets, 1600);
+        assert_eq!(sparse.enqueued, Counter::new(40, 40 * 200));
+        assert_eq!(sparse.new_entries, 40, "{s:?}");
+        // The bulk flow entered once and stayed backlogged.
+        assert_eq!(bulk.new_entries, 1);
+        assert_eq!(s.new_flow_entries, 41);
+        assert_eq!(bulk.dropped_aqm, rec.dropped.len() as u64);
+        assert!(bulk.dropped_aqm > 0);
+        assert_eq!((sparse.dropped_aqm, sparse.dropped_overflow, sparse.marked), (0, 0, 0));
+        assert_eq!(sparse.max_backlog, Counter::new(1, 200));
+        assert!(bulk.max_backlog.packets > 50, "{bulk:?}");
+        // Each sparse packet is sent while its queue is new; the queue is
+        // then found empty, moves behind the bulk flow on the old list
+        // (a new flow found empty goes there while that list is not empty)
+        // and is found empty there again: it leaves the lists once per
+        // packet.
+        assert!(s.served_new >= 40);
+        assert_eq!(s.left_lists, 40, "{s:?}");
+        assert_eq!(s.emptied_new_to_old, 40, "{s:?}");
     }
 
     #[test]

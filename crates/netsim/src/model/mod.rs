@@ -532,6 +532,10 @@ impl<P> LinkModel<P> {
             elapsed_ns: now,
             utilisation: if now == 0 { 0.0 } else { busy as f64 / now as f64 },
             queued_max: self.count.queued_max,
+            fq_codel: match &self.queue {
+                Queue::FqCodel(q) => Some(q.stats()),
+                _ => None,
+            },
             ..LinkStats::default()
         }
     }
