@@ -121,12 +121,15 @@ impl ChunkPool {
             }
         };
         let buf = self.current.insert(buf);
-        // Zeroed, then written in place: `BytesMut` only hands out
-        // initialised bytes. (Through a 4 KiB stage zeroed for every chunk,
-        // then copied, it cost a zeroing and a copy more.)
-        let start = buf.len();
-        buf.resize(start + n, 0);
-        pattern.fill(offset, &mut buf[start..]);
+        // Filled through a small buffer: `BytesMut` only takes initialised bytes.
+        let mut stage = [0u8; 4096];
+        let mut done = 0;
+        while done < n {
+            let m = (n - done).min(stage.len());
+            pattern.fill(offset + done as u64, &mut stage[..m]);
+            buf.extend_from_slice(&stage[..m]);
+            done += m;
+        }
         buf.split().freeze()
     }
 }
