@@ -396,7 +396,7 @@ fn tested_flows_are_lines_and_other_groups_bands() {
     s2.flows[0].target = None;
     assert_eq!(tested_groups(&s2), [true, false, false]);
     let cw = group_traces(&s2, &r, true, |f| {
-        f.cc_trace.iter().map(|c| (c.time_secs, c.cwnd_bytes as f64)).collect()
+        f.cc_trace.iter().map(|c| (c.time_secs, c.cwnd_bytes as f64))
     });
     assert!(matches!(&cw[0], Trace::Steps(_)));
     let Trace::Band(b) = &cw[2] else { panic!("{cw:?}") };

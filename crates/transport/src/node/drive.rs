@@ -49,21 +49,26 @@ impl Node {
     /// When the node next needs [`handle_timeout`](Self::handle_timeout).
     pub fn poll_timeout(&mut self) -> Option<Instant> {
         let stall_probe = self.config.stall_probe;
-        self.conns
-            .values_mut()
-            .flat_map(|c| {
-                let [a, b] = Self::app_wakeups(c);
-                [
-                    c.conn.poll_timeout(),
-                    a,
-                    b,
-                    c.silence_deadline(),
-                    c.stall_probe_due(stall_probe),
-                    c.paced_until,
-                ]
-            })
-            .flatten()
-            .min()
+        // A plain loop: asked after every event, the chain of iterators it
+        // was cost more than the comparisons.
+        let mut next: Option<Instant> = None;
+        let mut take = |t: Option<Instant>| {
+            if let Some(t) = t
+                && next.is_none_or(|n| t < n)
+            {
+                next = Some(t);
+            }
+        };
+        for c in self.conns.values_mut() {
+            let [a, b] = Self::app_wakeups(c);
+            take(c.conn.poll_timeout());
+            take(a);
+            take(b);
+            take(c.silence_deadline());
+            take(c.stall_probe_due(stall_probe));
+            take(c.paced_until);
+        }
+        next
     }
 
     /// Time has reached a wake-up reported by [`poll_timeout`](Self::poll_timeout).
