@@ -61,7 +61,7 @@ side_ours() {
         local spid=$!
         local pin=""
         for _ in $(seq 100); do
-            pin=$(awk '/certificate SHA-256/ { print $3 }' "$out.serve")
+            pin=$(awk '/certificate SHA-256/ { print $3 }' "$out.serve" 2> /dev/null)
             [ -n "$pin" ] && break
             sleep 0.1
         done
