@@ -150,6 +150,9 @@ impl Span {
     }
 }
 
+/// A column's first, lowest, highest and last point, each with its index.
+type ColumnKeep = [(usize, (f64, f64)); 4];
+
 /// `points` (finite, in x order, `span` of them) thinned to the first,
 /// lowest, highest and last point of each of [`LINE_COLUMNS`] columns of
 /// their x range, as they are read; fewer than four points a column are
@@ -167,8 +170,8 @@ fn thin_steps(points: impl IntoIterator<Item = (f64, f64)>, span: &Span) -> Vec<
     };
     let mut out = Vec::with_capacity(4 * LINE_COLUMNS + 4);
     // The current column's first, lowest, highest and last point, by index.
-    let mut col: Option<(usize, [(usize, (f64, f64)); 4])> = None;
-    let flush = |out: &mut Vec<(f64, f64)>, keep: [(usize, (f64, f64)); 4]| {
+    let mut col: Option<(usize, ColumnKeep)> = None;
+    let flush = |out: &mut Vec<(f64, f64)>, keep: ColumnKeep| {
         let mut keep = keep;
         keep.sort_unstable_by_key(|k| k.0);
         let mut last = usize::MAX;
