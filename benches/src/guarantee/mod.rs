@@ -162,7 +162,7 @@ pub struct Options {
     /// Tested variants of the grid (a subset of [`VARIANTS`], in its order).
     pub variants: Vec<&'static str>,
     /// The TCP model's profile for every TCP flow of the grid, tested and
-    /// competing ([`tcp_spec`]).
+    /// competing (`tcp_spec`).
     pub tcp_profile: Profile,
 }
 

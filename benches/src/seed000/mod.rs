@@ -193,7 +193,7 @@ pub struct Options {
     /// Figures to run, by name: see [`FIGURES`].
     pub figures: Vec<String>,
     /// The TCP model's profile in `fig6-tcp`, for the guarantee flow over
-    /// TCP and the TCP competitors ([`tcp_spec`]).
+    /// TCP and the TCP competitors (`tcp_spec`).
     pub tcp_profile: Profile,
 }
 

@@ -51,7 +51,7 @@ pub(crate) struct SendOpts {
     /// An interval line's goodput is the new payload that arrived at the
     /// receiver in that interval, each byte counted once at its first
     /// arrival (out of order too, behind a loss), over the interval's
-    /// length: it cannot exceed what the path delivered. The [SUM] line's
+    /// length: it cannot exceed what the path delivered. The `[SUM]` line's
     /// rate is the verified total over the transfer's own time.
     #[arg(short = 'i', long, default_value = "1s", value_parser = parse_secs)]
     interval: Duration,
