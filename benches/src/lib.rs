@@ -352,6 +352,33 @@ impl LiveRelay {
     }
 }
 
+/// `TPUT_BENCH_N`'s value as a list of flow counts (`10,30`); `what` names
+/// a count in the one-line error (e.g. "a number of Reno flows").
+pub fn env_counts(value: &str, what: &str) -> Result<Vec<u32>, String> {
+    let counts = value
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            n.parse::<u32>()
+                .map_err(|_| format!("TPUT_BENCH_N: `{n}` is not {what}"))
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    if counts.is_empty() {
+        return Err("TPUT_BENCH_N: no count named".into());
+    }
+    Ok(counts)
+}
+
+/// `TPUT_BENCH_TCP_PROFILE`'s value: the TCP model's profile (`ns2` or
+/// `linux`), or a one-line error naming the variable.
+pub fn env_tcp_profile(value: &str) -> Result<tput_tcp::Profile, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|e: String| format!("TPUT_BENCH_TCP_PROFILE: {e}"))
+}
+
 /// Where reproductions write their files: `$CARGO_TARGET_DIR/repro`, else the
 /// workspace's `target/repro`.
 pub fn repro_dir() -> PathBuf {

@@ -210,19 +210,7 @@ impl Options {
     /// the variable.
     pub fn with_env(mut self, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         if let Some(v) = var("TPUT_BENCH_N") {
-            let counts: Result<Vec<u32>, String> = v
-                .split(',')
-                .map(str::trim)
-                .filter(|n| !n.is_empty())
-                .map(|n| {
-                    n.parse::<u32>()
-                        .map_err(|_| format!("TPUT_BENCH_N: `{n}` is not a number of competing flows"))
-                })
-                .collect();
-            self.counts = counts?;
-            if self.counts.is_empty() {
-                return Err("TPUT_BENCH_N: no count named".into());
-            }
+            self.counts = crate::env_counts(&v, "a number of competing flows")?;
         }
         if let Some(v) = var("TPUT_BENCH_VARIANTS") {
             let wanted: Vec<&str> = v.split(',').map(str::trim).filter(|x| !x.is_empty()).collect();
@@ -238,10 +226,7 @@ impl Options {
             self.variants = VARIANTS.into_iter().filter(|v| wanted.contains(v)).collect();
         }
         if let Some(v) = var("TPUT_BENCH_TCP_PROFILE") {
-            self.tcp_profile = v
-                .trim()
-                .parse()
-                .map_err(|e: String| format!("TPUT_BENCH_TCP_PROFILE: {e}"))?;
+            self.tcp_profile = crate::env_tcp_profile(&v)?;
         }
         Ok(self)
     }

@@ -322,10 +322,7 @@ impl Options {
     /// one-line error naming the variable.
     pub fn with_env(mut self, var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         if let Some(v) = var("TPUT_BENCH_TCP_PROFILE") {
-            self.tcp_profile = v
-                .trim()
-                .parse()
-                .map_err(|e: String| format!("TPUT_BENCH_TCP_PROFILE: {e}"))?;
+            self.tcp_profile = crate::env_tcp_profile(&v)?;
         }
         if let Some(v) = var("TPUT_BENCH_TCP_ONLY") {
             self.tcp_only = match v.trim() {
