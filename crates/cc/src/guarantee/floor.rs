@@ -267,8 +267,9 @@ impl Floor {
         self.over_path_in_slot |= self.over_path;
     }
 
-    /// Whether the evaluation slot now ending teaches `f`, the ceiling and
-    /// the breaker anything; starts the next slot's record.
+    /// Whether the evaluation slot now ending may raise `f` and the ceiling
+    /// (its miss still counts toward the breaker); starts the next slot's
+    /// record.
     ///
     /// Not when the target was above [`Floor::PATH_SHARE`] of `P` at any
     /// ACK of it, its last included: such a slot ran, in part or in whole,
@@ -342,9 +343,10 @@ impl Floor {
     pub(crate) fn on_evaluation_end(&mut self, slot: SlotReport, bw: f64) {
         let x = slot.x;
         let met = x >= bw;
-        if !self.judges_slot() {
-            // The path could not carry the target in this slot: nothing to
-            // learn about f or the breaker until it can again.
+        let judged = self.judges_slot();
+        if self.over_path {
+            // The path cannot carry the target now: nothing to learn about
+            // f or the breaker until it can again.
             return;
         }
         if !self.engaged() {
@@ -378,7 +380,10 @@ impl Floor {
             return;
         }
         // An overbooked path (`overbooked.rs`): yield at once, for long.
+        // Not on a slot that ran partly as Reno on a path too small for the
+        // target (its losses are not the floor's).
         if self.started
+            && judged
             && let Some(off) = self.overbooking.on_engaged_slot(&slot)
         {
             self.yield_overbooked(off);
@@ -390,6 +395,7 @@ impl Floor {
         // x = 0 (nothing delivered): the largest correction.
         let ratio = if x > 0.0 { want / x } else { f64::INFINITY };
         let in_force = self.rate(bw);
+        let (factor_before, ceiling_before) = (self.factor, self.ceiling);
         // The ceiling held the floor below `f * bw`: a ramp still climbing.
         let capped = self.ceiling < self.factor * bw;
         if met {
@@ -423,6 +429,17 @@ impl Floor {
         };
         if self.ceiling >= Self::MAX_FACTOR * bw * Self::RAMP {
             self.ceiling = f64::INFINITY;
+        }
+        if !judged {
+            // A slot that was partly on a path too small for the target
+            // ([`Floor::judges_slot`]) raises neither f nor the ceiling, but
+            // its miss still counts toward the breaker: with an estimate of
+            // P that crosses the threshold now and then (live, the inline
+            // estimator), every slot can be such a slot, and a flow whose
+            // misses never counted would hold its floor on a path that
+            // cannot carry it.
+            self.factor = self.factor.min(factor_before);
+            self.ceiling = self.ceiling.min(ceiling_before);
         }
         if self.misses >= Self::TRIP_AFTER {
             self.misses = 0;
@@ -697,6 +714,25 @@ mod tests {
         f.on_evaluation_end(lossy(0.3 * BW, 0.03), BW);
         f.on_evaluation_end(lossy(0.3 * BW, 0.005), BW);
         assert!(!f.engaged());
+    }
+
+    #[test]
+    fn misses_count_when_the_path_estimate_crosses_the_share_now_and_then() {
+        // P's estimate puts the target above the share at one ACK of each
+        // slot and below it at the slot's end: the slots raise no f, but
+        // their misses trip the breaker as clean misses do.
+        let p = 100.0 * BW;
+        let bw = 0.59 * p;
+        let mut f = started();
+        for _ in 0..Floor::TRIP_AFTER {
+            assert!(!f.infeasible());
+            let before = f.factor();
+            f.set_path(0.61 * p, p);
+            f.set_path(bw, p);
+            f.on_evaluation_end(SlotReport::clean(0.5 * bw), bw);
+            assert!(f.factor() <= before, "{} -> {}", before, f.factor());
+        }
+        assert!(f.infeasible() && f.trips() == 1);
     }
 
     #[test]
