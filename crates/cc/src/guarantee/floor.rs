@@ -94,10 +94,11 @@
 //!   feasible against 30 NewReno (up to 50 % of the link, 0.52 `P` in
 //!   acknowledged bytes) and the 70 % target that no rule made feasible.
 //!   Without a known `P` (no source and no `physical=`) it never applies.
-//! - **A slot that saw the path too small is not judged**: an evaluation
-//!   slot in which the target was above `PATH_SHARE` of `P` at any ACK
-//!   (the slot in which capacity comes back) changes neither `f` nor the
-//!   breaker (`Floor::judges_slot`, with its measurement).
+//! - **A slot that saw the path too small never raises the floor**: an
+//!   evaluation slot in which the target was above `PATH_SHARE` of `P` at
+//!   any ACK (the slot in which capacity comes back) raises neither `f`
+//!   nor the ceiling and is no overbooked evidence, but its miss counts
+//!   toward the breaker (`Floor::judges_slot`, with its measurement).
 //! - **ECN marks are evidence like losses**: the own loss rate of a slot
 //!   counts one datagram per ECN congestion event (`OwnLoss::on_congestion`
 //!   in `slots.rs`, with its measurement), so a floor that overloads a
