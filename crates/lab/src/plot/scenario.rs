@@ -86,23 +86,27 @@ pub fn band(members: &[Vec<(f64, f64)>], hold: bool) -> Vec<BandPoint> {
                 (i > 0 && m[i - 1].0 == x).then(|| m[i - 1].1)
             }
         });
-        let (mut n, mut sum, mut min, mut max) = (0usize, 0.0, f64::INFINITY, f64::NEG_INFINITY);
-        for v in values {
-            n += 1;
-            sum += v;
-            min = min.min(v);
-            max = max.max(v);
-        }
-        if n > 0 {
-            out.push(BandPoint {
-                x,
-                mean: sum / n as f64,
-                min,
-                max,
-            });
-        }
+        out.extend(band_point(x, values));
     }
     out
+}
+
+/// The mean, lowest and highest of the members' `values` at `x`; none
+/// when no member has a value there.
+fn band_point(x: f64, values: impl IntoIterator<Item = f64>) -> Option<BandPoint> {
+    let (mut n, mut sum, mut min, mut max) = (0usize, 0.0, f64::INFINITY, f64::NEG_INFINITY);
+    for v in values {
+        n += 1;
+        sum += v;
+        min = min.min(v);
+        max = max.max(v);
+    }
+    (n > 0).then(|| BandPoint {
+        x,
+        mean: sum / n as f64,
+        min,
+        max,
+    })
 }
 
 /// Columns a step line is thinned to as its points are read: each keeps
@@ -247,21 +251,7 @@ fn band_held<I: IntoIterator<Item = (f64, f64)>>(members: &[(Span, &dyn Fn() -> 
         .collect();
     let mut out = Vec::with_capacity(xs.len());
     for (i, &x) in xs.iter().enumerate() {
-        let (mut n, mut sum, mut min, mut max) = (0usize, 0.0, f64::INFINITY, f64::NEG_INFINITY);
-        for v in values.iter().filter_map(|m| m[i]) {
-            n += 1;
-            sum += v;
-            min = min.min(v);
-            max = max.max(v);
-        }
-        if n > 0 {
-            out.push(BandPoint {
-                x,
-                mean: sum / n as f64,
-                min,
-                max,
-            });
-        }
+        out.extend(band_point(x, values.iter().filter_map(|m| m[i])));
     }
     out
 }
