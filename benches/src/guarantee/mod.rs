@@ -302,7 +302,7 @@ fn mbit(pct: f64) -> Rate {
 /// ACKs, Limited Transmit); with [`Profile::Linux`] the Linux profile as it
 /// is (RACK-TLP over SACK, PRR, timestamps, 40 ms delayed ACKs, IW 10 and
 /// HyStart++ on NewReno and CUBIC), whatever `recovery` says.
-fn tcp_spec(recovery: Recovery, profile: Profile) -> TcpSpec {
+pub(crate) fn tcp_spec(recovery: Recovery, profile: Profile) -> TcpSpec {
     match profile {
         Profile::Linux => TcpSpec {
             profile: Some(profile.to_string()),
@@ -319,13 +319,20 @@ fn tcp_spec(recovery: Recovery, profile: Profile) -> TcpSpec {
     }
 }
 
+/// TCP Reno's controller spec in `profile`: `newreno:iw=2,lw=1` with
+/// ns-2's defaults, `newreno` (Linux's `reno`, the profile's initial
+/// window) with the Linux profile.
+pub(crate) fn reno_cc(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Linux => "newreno",
+        _ => "newreno:iw=2,lw=1",
+    }
+}
+
 /// A competitor of kind `competitor`, its TCP flows in `profile` (TCP Reno
 /// with the Linux profile: `newreno` with the profile's initial window).
 fn competitor(kind: &str, profile: Profile) -> FlowGroup {
-    let reno = match profile {
-        Profile::Linux => "newreno",
-        _ => "newreno:iw=2,lw=1",
-    };
+    let reno = reno_cc(profile);
     match kind {
         "quic-newreno" => FlowGroup::new(spec("newreno")),
         "quic-cubic" => FlowGroup::new(spec("cubic")),

@@ -162,7 +162,7 @@ use tput_transport::EvalSlot;
 use crate::repro::{Built, Measurements, Planned, Reproduction};
 use tput_lab::plan::Keep;
 use tput_lab::scenario::{
-    AggregateResult, DelayedAck, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec,
+    AggregateResult, FlowGroup, FlowResult, LinkSpec, Scenario, ScenarioResult, TcpSpec, TopologySpec,
 };
 use tput_tcp::{Profile, Recovery};
 
@@ -346,30 +346,13 @@ fn quic_reno() -> FlowGroup {
 /// Linux profile with 1000-byte segments (RACK-TLP over SACK, PRR,
 /// timestamps, 40 ms delayed ACKs, IW 10 and HyStart++ on NewReno).
 fn tcp_spec(profile: Profile) -> TcpSpec {
-    match profile {
-        Profile::Linux => TcpSpec {
-            profile: Some(profile.to_string()),
-            segment: Some(1000),
-            ..TcpSpec::default()
-        },
-        _ => TcpSpec {
-            recovery: Some(Recovery::Reno),
-            segment: Some(1000),
-            delayed_ack: Some(DelayedAck::Switch(false)),
-            limited_transmit: Some(true),
-            ..TcpSpec::default()
-        },
-    }
+    crate::guarantee::tcp_spec(Recovery::Reno, profile)
 }
 
 /// A TCP Reno competitor in `profile` (see [`tcp_spec`]): `newreno:iw=2,lw=1`
 /// with ns-2's defaults, `newreno` (Linux's `reno`) with the Linux profile.
 fn tcp_reno(profile: Profile) -> FlowGroup {
-    let cc = match profile {
-        Profile::Linux => "newreno",
-        _ => "newreno:iw=2,lw=1",
-    };
-    FlowGroup::new(spec(cc)).over_tcp(tcp_spec(profile))
+    FlowGroup::new(spec(crate::guarantee::reno_cc(profile))).over_tcp(tcp_spec(profile))
 }
 
 /// Who competes in a `fig6-tcp` cell.
