@@ -3,14 +3,14 @@
 //! measured figures.
 //!
 //! `cargo bench -p tput-benches --bench guarantee` runs the full size (about
-//! 1 700 simulations of 120 s, then two traced runs and six live runs of
-//! 60 s; an hour or more on two cores). Environment:
+//! 1 700 simulations of 120 s, then two traced runs, six live runs of 60 s
+//! and the eight of `live-safety`; an hour or more on two cores). Environment:
 //!
 //! - `TPUT_BENCH_SHORT=1`: every figure at toy size (N in {1, 10}, one seed,
-//!   5 s points, live runs of 6 s against 3 connections);
+//!   5 s points, live runs of 6 s against 3 connections, 4 overbooked);
 //! - `TPUT_BENCH_JOBS=N`: worker threads (default: the available cores);
 //! - `TPUT_BENCH_FIGURES=grid,live`: only these (`grid`, `fig7`,
-//!   `overbooked`, `mechanism`, `live`, `safety`);
+//!   `overbooked`, `mechanism`, `live`, `safety`, `live-safety`);
 //! - `TPUT_BENCH_COMPETITORS=quic-bbr,quic-newreno`: the grid against only
 //!   these kinds (`quic-newreno`, `quic-cubic`, `quic-bbr`, `tcp-reno`,
 //!   `tcp-cubic`, `tcp-bbr`);
@@ -40,8 +40,8 @@
 //!
 //! Arguments (after `--`): `--plan` prints the simulations of `grid`, `fig7`
 //! and `overbooked` as plan points for `tputctl sweep run`; `--from DIR`
-//! builds the tables and figures from their results (the `mechanism` and
-//! `live` figures run where `--from` runs).
+//! builds the tables and figures from their results (the `mechanism`,
+//! `live` and `live-safety` figures run where `--from` runs).
 
 use tput_benches::guarantee::{Guarantee, Options};
 

@@ -233,3 +233,46 @@ fn the_live_safety_toy_through_a_capacity_step_verifies_its_bytes_and_misses() {
     assert!(r.tested_bytes > 0 && r.tested_per_sec_mbps.len() >= 4, "{r:?}");
     assert!(r.success.is_some_and(|s| s < 1.0), "{r:?}");
 }
+
+/// The `live-safety` figure at toy size (3-s runs against two NewReno
+/// connections, two overbooked ones) through the bench: each of the four
+/// cases and its NewReno seat run prints its per-second goodput, verifies
+/// every byte, and gets a summary row and its series in the CSVs. Rates,
+/// times and verdicts are the machine's, so they are printed, not asserted.
+#[test]
+fn the_live_safety_figure_runs_each_case_and_its_seat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = Guarantee {
+        options: Options {
+            figures: vec!["live-safety".into()],
+            live_duration: Duration::from_secs(3),
+            live_competitors: 2,
+            live_overbooked: 2,
+            ..Options::short()
+        },
+    };
+    let built = repro::run(&g, tmp.path(), 1, None).expect("the live-safety figure");
+    println!("{}", built.text);
+    assert!(!built.failed, "{}", built.text);
+    let text = &built.text;
+    assert!(
+        text.contains("== live-safety") && !text.contains("NOT verified"),
+        "{text}"
+    );
+    for name in ["50 %", "120 %", "overbooked 2x50Mbit/s", "step 100-15-100"] {
+        assert!(text.contains(&format!("{name}: success")), "{name}: {text}");
+        assert!(text.contains(&format!("{name} seat: success")), "{name}: {text}");
+    }
+    let summary = read(tmp.path(), "live_safety.csv");
+    assert_eq!(summary.lines().count(), 1 + 8, "{summary}");
+    assert_eq!(
+        summary.lines().filter(|l| l.contains(",newreno,")).count(),
+        4,
+        "{summary}"
+    );
+    let per_sec = read(tmp.path(), "live_safety_per_second.csv");
+    assert!(
+        per_sec.lines().any(|l| l.starts_with("step 100-15-100 seat,")),
+        "{per_sec}"
+    );
+}

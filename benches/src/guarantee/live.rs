@@ -439,3 +439,239 @@ pub fn case_lines(r: &LiveCaseRow) -> String {
     );
     t
 }
+
+/// The `live-safety` figure's cases on [`LiveCase::figure_link`], every
+/// connection sending for `duration` beside `competitors` NewReno
+/// connections (RFC 9743's safety cases, live): a feasible target (50 %
+/// of the link), an infeasible one (120 %), an overbooked link
+/// (`overbooked` connections asking 100 % of it together) and a capacity
+/// step (10 Mbit/s while the link steps from 100 to 15 Mbit/s over the
+/// middle third of the run, then back).
+pub fn safety_cases(duration: Duration, competitors: u32, overbooked: u32) -> Vec<LiveCase> {
+    let mbit = |m: u64| Rate::from_bits_per_sec(m * 1_000_000);
+    let guarantee = |t: Rate| format!("guarantee:target={t}");
+    let case = |name: &str, steps: &[(Duration, Rate)], target: Rate| {
+        LiveCase::new(
+            name,
+            LiveCase::figure_link(steps),
+            &guarantee(target),
+            target,
+            competitors,
+            duration,
+        )
+    };
+    let each = Rate::from_bits_per_sec(100_000_000 / u64::from(overbooked.max(1)));
+    vec![
+        case("50 %", &[], mbit(50)),
+        case("120 %", &[], mbit(120)),
+        LiveCase {
+            tested: overbooked.max(1),
+            ..case(&format!("overbooked {}x{each}", overbooked.max(1)), &[], each)
+        },
+        case(
+            "step 100-15-100",
+            &[(duration / 3, mbit(15)), (duration * 2 / 3, mbit(100))],
+            mbit(10),
+        ),
+    ]
+}
+
+/// `case` with NewReno in the tested seat(s), judged against the same
+/// target: the run the competitors' goodput is compared with.
+pub fn seat_case(case: &LiveCase) -> LiveCase {
+    LiveCase {
+        name: format!("{} seat", case.name),
+        tested_cc: "newreno".into(),
+        ..case.clone()
+    }
+}
+
+/// The seconds of a per-second series that a run's steady state is judged
+/// on: the first (handshake and slow start) and the last (the close; the
+/// last record also counts later arrivals) left out.
+fn steady(per_sec: &[f64]) -> &[f64] {
+    per_sec.get(1..per_sec.len().saturating_sub(1)).unwrap_or(&[])
+}
+
+/// The lowest mean over `width` consecutive seconds of `per_sec`'s steady
+/// seconds (`None`: fewer than `width` of them).
+pub fn worst_window(per_sec: &[f64], width: usize) -> Option<f64> {
+    steady(per_sec)
+        .windows(width.max(1))
+        .map(|w| w.iter().sum::<f64>() / w.len() as f64)
+        .reduce(f64::min)
+}
+
+/// The mean of `per_sec`'s steady seconds (NaN: none).
+pub fn steady_mean(per_sec: &[f64]) -> f64 {
+    tput_lab::stats::mean_or_nan(steady(per_sec).iter().copied())
+}
+
+/// Every case of `cases` run with its controller and then with NewReno in
+/// the seat ([`seat_case`]), in that order; `progress` gets each run's
+/// [`case_lines`].
+pub fn run_safety(cases: &[LiveCase], mut progress: impl FnMut(&str)) -> Result<Vec<LiveCaseRow>, String> {
+    let mut rows = Vec::new();
+    for case in cases {
+        for c in [case.clone(), seat_case(case)] {
+            let r = run_case(&c)?;
+            progress(&case_lines(&r));
+            rows.push(r);
+        }
+    }
+    Ok(rows)
+}
+
+/// The `live-safety` summary of `rows` (pairs of a case's run and its seat
+/// run, as [`run_safety`] gives them): each run's success, goodput, the
+/// competitors' mean against the seat run's, their worst 2-s window
+/// against the seat run's steady mean, when the target was declared
+/// infeasible, the relay's drops and queueing delay, and the load.
+pub fn safety_table(cases: &[LiveCase], rows: &[LiveCaseRow]) -> tput_lab::report::Table {
+    let mut table = tput_lab::report::Table::new()
+        .left("case", 22)
+        .left("seat", 9)
+        .right("target", 10)
+        .right("success", 8)
+        .right("tested Mbit/s", 14)
+        .right("comp. each", 11)
+        .right("vs seat", 8)
+        .right("worst 2 s", 10)
+        .right("vs seat mean", 13)
+        .right("infeasible from s", 18)
+        .right("drop %", 7)
+        .right("late", 6)
+        .right("queue p50/p99 ms", 17)
+        .right("load", 5)
+        .left("verified", 8);
+    for (case, pair) in cases.iter().zip(rows.chunks(2)) {
+        let Some(seat) = pair.get(1) else { continue };
+        for (r, who) in pair
+            .iter()
+            .zip([case.tested_cc.split(':').next().unwrap_or("tested"), "newreno"])
+        {
+            let worst = worst_window(&r.competitors_per_sec_mbps, 2);
+            table.row([
+                case.name.clone(),
+                who.to_string(),
+                case.target.to_string(),
+                r.success.map_or("-".into(), |s| format!("{s:.2}")),
+                format!("{:.2}", r.tested_mbps),
+                format!("{:.2}", r.competitor_mbps),
+                format!("{:.2}", r.competitor_mbps / seat.competitor_mbps),
+                worst.map_or("-".into(), |w| format!("{w:.1}")),
+                worst.map_or("-".into(), |w| {
+                    format!("{:.2}", w / steady_mean(&seat.competitors_per_sec_mbps))
+                }),
+                r.infeasible_at_secs.map_or("-".into(), |s| format!("{s:.0}")),
+                format!("{:.2}", 100.0 * r.queue_drops as f64 / r.offered.max(1) as f64),
+                r.overload_drops.to_string(),
+                format!("{:.1}/{:.1}", r.queue_delay_ms.0, r.queue_delay_ms.1),
+                format!("{:.1}", r.load),
+                (if r.verified { "yes" } else { "NO" }).to_string(),
+            ]);
+        }
+    }
+    table
+}
+
+/// Each run's goodput per second, tested and competitors: one row per
+/// (run, second).
+pub fn per_second_table(rows: &[LiveCaseRow]) -> tput_lab::report::Table {
+    let mut table = tput_lab::report::Table::new()
+        .left("run", 0)
+        .right("second", 0)
+        .right("tested_mbps", 0)
+        .right("competitors_mbps", 0);
+    for r in rows {
+        let n = r.tested_per_sec_mbps.len().max(r.competitors_per_sec_mbps.len());
+        for i in 0..n {
+            let at = |v: &[f64]| v.get(i).map_or(String::new(), |x| format!("{x:.3}"));
+            table.row([
+                r.name.clone(),
+                i.to_string(),
+                at(&r.tested_per_sec_mbps),
+                at(&r.competitors_per_sec_mbps),
+            ]);
+        }
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_window_leaves_out_the_first_and_last_second() {
+        // Start-up 1.0 and close 0.0 are left out; of 8, 6, 2, 4, 9 the
+        // lowest 2-s mean is (2 + 4) / 2.
+        let v = [1.0, 8.0, 6.0, 2.0, 4.0, 9.0, 0.0];
+        assert_eq!(worst_window(&v, 2), Some(3.0));
+        assert_eq!(worst_window(&v, 1), Some(2.0));
+        assert_eq!(steady_mean(&v), 29.0 / 5.0);
+        // Fewer steady seconds than the window: none.
+        assert_eq!(worst_window(&[5.0, 6.0, 7.0], 2), None);
+        assert_eq!(worst_window(&[], 2), None);
+        assert!(steady_mean(&[3.0]).is_nan());
+    }
+
+    #[test]
+    fn the_safety_cases_and_their_seats() {
+        let cases = safety_cases(Duration::from_secs(60), 10, 20);
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["50 %", "120 %", "overbooked 20x5Mbit/s", "step 100-15-100"]);
+        assert!(
+            cases
+                .iter()
+                .all(|c| c.competitors == 10 && c.competitor_cc == "newreno")
+        );
+        assert_eq!(cases[0].tested_cc, "guarantee:target=50Mbit/s");
+        assert_eq!(cases[1].target, Rate::from_bits_per_sec(120_000_000));
+        assert_eq!(
+            (cases[2].tested, cases[2].tested_cc.as_str()),
+            (20, "guarantee:target=5Mbit/s")
+        );
+        let steps: Vec<(u64, u64)> = cases[3]
+            .link
+            .rate_schedule
+            .iter()
+            .map(|s| (s.at.as_secs(), s.rate.bits_per_sec() / 1_000_000))
+            .collect();
+        assert_eq!(steps, [(20, 15), (40, 100)]);
+        let seat = seat_case(&cases[2]);
+        assert_eq!(
+            (seat.tested, seat.tested_cc.as_str(), seat.target, seat.name.as_str()),
+            (20, "newreno", cases[2].target, "overbooked 20x5Mbit/s seat")
+        );
+        for c in cases.iter().chain([&seat]) {
+            assert!(c.tested_cc.parse::<ControllerSpec>().is_ok(), "{}", c.tested_cc);
+        }
+    }
+
+    #[test]
+    fn the_summary_compares_each_run_with_its_seat() {
+        let cases = safety_cases(Duration::from_secs(6), 2, 2);
+        let row = |name: &str, comp: f64, per_sec: Vec<f64>| LiveCaseRow {
+            name: name.into(),
+            competitor_mbps: comp,
+            competitors_per_sec_mbps: per_sec,
+            verified: true,
+            ..LiveCaseRow::default()
+        };
+        let rows = [
+            row("50 %", 20.0, vec![0.0, 30.0, 10.0, 20.0, 40.0, 0.0]),
+            row("50 % seat", 40.0, vec![0.0, 80.0, 80.0, 80.0, 80.0, 0.0]),
+        ];
+        let csv = safety_table(&cases[..1], &rows).csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3, "{csv}");
+        // The guarantee run: half the seat's competitor goodput, its worst
+        // 2 s (10 + 20) / 2 = 15 against the seat's steady mean 80.
+        assert!(lines[1].starts_with("50 %,guarantee,50Mbit/s,"), "{csv}");
+        assert!(lines[1].contains(",20.00,0.50,15.0,0.19,"), "{csv}");
+        assert!(lines[2].contains(",40.00,1.00,80.0,1.00,"), "{csv}");
+        let per_sec = per_second_table(&rows).csv();
+        assert_eq!(per_sec.lines().count(), 1 + 6 + 6, "{per_sec}");
+    }
+}

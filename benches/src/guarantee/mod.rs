@@ -54,6 +54,18 @@
 //! - `live`: through the relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, 30
 //!   packets), one tested flow against ten QUIC connections for 60 s, judged
 //!   as `tputctl send` judges it (run where the figures are built).
+//! - `live-safety`: RFC 9743's safety cases live, through the same relay
+//!   against ten NewReno connections for 60 s ([`live::safety_cases`]): a
+//!   50 % target, a 120 % (infeasible) one, an overbooked link (20
+//!   connections of 5 Mbit/s), and 10 Mbit/s through a capacity step (the
+//!   relay's rate schedule: 100, then 15 Mbit/s over the middle third of
+//!   the run, then 100); each run again with NewReno in the tested seat(s)
+//!   as the baseline. Printed: each run's per-second goodput of the tested
+//!   connections and of the competitors, and a summary
+//!   (`live_safety.csv`; the series in `live_safety_per_second.csv`) of
+//!   the competitors' mean and worst 2-s goodput against the seat run's,
+//!   when the target was declared infeasible, and the relay's drops and
+//!   queueing delay (run where the figures are built; wall-clock runs).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -85,7 +97,15 @@ const BOTTLENECK_BPS: u64 = 100_000_000;
 /// QUIC datagram size, bytes.
 const MTU: u16 = 1200;
 /// Every figure name `TPUT_BENCH_FIGURES` accepts.
-pub const FIGURES: [&str; 6] = ["grid", "fig7", "overbooked", "mechanism", "live", "safety"];
+pub const FIGURES: [&str; 7] = [
+    "grid",
+    "fig7",
+    "overbooked",
+    "mechanism",
+    "live",
+    "safety",
+    "live-safety",
+];
 /// Tested variants of the grid, in table order.
 pub const VARIANTS: [&str; 8] = [
     "default",
@@ -157,6 +177,9 @@ pub struct Options {
     pub live_duration: Duration,
     /// Competing connections in a live run.
     pub live_competitors: u32,
+    /// Tested connections of the `live-safety` figure's overbooked case
+    /// (asking the link's rate together).
+    pub live_overbooked: u32,
     /// The `safety` figure's size.
     pub safety: safety::SafetyOptions,
     /// Tested variants of the grid (a subset of [`VARIANTS`], in its order).
@@ -178,13 +201,15 @@ impl Options {
             figures: FIGURES.iter().map(|f| f.to_string()).collect(),
             live_duration: Duration::from_secs(60),
             live_competitors: 10,
+            live_overbooked: 20,
             safety: safety::SafetyOptions::full(),
             variants: VARIANTS.to_vec(),
             tcp_profile: Profile::Ns2,
         }
     }
 
-    /// A smoke run of every figure: N in {1, 10}, one seed, 5 s; live runs of 6 s against 3 connections.
+    /// A smoke run of every figure: N in {1, 10}, one seed, 5 s; live runs
+    /// of 6 s against 3 connections, 4 in the overbooked live case.
     pub fn short() -> Self {
         Self {
             duration: Duration::from_secs(5),
@@ -192,6 +217,7 @@ impl Options {
             seeds: vec![1],
             live_duration: Duration::from_secs(6),
             live_competitors: 3,
+            live_overbooked: 4,
             safety: safety::SafetyOptions::short(),
             ..Self::full()
         }
@@ -714,6 +740,39 @@ impl Reproduction for Guarantee {
                 Err(e) => {
                     built.failed = true;
                     let _ = writeln!(built.text, "\nlive: FAILED: {e}");
+                }
+            }
+        }
+        if o.wants("live-safety") {
+            let cases = live::safety_cases(o.live_duration, o.live_competitors, o.live_overbooked);
+            let _ = writeln!(
+                built.text,
+                "\n== live-safety: through the relay on 127.0.0.1 (100 Mbit/s, 10 ms each way, 30 packets), {} s, \
+                 against {} NewReno connections; each case with NewReno in the seat(s) after it ==",
+                o.live_duration.as_secs(),
+                o.live_competitors
+            );
+            match live::run_safety(&cases, |l| eprint!("[live-safety] {l}")) {
+                Ok(rows) => {
+                    for r in &rows {
+                        built.text.push_str(&live::case_lines(r));
+                    }
+                    let summary = live::safety_table(&cases, &rows);
+                    let _ = writeln!(
+                        built.text,
+                        "-- success and goodput of the tested connections (together); a competitor's mean goodput, against\n   \
+                         the seat run's; the competitors' worst 2-s mean of their per-second sum (first and last second left\n   \
+                         out), against the seat run's mean; relay queue drops per offered datagram, late drops (the relay\n   \
+                         behind its schedule); wall-clock runs on a shared machine"
+                    );
+                    built.text.push_str(&summary.text());
+                    files.push(("live_safety.csv".into(), summary.csv()));
+                    files.push(("live_safety_per_second.csv".into(), live::per_second_table(&rows).csv()));
+                    built.failed |= rows.iter().any(|r| r.error.is_some() || !r.verified);
+                }
+                Err(e) => {
+                    built.failed = true;
+                    let _ = writeln!(built.text, "\nlive-safety: FAILED: {e}");
                 }
             }
         }
