@@ -279,8 +279,9 @@ void OnDrop(Ptr<const QueueDiscItem> item) { g_arrived.erase(PeekPointer(item->G
 void OnDropReason(Ptr<const QueueDiscItem> item, const char*) { OnDrop(item); }
 
 void OnCwnd(size_t* i, uint32_t, uint32_t now) { g_cwnd[*i] = now; }
-// Each reduction of a sender's slow-start threshold: the window then and the
-// new threshold (segments), summed.
+// Each change of a sender's slow-start threshold: the window then and the
+// new threshold (segments), summed. A traced value calls back only when it
+// changes, so a reduction to the threshold it already had is not seen.
 double g_ssth_cwnd_sum = 0, g_ssth_sum = 0;
 uint64_t g_ssth_n = 0;
 void OnSsthresh(size_t* i, uint32_t, uint32_t now) {
@@ -535,7 +536,7 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
                       << g_drop_gap_ms[m / 10] << " p50 " << g_drop_gap_ms[m / 2] << " p90 " << g_drop_gap_ms[m * 9 / 10]
                       << " ms, " << m << " gaps" << std::endl;
         }
-        std::cout << "diag tcp ssthresh reductions (after 5 s) " << g_ssth_n << ", mean cwnd then "
+        std::cout << "diag tcp ssthresh changes (after 5 s) " << g_ssth_n << ", mean cwnd then "
                   << g_ssth_cwnd_sum / std::max<uint64_t>(g_ssth_n, 1) << ", mean new ssthresh "
                   << g_ssth_sum / std::max<uint64_t>(g_ssth_n, 1) << " segments" << std::endl;
         if (aqm == "fq_codel") {
