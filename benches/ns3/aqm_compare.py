@@ -14,7 +14,7 @@ delayed ACKs, a minimum RTO of 200 ms and ns-3's default PRR recovery. The
 flows start uniformly in [0, 1) s and send until the end. Mixes: 1 and 10
 TcpNewReno flows, and one TcpCubic (HyStart off) beside one TcpBbr.
 
-Usage: python3 benches/ns3/aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue]
+Usage: python3 benches/ns3/aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue] [--rfc-prr]
 
 --device-queue: ns-3's stock set-up instead, a 1-packet device queue beside
 the one being sent. --diag: also print `diag` lines (after the first 5 s
@@ -24,7 +24,17 @@ occupancy every 1 ms; the senders' mean congestion window every 10 ms;
 their entries into fast recovery and timeouts; per FQ-CoDel flow queue the
 packets received and dropped, and FQ-CoDel's new-flow entries and packets
 sent from new and from old flows (RFC 8290 §4.1-4.4, watched from outside
-after every enqueue and dequeue).
+after every enqueue and dequeue); per CoDel (each flow queue's, or the
+single one) its entries into the dropping state, the count each starts
+with (above 1: carried from the last episode, RFC 8289 §5.4), the drops
+after the entry's own in each episode, and the time between a queue's
+successive drops.
+
+--rfc-prr: ns-3's PRR with DeliveredData counted as RFC 6937 §3 counts it
+with SACK (the bytes newly acknowledged or SACKed). ns-3's TcpPrrRecovery
+(`DoRecovery`) adds one segment for each duplicate ACK on top of the SACKed
+bytes it is given, while prr_delivered < RecoverFS; this option's recovery
+class is ns-3's without that addition. A diagnosis, not the bench's default.
 
 Prints one record (the Rust bench parses it):
   result <aqm> <mix> <seed> <secs> <util> <sojourn p50 ms> <sojourn p99 ms>
@@ -94,6 +104,57 @@ void OnTxEnd(Ptr<const Packet>) {
 // After the traffic-control layer has set its own callback (at initialisation).
 void TakeOverWake() { g_txq->SetWakeCallback(MakeCallback(&OnWake)); }
 
+// --rfc-prr: ns-3's PRR (`TcpPrrRecovery`) with DeliveredData as RFC 6937
+// §3 counts it when SACK is in use: the bytes newly acknowledged or SACKed.
+// ns-3's `TcpPrrRecovery::DoRecovery` adds a segment for every duplicate
+// ACK while prr_delivered < RecoverFS, on top of the SACKed bytes it is
+// given (RFC 6937 estimates one segment per duplicate ACK only without
+// SACK): it sends about one segment per ACK instead of ssthresh/RecoverFS
+// until prr_delivered reaches RecoverFS. Everything else as ns-3's.
+class RfcPrrRecovery : public TcpRecoveryOps {
+  public:
+    static TypeId GetTypeId() {
+        static TypeId tid = TypeId("aqmcmp::RfcPrrRecovery")
+                                .SetParent<TcpRecoveryOps>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<RfcPrrRecovery>();
+        return tid;
+    }
+    RfcPrrRecovery() = default;
+    RfcPrrRecovery(const RfcPrrRecovery& o) = default;
+    std::string GetName() const override { return "RfcPrrRecovery"; }
+    void EnterRecovery(Ptr<TcpSocketState> tcb, uint32_t, uint32_t, uint32_t deliveredBytes) override {
+        m_prrOut = 0;
+        m_prrDelivered = 0;
+        m_recoveryFlightSize = tcb->m_bytesInFlight;
+        DoRecovery(tcb, deliveredBytes, true);
+    }
+    void DoRecovery(Ptr<TcpSocketState> tcb, uint32_t deliveredBytes, bool) override {
+        m_prrDelivered += deliveredBytes;
+        int sendCount;
+        if (tcb->m_bytesInFlight > tcb->m_ssThresh) {
+            sendCount = std::ceil(m_prrDelivered * tcb->m_ssThresh * 1.0 / m_recoveryFlightSize) - m_prrOut;
+        } else {
+            int limit = std::max(m_prrDelivered - m_prrOut, deliveredBytes);
+            if (tcb->m_isRetransDataAcked) {
+                limit += tcb->m_segmentSize;
+            }
+            sendCount = std::min(limit, static_cast<int>(tcb->m_ssThresh - tcb->m_bytesInFlight));
+        }
+        sendCount = std::max(sendCount, static_cast<int>(m_prrOut > 0 ? 0 : tcb->m_segmentSize));
+        tcb->m_cWnd = tcb->m_bytesInFlight + sendCount;
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+    void ExitRecovery(Ptr<TcpSocketState> tcb) override { tcb->m_cWndInfl = tcb->m_cWnd; }
+    void UpdateBytesSent(uint32_t bytesSent) override { m_prrOut += bytesSent; }
+    Ptr<TcpRecoveryOps> Fork() override { return CopyObject<RfcPrrRecovery>(this); }
+
+  private:
+    uint32_t m_prrDelivered{0};
+    uint32_t m_prrOut{0};
+    uint32_t m_recoveryFlightSize{0};
+};
+
 // Diagnostics (--diag): each packet's wait from its arrival at the queue
 // disc to the start of its transmission (keyed by the Packet object, which
 // the queue disc hands to the device), the occupancy of the queue disc and
@@ -132,6 +193,58 @@ std::vector<int> g_status;
 std::vector<uint32_t> g_len;
 uint64_t g_new_entries = 0, g_served_new = 0, g_served_old = 0;
 
+// Each flow queue's CoDel (--diag): entries into the dropping state, the
+// count it starts with (above 1: carried from the last episode, RFC 8289
+// §5.4), the drops of each episode, and the time between a flow queue's
+// successive drops.
+struct CodelWatch {
+    bool dropping = false;
+    uint32_t count = 0;
+    uint64_t entries = 0, carried = 0, drops = 0, episode_drops = 0;
+    double last_drop = -1.0;
+};
+std::vector<CodelWatch*> g_watch;
+std::map<uint64_t, uint64_t> g_episode_hist, g_entry_count_hist;
+std::vector<double> g_drop_gap_ms;
+// The count an episode starts with: read once the dequeue that entered the
+// dropping state has set it (a traced value calls back only on a change, so
+// the last value seen is the current one).
+void RecordEntry(CodelWatch* w) {
+    g_entry_count_hist[w->count]++;
+    if (w->count > 1) {
+        w->carried++;
+    }
+}
+void OnDropState(CodelWatch* w, bool, bool now) {
+    if (now && !w->dropping) {
+        w->entries++;
+        w->episode_drops = 0;
+        Simulator::ScheduleNow(&RecordEntry, w);
+    }
+    if (!now && w->dropping) {
+        g_episode_hist[w->episode_drops]++;
+    }
+    w->dropping = now;
+}
+void OnCount(CodelWatch* w, uint32_t, uint32_t now) { w->count = now; }
+void OnChildDrop(CodelWatch* w, Ptr<const QueueDiscItem>, const char*) {
+    w->drops++;
+    w->episode_drops++;
+    double t = Simulator::Now().GetSeconds();
+    if (w->last_drop >= 0 && Simulator::Now() > Seconds(5)) {
+        g_drop_gap_ms.push_back((t - w->last_drop) * 1e3);
+    }
+    w->last_drop = t;
+}
+void Watch(Ptr<QueueDisc> child) {
+    CodelWatch* w = new CodelWatch();
+    g_watch.push_back(w);
+    child->TraceConnectWithoutContext("DropState", MakeBoundCallback(&OnDropState, w));
+    child->TraceConnectWithoutContext("Count", MakeBoundCallback(&OnCount, w));
+    child->TraceConnectWithoutContext("DropAfterDequeue",
+                                      MakeBoundCallback(&OnChildDrop, w));
+}
+
 void ScanFlows(bool dequeue) {
     Ptr<FqCoDelQueueDisc> fq = DynamicCast<FqCoDelQueueDisc>(g_qd);
     if (!fq) {
@@ -144,6 +257,7 @@ void ScanFlows(bool dequeue) {
         if (i >= g_status.size()) {
             g_status.push_back(FqCoDelFlow::INACTIVE);
             g_len.push_back(0);
+            Watch(flow->GetQueueDisc());
         }
         if (g_status[i] == FqCoDelFlow::INACTIVE && status != FqCoDelFlow::INACTIVE) {
             g_new_entries++;
@@ -165,6 +279,18 @@ void OnDrop(Ptr<const QueueDiscItem> item) { g_arrived.erase(PeekPointer(item->G
 void OnDropReason(Ptr<const QueueDiscItem> item, const char*) { OnDrop(item); }
 
 void OnCwnd(size_t* i, uint32_t, uint32_t now) { g_cwnd[*i] = now; }
+// Each change of a sender's slow-start threshold: the window then and the
+// new threshold (segments), summed. A traced value calls back only when it
+// changes, so a reduction to the threshold it already had is not seen.
+double g_ssth_cwnd_sum = 0, g_ssth_sum = 0;
+uint64_t g_ssth_n = 0;
+void OnSsthresh(size_t* i, uint32_t, uint32_t now) {
+    if (now < (1u << 30) && Simulator::Now() > Seconds(5)) {
+        g_ssth_cwnd_sum += g_cwnd[*i] / 1188.0;
+        g_ssth_sum += now / 1188.0;
+        g_ssth_n++;
+    }
+}
 // Entries into fast recovery and into loss recovery (a timeout), all senders.
 uint64_t g_recoveries = 0, g_timeouts = 0;
 void OnCongState(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to) {
@@ -185,6 +311,7 @@ void HookCwnd() {
         }
         socks.Get(0)->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, new size_t(i)));
         socks.Get(0)->TraceConnectWithoutContext("CongState", MakeCallback(&OnCongState));
+        socks.Get(0)->TraceConnectWithoutContext("SlowStartThreshold", MakeBoundCallback(&OnSsthresh, new size_t(i)));
     }
 }
 
@@ -205,7 +332,7 @@ void Sample(uint64_t tick) {
 // Returns: utilisation, aqm drops, overflow drops, marks, packets sent, then
 // per flow its received payload bytes; the sojourn times stay in g_sojourn_ms.
 std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t seed, double secs, bool diag,
-                        bool device_queue) {
+                        bool device_queue, bool rfc_prr) {
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(1);
     g_sojourn_ms.clear();
@@ -224,6 +351,12 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
     g_status.clear();
     g_len.clear();
     g_new_entries = g_served_new = g_served_old = 0;
+    g_watch.clear();
+    g_episode_hist.clear();
+    g_entry_count_hist.clear();
+    g_drop_gap_ms.clear();
+    g_ssth_cwnd_sum = g_ssth_sum = 0;
+    g_ssth_n = 0;
 
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1188));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
@@ -234,6 +367,9 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    if (rfc_prr) {
+        Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(RfcPrrRecovery::GetTypeId()));
+    }
 
     NodeContainer left, right, routers;
     left.Create(n);
@@ -308,6 +444,9 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
         q->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
         q->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnDequeue));
         g_qd = q;
+        if (aqm == "codel") {
+            Watch(q);
+        }
         g_devq = dev->GetQueue();
         for (size_t i = 0; i < n; i++) {
             g_senders.push_back(left.Get(i));
@@ -374,6 +513,32 @@ std::vector<double> Run(std::string aqm, std::vector<std::string> tcps, uint32_t
         }
         std::cout << std::endl;
         std::cout << "diag tcp fast recoveries " << g_recoveries << ", timeouts " << g_timeouts << " (from 1.5 s)" << std::endl;
+        uint64_t entries = 0, carried = 0, drops = 0;
+        for (auto* w : g_watch) {
+            entries += w->entries;
+            carried += w->carried;
+            drops += w->drops;
+        }
+        std::cout << "diag codel per flow queue: dropping-state entries " << entries << " (count carried above 1: "
+                  << carried << "), drops " << drops << "; drops per episode";
+        for (const auto& [k, v] : g_episode_hist) {
+            std::cout << " " << k << ":" << v;
+        }
+        std::cout << "; entry count";
+        for (const auto& [k, v] : g_entry_count_hist) {
+            std::cout << " " << k << ":" << v;
+        }
+        std::cout << std::endl;
+        std::sort(g_drop_gap_ms.begin(), g_drop_gap_ms.end());
+        if (!g_drop_gap_ms.empty()) {
+            size_t m = g_drop_gap_ms.size();
+            std::cout << "diag codel per flow queue: time between a queue's drops (after 5 s) p10 "
+                      << g_drop_gap_ms[m / 10] << " p50 " << g_drop_gap_ms[m / 2] << " p90 " << g_drop_gap_ms[m * 9 / 10]
+                      << " ms, " << m << " gaps" << std::endl;
+        }
+        std::cout << "diag tcp ssthresh changes (after 5 s) " << g_ssth_n << ", mean cwnd then "
+                  << g_ssth_cwnd_sum / std::max<uint64_t>(g_ssth_n, 1) << ", mean new ssthresh "
+                  << g_ssth_sum / std::max<uint64_t>(g_ssth_n, 1) << " segments" << std::endl;
         if (aqm == "fq_codel") {
             std::cout << "diag fq_codel new-flow entries " << g_new_entries << ", packets sent from new flows "
                       << g_served_new << ", from old flows " << g_served_old << std::endl;
@@ -408,12 +573,13 @@ def main():
     args = sys.argv[1:]
     diag = "--diag" in args
     device_queue = "--device-queue" in args
-    args = [a for a in args if a not in ("--diag", "--device-queue")]
+    rfc_prr = "--rfc-prr" in args
+    args = [a for a in args if a not in ("--diag", "--device-queue", "--rfc-prr")]
     if len(args) != 4 or args[0] not in ("codel", "fq_codel") or args[1] not in MIXES:
-        sys.exit("usage: aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue]")
+        sys.exit("usage: aqm_compare.py codel|fq_codel 1newreno|10newreno|cubic+bbr SEED SECS [--diag] [--device-queue] [--rfc-prr]")
     aqm, mix, seed, secs = args[0], args[1], int(args[2]), float(args[3])
     g = ns.cppyy.gbl.aqmcmp
-    out = list(g.Run(aqm, MIXES[mix], seed, secs, diag, device_queue))
+    out = list(g.Run(aqm, MIXES[mix], seed, secs, diag, device_queue, rfc_prr))
     sojourn = sorted(g.g_sojourn_ms)
     util, aqm_drops, overflow, marks, sent = out[:5]
     flows = " ".join(str(int(b)) for b in out[5:])

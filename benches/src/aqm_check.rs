@@ -47,9 +47,12 @@
 //! 10 NewReno flows agrees with ns-3 in every figure; the one-flow p99
 //! differs by the start-up transient, the CUBIC+BBR pair by the BBR versions
 //! (ns-3's BBRv1, our BBRv3), and FQ-CoDel with 10 NewReno flows keeps a
-//! longer standing queue and a busier link than ns-3's: ns-3's senders hold
-//! less window, so their flow queues empty twice as often and their packets
-//! leave as new flows' (measured there; a difference of the TCP models).
+//! longer standing queue and a busier link than ns-3's because ns-3's PRR
+//! (`TcpPrrRecovery::DoRecovery`) counts a SACKed duplicate ACK's segment
+//! twice (RFC 6937 §3 counts it once): its senders keep sending one segment
+//! per ACK for the first half of a recovery, so a flow queue stays above
+//! target for CoDel's second drop an interval later. `--rfc-prr` in the
+//! ns-3 script counts it once and removes the difference.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
