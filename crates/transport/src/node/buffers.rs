@@ -97,6 +97,11 @@ pub(super) struct ChunkPool {
     pub(super) retired: VecDeque<BytesMut>,
 }
 
+thread_local! {
+    /// The staging buffer chunks are filled through ([`ChunkPool::cut`]).
+    static STAGE: std::cell::RefCell<[u8; 4096]> = const { std::cell::RefCell::new([0; 4096]) };
+}
+
 /// Written buffers kept at most (beyond that the oldest is let go).
 pub(super) const POOL_RETIRED: usize = 256;
 
@@ -121,15 +126,18 @@ impl ChunkPool {
             }
         };
         let buf = self.current.insert(buf);
-        // Filled through a small buffer: `BytesMut` only takes initialised bytes.
-        let mut stage = [0u8; 4096];
-        let mut done = 0;
-        while done < n {
-            let m = (n - done).min(stage.len());
-            pattern.fill(offset + done as u64, &mut stage[..m]);
-            buf.extend_from_slice(&stage[..m]);
-            done += m;
-        }
+        // Filled through a small buffer: `BytesMut` only takes initialised
+        // bytes. The buffer is the thread's, zeroed once: a fresh one zeroed
+        // on every chunk cost a third as much as filling the chunk.
+        STAGE.with_borrow_mut(|stage| {
+            let mut done = 0;
+            while done < n {
+                let m = (n - done).min(stage.len());
+                pattern.fill(offset + done as u64, &mut stage[..m]);
+                buf.extend_from_slice(&stage[..m]);
+                done += m;
+            }
+        });
         buf.split().freeze()
     }
 }
