@@ -9,9 +9,9 @@ use std::ops::Range;
 /// counted already, so a byte handed over twice is never counted twice.
 ///
 /// The ranges sit in a vector sorted by start: a stream's holes are few
-/// (lost packets not yet repaired), and most data arrives in order, which
-/// only extends the last range (no search, no node to remove and insert
-/// again, as a map cost on every chunk).
+/// (lost packets not yet repaired), so finding the ranges a chunk meets is
+/// a short binary search, and in-order data replaces only the last range
+/// (no node to remove and insert again, as a map cost on every chunk).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct RangeSet {
     /// `(start, end)` of each range (end exclusive), in order of start.
@@ -28,23 +28,6 @@ impl RangeSet {
             return;
         }
         let (start, end) = (range.start, range.end);
-        // In order (or past every range): only the last range can meet it.
-        if let Some(last) = self.ranges.last_mut()
-            && last.0 <= start
-        {
-            if last.1 >= start {
-                if end > last.1 {
-                    self.len += end - last.1;
-                    new(last.1..end);
-                    last.1 = end;
-                }
-            } else {
-                self.len += end - start;
-                new(start..end);
-                self.ranges.push((start, end));
-            }
-            return;
-        }
         // The ranges that overlap or touch `range`: `i..j` (ends are in
         // order too, the ranges being disjoint).
         let i = self.ranges.partition_point(|&(_, e)| e < start);
@@ -148,8 +131,8 @@ mod tests {
 
     /// A stream as a receiver sees it: chunks mostly in order, some lost and
     /// repaired later (holes behind the last range, filled in any order),
-    /// some duplicated, some reaching past the end: the in-order path that
-    /// only extends the last range and the general path agree with a byte map.
+    /// some duplicated, some reaching past the end: what is counted agrees
+    /// with a byte map.
     #[test]
     fn in_order_growth_with_repaired_holes_matches_a_byte_map() {
         let mut s = RangeSet::default();
