@@ -711,19 +711,13 @@ pub fn tables(o: &SafetyOptions, ok: &[(&Point, &Measured)], text: &mut String, 
                 },
                 if r.recovery.is_empty() {
                     "-".into()
-                } else if recovered.len() < r.recovery.len() {
-                    format!(
-                        "never {:.2}x ({:.2})",
-                        mean(&r.after_over_target),
-                        max(&r.after_over_target)
-                    )
                 } else {
-                    format!(
-                        "{:.0} s {:.2}x ({:.2})",
-                        max(&recovered),
-                        mean(&r.after_over_target),
-                        max(&r.after_over_target)
-                    )
+                    let after = format!("{:.2}x ({:.2})", mean(&r.after_over_target), max(&r.after_over_target));
+                    if recovered.len() < r.recovery.len() {
+                        format!("never {after}")
+                    } else {
+                        format!("{:.0} s {after}", max(&recovered))
+                    }
                 },
             ]);
             by_case.insert((case.name.clone(), variant), r);
