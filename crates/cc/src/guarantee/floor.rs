@@ -196,6 +196,9 @@ pub(crate) struct Floor {
     /// An engaged evaluation slot has ended (the first holds the initial
     /// slow start, whose overshoot is not the floor's doing).
     started: bool,
+    /// Two engaged evaluation slots have ended (the second holds the
+    /// aftermath of the competitors' slow starts: see `overbooked.rs`).
+    settled: bool,
     /// The target is above [`Floor::PATH_SHARE`] of the path's physical
     /// bandwidth `P` as of the latest ACK: no floor, and infeasible.
     over_path: bool,
@@ -254,6 +257,7 @@ impl Floor {
             infeasible: false,
             trips: 0,
             started: false,
+            settled: false,
             over_path: false,
             over_path_in_slot: false,
             overbooking: Overbooking::new(),
@@ -385,12 +389,13 @@ impl Floor {
         // target (its losses are not the floor's).
         if self.started
             && judged
-            && let Some(off) = self.overbooking.on_engaged_slot(&slot)
+            && let Some(off) = self.overbooking.on_engaged_slot(&slot, !self.settled)
         {
             self.yield_overbooked(off);
             return;
         }
         let lossy = self.started && (slot.loss > self.loss_limit() || slot.persistent);
+        self.settled = self.started;
         self.started = true;
         let want = (1.0 + self.margin) * bw;
         // x = 0 (nothing delivered): the largest correction.

@@ -1066,9 +1066,10 @@ fn ecn_marks_count_as_evidence_of_an_infeasible_target_like_losses() {
     // (the first holds slow start) is lossy and counts twice: two slots.
     assert_eq!(slots_to_infeasible(1), 2);
     // A mark every other ACK (10 %) is within the 15 % loss limit but above
-    // the overbooked path's 8 % (`overbooked.rs`): the breaker opens at the
-    // second slot too.
-    assert_eq!(slots_to_infeasible(2), 2);
+    // the overbooked path's 8 % (`overbooked.rs`), which applies from the
+    // third slot on (the second's limit is 15 %): the breaker opens at the
+    // third slot, as much evidence as three plain misses.
+    assert_eq!(slots_to_infeasible(2), 3);
     // A mark every fourth ACK (5 %) is within both: three slots, as without
     // marks.
     assert_eq!(slots_to_infeasible(4), 3);
