@@ -278,7 +278,9 @@ impl TcpSink {
             }
         }
         let rcv_nxt = self.rcv_nxt;
-        self.recent.retain(|&s| s >= rcv_nxt);
+        if !self.recent.is_empty() {
+            self.recent.retain(|&s| s >= rcv_nxt);
+        }
         self.count(now, self.rcv_nxt - old);
         match self.cfg.delayed_ack {
             // RFC 5681 §4.2: a segment that fills a gap is ACKed at once, and

@@ -185,12 +185,17 @@ pub(crate) fn decode_ack(p: &[u8]) -> Option<AckPacket> {
     let ack = u64_at(4);
     let rwnd = u64::from(u32::from_be_bytes(p[12..16].try_into().ok()?));
     let tsecr = (ts_len > 0).then(|| u64_at(ACK_HEADER_BYTES));
-    let sack = (0..n)
-        .map(|i| {
-            let o = ACK_HEADER_BYTES + ts_len + i * SACK_BLOCK_BYTES;
-            (u64_at(o), u64_at(o + 8))
-        })
-        .collect();
+    // Most ACKs carry no SACK block: no iterator to collect then.
+    let sack = if n == 0 {
+        Vec::new()
+    } else {
+        (0..n)
+            .map(|i| {
+                let o = ACK_HEADER_BYTES + ts_len + i * SACK_BLOCK_BYTES;
+                (u64_at(o), u64_at(o + 8))
+            })
+            .collect()
+    };
     Some(AckPacket {
         ack,
         dup: p[2] & ACK_DUP != 0,
