@@ -12,7 +12,7 @@ use bytes::Bytes;
 use tput_cc::{Ack, Congestion, CongestionController, CongestionKind};
 use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 
-use crate::wire::{AckPacket, decode_ack, encode_data};
+use crate::wire::{AckPacket, DATA_BLOCK, PacketBuf, decode_ack, encode_data};
 use crate::{Amount, CcObserver, IntervalRecord, TcpConfig, TcpStats, TcpTransfer, TimeoutRecord};
 
 mod ecn;
@@ -61,6 +61,11 @@ pub struct TcpSender<O: CcObserver = ()> {
     stats: TcpStats,
     timeouts: Vec<TimeoutRecord>,
     intervals: IntervalLog,
+    /// The (send time, bytes) pairs an ACK reports to the controller,
+    /// kept between ACKs so that reporting them allocates nothing.
+    acked: Vec<(SimTime, u64)>,
+    /// Where the segments are built.
+    packets: PacketBuf,
     observer: O,
 }
 
@@ -129,6 +134,8 @@ impl<O: CcObserver> TcpSender<O> {
             stats,
             timeouts: Vec::new(),
             intervals: IntervalLog::new(start, interval),
+            acked: Vec::new(),
+            packets: PacketBuf::new(DATA_BLOCK),
             observer,
             cfg,
         }
@@ -270,7 +277,8 @@ impl<O: CcObserver> TcpSender<O> {
         }
         self.recovery.on_ack_begin(now, a.dup);
         let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
-        let mut newly = Vec::new();
+        let mut newly = std::mem::take(&mut self.acked);
+        newly.clear();
         // RFC 6937 §3 DeliveredData: "change_in(snd.una) + change_in(SACKd)",
         // that is, the bytes newly SACKed plus those the cumulative ACK
         // covers that no SACK had reported.
@@ -283,7 +291,8 @@ impl<O: CcObserver> TcpSender<O> {
         });
         // As the cumulative ACK reports them (`on_new_ack`), with the RTT
         // statistics as they stand: a SACK gives no sample.
-        self.report_acked(now, newly);
+        self.report_acked(now, &newly);
+        self.acked = newly;
         let sp = &self.space;
         if a.ack > sp.una {
             delivered += self.on_new_ack(now, a.ack, a.tsecr.filter(|_| self.cfg.timestamps));
@@ -349,14 +358,14 @@ impl<O: CcObserver> TcpSender<O> {
     /// Tells the controller of each newly acknowledged segment, as
     /// (what it hears as the send time, bytes), with the RTT statistics as
     /// they stand now.
-    fn report_acked(&mut self, now: SimTime, segments: Vec<(SimTime, u64)>) {
+    fn report_acked(&mut self, now: SimTime, segments: &[(SimTime, u64)]) {
         if segments.is_empty() {
             return;
         }
         let rtt = self.timer.rtt_sample();
         let at = self.instant(now);
         let app_limited = self.app_limited();
-        for (sent, bytes) in segments {
+        for &(sent, bytes) in segments {
             let sent = self.instant(sent);
             self.cc
                 .on_ack(at, &Ack::new(sent, bytes, rtt).with_app_limited(app_limited));
@@ -372,7 +381,8 @@ impl<O: CcObserver> TcpSender<O> {
         // was resent. RTT samples follow it whatever `reported_sent` says.
         let mut any_retx = false;
         let mut newest = None;
-        let mut covered = Vec::new();
+        let mut covered = std::mem::take(&mut self.acked);
+        covered.clear();
         let mut unsacked = 0;
         let (sack_acks, recovery) = (self.sack_acks, self.cfg.controller_recovery);
         let mut seq = self.space.una;
@@ -396,7 +406,8 @@ impl<O: CcObserver> TcpSender<O> {
         } else if !any_retx && let Some(sent) = newest {
             self.rtt_sample(now.saturating_duration_since(sent));
         }
-        self.report_acked(now, covered);
+        self.report_acked(now, &covered);
+        self.acked = covered;
         let sp = &mut self.space;
         sp.una = ack;
         sp.nxt = sp.nxt.max(ack);
@@ -582,8 +593,12 @@ impl<O: CcObserver> TcpSender<O> {
         let tsval = self.cfg.timestamps.then(|| now.as_nanos());
         // RFC 3168 §6.1.2, §6.1.5: ECT(0) and CWR on new data only.
         let cwr = self.ecn.take_cwr(new_data);
-        Datagram::new(self.dst, self.flow, encode_data(seq, len as usize, tsval, cwr))
-            .with_ecn(self.ecn.codepoint(new_data))
+        Datagram::new(
+            self.dst,
+            self.flow,
+            encode_data(&mut self.packets, seq, len as usize, tsval, cwr),
+        )
+        .with_ecn(self.ecn.codepoint(new_data))
     }
 }
 
@@ -631,17 +646,18 @@ impl<O: CcObserver> Host for TcpSender<O> {
             _ => None,
         };
         let start = (self.space.max == 0).then_some(self.start);
-        [
-            self.timer.deadline(),
-            self.recovery.deadline(),
-            self.intervals.next_boundary(),
-            stop,
-            start,
-            self.pacer.wake(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // The earliest of the deadlines that are set (called after every
+        // event: a chain of `Option` minimums, no iterator).
+        let earliest = |a: Option<SimTime>, b: Option<SimTime>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        let t = earliest(self.timer.deadline(), self.recovery.deadline());
+        let t = earliest(t, self.intervals.next_boundary());
+        let t = earliest(t, stop);
+        let t = earliest(t, start);
+        earliest(t, self.pacer.wake())
     }
 
     fn on_timeout(&mut self, now: SimTime) {

@@ -6,10 +6,10 @@
 //! Segments are `seg` bytes apart (the last of a transfer may be shorter),
 //! so a sequence number names its slot by arithmetic, and a SACK block
 //! touches only the segments it covers. Beside the segments the board keeps
-//! `pipe` as a running sum and the sequence numbers of the segments in each
-//! state RFC 6675's procedures look for (SACKed; declared lost and not yet
-//! resent; neither SACKed nor lost nor resent), so that no step of an ACK
-//! walks the whole window.
+//! `pipe` as a running sum, the sequence numbers of the segments in the
+//! states RFC 6675's procedures look for (SACKed; declared lost and not yet
+//! resent) and where the segments neither SACKed nor lost nor resent may
+//! begin, so that no step of an ACK walks the whole window.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -88,8 +88,17 @@ pub(super) struct Scoreboard {
     sacked: BTreeSet<u64>,
     /// Sequence numbers of [holes](Seg::is_hole).
     holes: BTreeSet<u64>,
-    /// Sequence numbers of [unmarked](Seg::is_unmarked) segments.
-    unmarked: BTreeSet<u64>,
+    /// No segment below this sequence number is
+    /// [unmarked](Seg::is_unmarked). A segment is unmarked from its first
+    /// transmission until it is SACKed, declared lost or resent, and never
+    /// again after (SACKed stays SACKed, a resent segment is lost or resent
+    /// from then on), and new segments join above every other one: so once
+    /// [`mark_lost`](Self::mark_lost) has marked everything below its limit,
+    /// nothing there is unmarked for the rest of the run, and the next call
+    /// starts here instead of at the cumulative ACK (a set of the unmarked
+    /// segments cost an insertion per segment sent and a removal per
+    /// segment acknowledged).
+    unmarked_from: u64,
 }
 
 impl Scoreboard {
@@ -102,7 +111,7 @@ impl Scoreboard {
             lost: 0,
             sacked: BTreeSet::new(),
             holes: BTreeSet::new(),
-            unmarked: BTreeSet::new(),
+            unmarked_from: 0,
         }
     }
 
@@ -127,7 +136,6 @@ impl Scoreboard {
         };
         set(&mut self.sacked, s.sacked);
         set(&mut self.holes, s.is_hole());
-        set(&mut self.unmarked, s.is_unmarked());
         if add {
             self.pipe += s.pipe();
             self.lost += u64::from(s.lost);
@@ -229,12 +237,17 @@ impl Scoreboard {
         let Some(&limit) = self.sacked.iter().rev().nth(dupack_threshold as usize - 1) else {
             return 0;
         };
-        let newly: Vec<u64> = self.unmarked.range(..limit).copied().collect();
-        for &seq in &newly {
-            let i = self.index(seq);
-            self.update(i, |s| s.lost = true);
+        let mut newly = 0;
+        let mut i = self.index(self.unmarked_from.max(self.una));
+        while i < self.segs.len() && self.seq(i) < limit {
+            if self.segs[i].is_unmarked() {
+                self.update(i, |s| s.lost = true);
+                newly += 1;
+            }
+            i += 1;
         }
-        newly.len() as u64
+        self.unmarked_from = self.unmarked_from.max(limit);
+        newly
     }
 
     /// RFC 6675 §5.1, after a timeout: every segment not SACKed is lost, none
