@@ -351,7 +351,7 @@ impl ServerTrust {
     }
 
     /// The quinn-proto client config of a tput client with this trust (TLS
-    /// 1.3, ALPN [`ALPN`]), for tools that speak the protocol themselves,
+    /// 1.3, ALPN [`ALPN`], no session resumption), for tools that speak the protocol themselves,
     /// such as conformance tests; a [`Node`](crate::Node) builds its own.
     pub fn client_config(&self) -> Result<quinn_proto::ClientConfig, Error> {
         Ok(quinn_proto::ClientConfig::new(Arc::new(client_crypto(self, None)?)))
@@ -395,6 +395,13 @@ pub(crate) fn client_crypto(trust: &ServerTrust, identity: Option<&Identity>) ->
     };
     tls.alpn_protocols = vec![ALPN.to_vec()];
     tls.enable_early_data = true;
+    // Each configuration serves one connection (a node builds one per
+    // transfer), so its session store could only ever hold that
+    // connection's own tickets and be read by no later connection: it keeps
+    // none. The ClientHello is the same (an empty store offers no PSK,
+    // RFC 8446 §4.2.11); rustls's default store reserves room for 256
+    // servers up front, about 4.7 KB a connection.
+    tls.resumption = rustls::client::Resumption::disabled();
     tls.key_log = key_log();
     Ok(QuicClientConfig::try_from(tls).map_err(|e| TlsError::new(TlsStep::Client, e))?)
 }
