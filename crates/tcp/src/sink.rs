@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 
-use crate::wire::{ACK_BLOCK, AckPacket, DataPacket, PATTERN_PERIOD, PacketBuf, decode_data, encode_ack, pattern};
+use crate::wire::{AckPacket, DataPacket, PATTERN_PERIOD, decode_data, encode_ack, pattern};
 use crate::{MAX_SACK_BLOCKS, TcpConfig};
 
 /// What a sink measured.
@@ -56,8 +56,6 @@ pub struct TcpSink {
     recent: VecDeque<u64>,
     peer: Option<(Addr, FlowId)>,
     out: VecDeque<Datagram>,
-    /// Where the ACKs are built.
-    packets: PacketBuf,
     unacked: u32,
     ack_deadline: Option<SimTime>,
     first: Option<SimTime>,
@@ -88,7 +86,6 @@ impl TcpSink {
             recent: VecDeque::new(),
             peer: None,
             out: VecDeque::new(),
-            packets: PacketBuf::new(ACK_BLOCK),
             unacked: 0,
             ack_deadline: None,
             first: None,
@@ -195,8 +192,7 @@ impl TcpSink {
             tsecr: if self.cfg.timestamps { self.ts_recent } else { None },
         };
         self.last_ack_sent = self.rcv_nxt;
-        self.out
-            .push_back(Datagram::new(dst, flow, encode_ack(&mut self.packets, &a)));
+        self.out.push_back(Datagram::new(dst, flow, encode_ack(&a)));
         self.report.acks_sent += 1;
         self.report.ece_sent += u64::from(self.ece);
         self.unacked = 0;

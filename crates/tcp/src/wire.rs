@@ -2,7 +2,7 @@
 
 use std::sync::LazyLock;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 /// Bytes of the data header inside the datagram (see the module docs).
 pub const DATA_HEADER_BYTES: usize = 12;
@@ -35,41 +35,6 @@ static PATTERN: LazyLock<Vec<u8>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Where a host builds its datagrams: each is split off one block of memory
-/// as a `Bytes` of its own (the datagrams of a block share its reference
-/// count), and a new block is taken when the current one has no room left.
-/// One allocation per block instead of one per datagram; a block is freed
-/// with the last of its datagrams, so it lives about as long as the
-/// datagrams it holds (a flight in the network).
-#[derive(Debug)]
-pub(crate) struct PacketBuf {
-    buf: BytesMut,
-    block: usize,
-}
-
-impl PacketBuf {
-    /// Blocks of `block` bytes (more for a datagram that needs more).
-    pub(crate) fn new(block: usize) -> Self {
-        Self {
-            buf: BytesMut::new(),
-            block,
-        }
-    }
-
-    /// The block, with room for `n` more bytes.
-    fn room(&mut self, n: usize) -> &mut BytesMut {
-        if self.buf.capacity() < n {
-            self.buf = BytesMut::with_capacity(self.block.max(n));
-        }
-        &mut self.buf
-    }
-}
-
-/// Block size of a sender's segments: 16 of 1000 bytes.
-pub(crate) const DATA_BLOCK: usize = 16 * 1024;
-/// Block size of a sink's ACKs: 64 without SACK blocks.
-pub(crate) const ACK_BLOCK: usize = 1024;
-
 /// The payload bytes of the stream at `[seq, seq + len)`.
 pub(crate) fn pattern(seq: u64, len: usize) -> &'static [u8] {
     let start = (seq % PATTERN_PERIOD) as usize;
@@ -79,7 +44,7 @@ pub(crate) fn pattern(seq: u64, len: usize) -> &'static [u8] {
 /// A segment of `len` bytes at `seq`, with the sender's timestamp `tsval`
 /// (nanoseconds of its clock) if it sends them: byte 1 is then 1 and the
 /// header 8 bytes longer; `cwr` sets RFC 3168's CWR (byte 2).
-pub(crate) fn encode_data(out: &mut PacketBuf, seq: u64, len: usize, tsval: Option<u64>, cwr: bool) -> Bytes {
+pub(crate) fn encode_data(seq: u64, len: usize, tsval: Option<u64>, cwr: bool) -> Bytes {
     // The header built on the stack and copied once: writing it field by
     // field through `BufMut` cost a capacity check and a copy call each.
     let mut head = [0u8; DATA_HEADER_BYTES + TIMESTAMP_BYTES];
@@ -92,10 +57,10 @@ pub(crate) fn encode_data(out: &mut PacketBuf, seq: u64, len: usize, tsval: Opti
         head[12..20].copy_from_slice(&ts.to_be_bytes());
         n += TIMESTAMP_BYTES;
     }
-    let b = out.room(n + len);
+    let mut b = Vec::with_capacity(n + len);
     b.extend_from_slice(&head[..n]);
     b.extend_from_slice(pattern(seq, len));
-    b.split().freeze()
+    Bytes::from(b)
 }
 
 /// A decoded segment.
@@ -146,7 +111,7 @@ pub(crate) struct AckPacket {
     pub(crate) tsecr: Option<u64>,
 }
 
-pub(crate) fn encode_ack(out: &mut PacketBuf, a: &AckPacket) -> Bytes {
+pub(crate) fn encode_ack(a: &AckPacket) -> Bytes {
     let ts_len = if a.tsecr.is_some() { TIMESTAMP_BYTES } else { 0 };
     // Built on the stack and copied once (see `encode_data`).
     let mut head = [0u8; ACK_HEADER_BYTES + TIMESTAMP_BYTES];
@@ -159,13 +124,13 @@ pub(crate) fn encode_ack(out: &mut PacketBuf, a: &AckPacket) -> Bytes {
     if let Some(ts) = a.tsecr {
         head[16..24].copy_from_slice(&ts.to_be_bytes());
     }
-    let b = out.room(ACK_HEADER_BYTES + ts_len + SACK_BLOCK_BYTES * a.sack.len());
+    let mut b = Vec::with_capacity(ACK_HEADER_BYTES + ts_len + SACK_BLOCK_BYTES * a.sack.len());
     b.extend_from_slice(&head[..ACK_HEADER_BYTES + ts_len]);
     for &(s, e) in &a.sack {
         b.extend_from_slice(&s.to_be_bytes());
         b.extend_from_slice(&e.to_be_bytes());
     }
-    b.split().freeze()
+    Bytes::from(b)
 }
 
 pub(crate) fn decode_ack(p: &[u8]) -> Option<AckPacket> {
@@ -212,12 +177,12 @@ mod tests {
 
     #[test]
     fn the_wire_format_round_trips() {
-        let d = encode_data(&mut PacketBuf::new(64), 1234, 1000, None, false);
+        let d = encode_data(1234, 1000, None, false);
         assert_eq!(d.len(), 1000 + DATA_HEADER_BYTES);
         let p = decode_data(&d).unwrap();
         assert_eq!((p.seq, p.tsval, p.cwr), (1234, None, false));
         assert_eq!(p.payload, pattern(1234, 1000));
-        let t = encode_data(&mut PacketBuf::new(64), 1234, 1000, Some(987_654_321), true);
+        let t = encode_data(1234, 1000, Some(987_654_321), true);
         assert_eq!(t.len(), 1000 + DATA_HEADER_BYTES + TIMESTAMP_BYTES);
         let p = decode_data(&t).unwrap();
         assert_eq!((p.seq, p.tsval, p.cwr), (1234, Some(987_654_321), true));
@@ -231,33 +196,19 @@ mod tests {
             sack: vec![(6000, 7000), (9000, 12_000)],
             tsecr: None,
         };
-        let b = encode_ack(&mut PacketBuf::new(64), &a);
+        let b = encode_ack(&a);
         assert_eq!(b.len(), ACK_HEADER_BYTES + 2 * SACK_BLOCK_BYTES);
         assert_eq!(decode_ack(&b), Some(a.clone()));
         a.tsecr = Some(42);
         a.ece = true;
-        let c = encode_ack(&mut PacketBuf::new(64), &a);
+        let c = encode_ack(&a);
         assert_eq!(c.len(), ACK_HEADER_BYTES + TIMESTAMP_BYTES + 2 * SACK_BLOCK_BYTES);
         assert_eq!(decode_ack(&c), Some(a.clone()));
         a.dup = false;
-        assert_eq!(decode_ack(&encode_ack(&mut PacketBuf::new(64), &a)), Some(a));
+        assert_eq!(decode_ack(&encode_ack(&a)), Some(a));
         assert_eq!(decode_ack(&d), None);
         assert_eq!(decode_data(&b), None);
         assert_eq!(decode_ack(&b[..20]), None);
-    }
-
-    #[test]
-    fn datagrams_split_off_one_block_keep_their_bytes() {
-        // Two segments fit a block of 3000 bytes: the third and fifth take
-        // new blocks, while the earlier datagrams still hold theirs.
-        let mut buf = PacketBuf::new(3000);
-        let segs: Vec<Bytes> = (0..5u64)
-            .map(|i| encode_data(&mut buf, i * 1000, 1000, None, false))
-            .collect();
-        for (i, d) in (0u64..).zip(&segs) {
-            let p = decode_data(d).unwrap();
-            assert_eq!((p.seq, p.payload), (i * 1000, pattern(i * 1000, 1000)));
-        }
     }
 
     #[test]
@@ -265,8 +216,8 @@ mod tests {
         // Byte 2 of a segment and of an ACK stays 0 (or the duplicate flag
         // alone) unless CWR or ECE is set: a run without ECN sends the same
         // bytes as before the flags existed.
-        assert_eq!(encode_data(&mut PacketBuf::new(64), 0, 10, None, false)[2], 0);
-        assert_eq!(encode_data(&mut PacketBuf::new(64), 0, 10, None, true)[2], DATA_CWR);
+        assert_eq!(encode_data(0, 10, None, false)[2], 0);
+        assert_eq!(encode_data(0, 10, None, true)[2], DATA_CWR);
         let a = AckPacket {
             ack: 0,
             dup: true,
@@ -275,8 +226,8 @@ mod tests {
             sack: Vec::new(),
             tsecr: None,
         };
-        assert_eq!(encode_ack(&mut PacketBuf::new(64), &a)[2], 1);
-        let mut bad = encode_data(&mut PacketBuf::new(64), 0, 10, None, false).to_vec();
+        assert_eq!(encode_ack(&a)[2], 1);
+        let mut bad = encode_data(0, 10, None, false).to_vec();
         bad[2] = 4;
         assert_eq!(decode_data(&bad), None, "an unknown flag");
     }

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use tput_cc::{Ack, Congestion, CongestionController, CongestionKind};
 use tput_netsim::{Addr, Datagram, Ecn, FlowId, Host, SimTime};
 
-use crate::wire::{AckPacket, DATA_BLOCK, PacketBuf, decode_ack, encode_data};
+use crate::wire::{AckPacket, decode_ack, encode_data};
 use crate::{Amount, CcObserver, IntervalRecord, TcpConfig, TcpStats, TcpTransfer, TimeoutRecord};
 
 mod ecn;
@@ -64,8 +64,6 @@ pub struct TcpSender<O: CcObserver = ()> {
     /// The (send time, bytes) pairs an ACK reports to the controller,
     /// kept between ACKs so that reporting them allocates nothing.
     acked: Vec<(SimTime, u64)>,
-    /// Where the segments are built.
-    packets: PacketBuf,
     observer: O,
 }
 
@@ -135,7 +133,6 @@ impl<O: CcObserver> TcpSender<O> {
             timeouts: Vec::new(),
             intervals: IntervalLog::new(start, interval),
             acked: Vec::new(),
-            packets: PacketBuf::new(DATA_BLOCK),
             observer,
             cfg,
         }
@@ -593,12 +590,8 @@ impl<O: CcObserver> TcpSender<O> {
         let tsval = self.cfg.timestamps.then(|| now.as_nanos());
         // RFC 3168 §6.1.2, §6.1.5: ECT(0) and CWR on new data only.
         let cwr = self.ecn.take_cwr(new_data);
-        Datagram::new(
-            self.dst,
-            self.flow,
-            encode_data(&mut self.packets, seq, len as usize, tsval, cwr),
-        )
-        .with_ecn(self.ecn.codepoint(new_data))
+        Datagram::new(self.dst, self.flow, encode_data(seq, len as usize, tsval, cwr))
+            .with_ecn(self.ecn.codepoint(new_data))
     }
 }
 
