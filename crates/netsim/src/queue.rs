@@ -35,8 +35,9 @@ impl Ev {
 #[derive(Debug)]
 pub(crate) struct EventQueue {
     /// Bucket `b` holds the events whose key first differs from `last` in
-    /// bit `b` (counting from the least significant).
-    buckets: Vec<Vec<Ev>>,
+    /// bit `b` (counting from the least significant). A fixed-size array:
+    /// `bucket_of` is at most 127, so indexing it needs no bounds check.
+    buckets: Box<[Vec<Ev>; 128]>,
     /// Bit `b` is set when bucket `b` is not empty.
     occupied: u128,
     /// The key of the last event taken out (0 before the first).
@@ -52,7 +53,7 @@ impl Default for EventQueue {
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        let mut buckets: Vec<Vec<Ev>> = (0..128).map(|_| Vec::new()).collect();
+        let mut buckets: Box<[Vec<Ev>; 128]> = Box::new(std::array::from_fn(|_| Vec::new()));
         // Events scheduled within a few microseconds of each other meet in
         // the low time buckets; give the usual first ones some room.
         for b in buckets.iter_mut().skip(64).take(32) {
@@ -74,7 +75,7 @@ impl EventQueue {
     #[inline(always)]
     fn bucket_of(&self, key: u128) -> usize {
         // `key > last` for every queued key, so the difference has a set bit.
-        127 - (key ^ self.last).leading_zeros() as usize
+        127 - (key ^ self.last).leading_zeros() as usize & 127
     }
 
     /// The earliest event, without taking it out (a scan of one bucket).
@@ -82,7 +83,7 @@ impl EventQueue {
         if self.occupied == 0 {
             return None;
         }
-        let b = self.occupied.trailing_zeros() as usize;
+        let b = self.occupied.trailing_zeros() as usize & 127;
         self.buckets[b].iter().min_by_key(|e| e.key())
     }
 
@@ -102,7 +103,7 @@ impl EventQueue {
         if self.occupied == 0 {
             return None;
         }
-        let b = self.occupied.trailing_zeros() as usize;
+        let b = self.occupied.trailing_zeros() as usize & 127;
         let bucket = &mut self.buckets[b];
         let mut at = 0;
         let mut min = bucket[0].key();
