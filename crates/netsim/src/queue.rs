@@ -75,7 +75,7 @@ impl EventQueue {
     #[inline(always)]
     fn bucket_of(&self, key: u128) -> usize {
         // `key > last` for every queued key, so the difference has a set bit.
-        127 - (key ^ self.last).leading_zeros() as usize & 127
+        (127 - (key ^ self.last).leading_zeros() as usize) & 127
     }
 
     /// The earliest event, without taking it out (a scan of one bucket).
