@@ -74,7 +74,8 @@ pub(super) fn write_pending(
 /// cut-offs, many flows on a short queue, the guarantee controller's jumps).
 ///
 /// Two windows are not enough: with two windows plus 16 KiB, the window-jump
-/// case of that test fails (the sender runs dry after a jump), the packets of
+/// case of that test fails (its link counters differ from those of a sender
+/// writing up to the credit), the packets of
 /// `scenarios/guarantee-n30.toml` change (every flow's bytes) and so do one
 /// flow's file times in `scenarios/seed003-files.toml`; two windows plus
 /// 64 KiB kept the first identical but not the second, and write more than
